@@ -1,0 +1,1 @@
+"""Lookout's plugin API, the guarded fetch and the built-in plugins."""

@@ -1,0 +1,406 @@
+"""Lookout's plugin API, version 1: everything a plugin author needs to add tools and ingesters.
+
+Errors raised through this API::
+
+    Exception
+    ├── ToolError            a sentence the model reads and reports (the turn goes on)
+    │   └── ToolRefused      a guard or domain-list refusal (logged with outcome "refused")
+    ├── Cancelled            the turn was cancelled or the call's deadline passed
+    ├── IngestError          an ingester could not read a file (broken, encrypted)
+    └── PluginConfigError    invalid plugin options or user settings, with per-field messages
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import marshmallow
+import requests
+
+API_VERSION = 1
+
+SchemaClass = type[marshmallow.Schema]
+
+
+class ToolError(Exception):
+    """A failure the model can read: the message says what went wrong and what to do next."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ToolRefused(ToolError):
+    """A refusal by the network guard or a domain list."""
+
+
+class Cancelled(Exception):
+    """The turn was cancelled, or the tool call's deadline passed."""
+
+
+class IngestError(Exception):
+    """An ingester could not extract text from a file."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class PluginConfigError(Exception):
+    """Invalid options or settings; ``fields`` maps a field name to its messages."""
+
+    def __init__(self, message: str, fields: Mapping[str, list[str]] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fields: dict[str, list[str]] = {k: list(v) for k, v in (fields or {}).items()}
+
+
+class Signal:
+    """Tells a tool to stop: trips when ``cancel()`` is called or the deadline passes.
+
+    ``deadline`` is a ``time.monotonic()`` value, or None for no deadline.
+    """
+
+    def __init__(self, deadline: float | None = None) -> None:
+        self.deadline = deadline
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], None]] = []
+        self._timer: threading.Timer | None = None
+        self.reason: str | None = None
+
+    @classmethod
+    def after(cls, seconds: float) -> Signal:
+        """Return a signal whose deadline is ``seconds`` from now."""
+        return cls(deadline=time.monotonic() + seconds)
+
+    @property
+    def cancelled(self) -> bool:
+        """True once cancelled or past the deadline."""
+        if self._event.is_set():
+            return True
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            self._trip("timeout")
+            return True
+        return False
+
+    @property
+    def timed_out(self) -> bool:
+        """True when the signal tripped because the deadline passed."""
+        return self.cancelled and self.reason == "timeout"
+
+    def cancel(self) -> None:
+        """Trip the signal: the turn was cancelled."""
+        self._trip("cancelled")
+
+    def raise_if_cancelled(self) -> None:
+        """Raise ``Cancelled`` when the signal has tripped."""
+        if self.cancelled:
+            raise Cancelled(self.reason or "cancelled")
+
+    def remaining(self) -> float:
+        """Seconds left before the deadline (``math.inf`` without one, 0 once tripped)."""
+        if self.cancelled:
+            return 0.0
+        if self.deadline is None:
+            return math.inf
+        return max(0.0, self.deadline - time.monotonic())
+
+    def timeout(self, limit: float) -> float:
+        """Return ``limit`` or the time remaining, whichever is smaller (for HTTP timeouts)."""
+        remaining = self.remaining()
+        if remaining <= 0:
+            raise Cancelled(self.reason or "cancelled")
+        return min(limit, remaining)
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to ``seconds``, waking early when tripped; return whether it tripped."""
+        limit = min(seconds, self.remaining())
+        if limit > 0:
+            self._event.wait(limit)
+        return self.cancelled
+
+    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` once when the signal trips (at once if it has); return an undo."""
+        with self._lock:
+            tripped = self._event.is_set()
+            if not tripped:
+                self._callbacks.append(callback)
+                self._arm_timer()
+        if tripped:
+            callback()
+            return lambda: None
+
+        def undo() -> None:
+            with self._lock:
+                if callback in self._callbacks:
+                    self._callbacks.remove(callback)
+
+        return undo
+
+    def _arm_timer(self) -> None:
+        if self._timer is None and self.deadline is not None:
+            delay = max(0.0, self.deadline - time.monotonic())
+            self._timer = threading.Timer(delay, self._trip, args=("timeout",))
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _trip(self, reason: str) -> None:
+        with self._lock:
+            if self._event.is_set():
+                return
+            self.reason = reason
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+            if self._timer is not None:
+                self._timer.cancel()
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:  # a broken callback must not stop the others
+                logging.getLogger("lookout.tools").exception("signal callback failed")
+
+
+@dataclass(frozen=True)
+class Citation:
+    """A source link added to the reply."""
+
+    url: str
+    title: str | None = None
+
+
+@dataclass
+class ToolContext:
+    """What a tool call gets from the turn that runs it."""
+
+    user: str
+    conversation: str
+    roles: list[str]
+    signal: Signal
+    fetch: requests.Session
+    cite: Callable[..., None]
+    turn_cache: MutableMapping[str, Any]
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Tool:
+    """A function the model can call.
+
+    ``execute(input, ctx)`` gets input already validated by ``input_schema`` and returns
+    JSON-serialisable output, or raises ``ToolError`` (or ``ToolRefused``, ``Cancelled``).
+    """
+
+    name: str
+    description: str
+    input_schema: SchemaClass
+    execute: Callable[[dict[str, Any], ToolContext], Any]
+    default_enabled: bool = False
+    user_toggle: bool = False
+    untrusted: bool = False
+    timeout_seconds: float = 30
+
+    def validate_input(self, raw: Any) -> dict[str, Any]:
+        """Return the input loaded by ``input_schema``; raise ``ToolError`` naming bad fields."""
+        if not isinstance(raw, dict):
+            raise ToolError(f"The input for {self.name} must be a JSON object.")
+        try:
+            return self.input_schema().load(raw)
+        except marshmallow.ValidationError as exc:
+            raise ToolError(
+                f"The input for {self.name} is not valid: {describe_errors(exc.messages)}"
+            ) from exc
+
+    def json_schema(self) -> dict[str, Any]:
+        """Return the JSON Schema of the input, as sent to the model."""
+        from tools.schema import json_schema
+
+        return json_schema(self.input_schema)
+
+
+def describe_errors(messages: Any, prefix: str = "") -> str:
+    """Return marshmallow's nested error messages as one readable sentence."""
+    if isinstance(messages, dict):
+        parts = [describe_errors(v, f"{prefix}{k}.") for k, v in messages.items()]
+        return " ".join(parts)
+    if isinstance(messages, list):
+        text = " ".join(str(m) for m in messages if not isinstance(m, (dict, list)))
+        nested = " ".join(describe_errors(m, prefix) for m in messages if isinstance(m, dict))
+        label = prefix[:-1]
+        return " ".join(p for p in (f"{label}: {text}" if text else "", nested) if p)
+    return f"{prefix[:-1]}: {messages}"
+
+
+@dataclass(frozen=True)
+class IngestInput:
+    """A file handed to an ingester."""
+
+    data: bytes
+    mime_type: str
+    filename: str | None = None
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """The text an ingester extracted."""
+
+    text: str
+
+
+@dataclass
+class Ingester:
+    """Turns files of the MIME types it accepts into text; the highest priority wins.
+
+    ``ingest`` raises ``IngestError`` for a file it cannot read.
+    """
+
+    id: str
+    priority: int
+    accepts: Callable[[str], bool]
+    ingest: Callable[[IngestInput], IngestResult]
+
+
+class ToolSource(Protocol):
+    """A source of tools defined elsewhere (a seam for MCP servers); always untrusted."""
+
+    id: str
+
+    def list_tools(self) -> list[Tool]:
+        """Return the tools this source offers now."""
+        ...
+
+
+def normalise_mime_type(mime_type: str) -> str:
+    """Return the bare, lower-cased MIME type without parameters."""
+    return mime_type.split(";", 1)[0].strip().lower()
+
+
+class ToolRegistry:
+    """The tools a plugin registers in ``setup``."""
+
+    def __init__(self) -> None:
+        self.tools: list[Tool] = []
+
+    def register(self, tool: Tool) -> None:
+        """Add a tool (the host refuses duplicate names across plugins)."""
+        if not isinstance(tool, Tool):
+            raise TypeError("tools.register takes a tools.api.Tool")
+        if any(existing.name == tool.name for existing in self.tools):
+            raise PluginConfigError(f"The tool {tool.name} is registered twice.")
+        self.tools.append(tool)
+
+
+class ToolSourceRegistry:
+    """The tool sources a plugin registers in ``setup``."""
+
+    def __init__(self) -> None:
+        self.sources: list[ToolSource] = []
+
+    def register(self, source: ToolSource) -> None:
+        """Add a tool source."""
+        self.sources.append(source)
+
+
+class IngesterRegistry:
+    """Ingesters shared by every plugin: attachments and web_fetch pick one by MIME type."""
+
+    def __init__(self, ingesters: Iterable[Ingester] = ()) -> None:
+        self._ingesters: list[Ingester] = []
+        for ingester in ingesters:
+            self.register(ingester)
+
+    def register(self, ingester: Ingester) -> None:
+        """Add an ingester."""
+        self._ingesters.append(ingester)
+        self._ingesters.sort(key=lambda i: -i.priority)
+
+    def find(self, mime_type: str) -> Ingester | None:
+        """Return the highest-priority ingester accepting ``mime_type``, or None."""
+        bare = normalise_mime_type(mime_type)
+        return next((i for i in self._ingesters if i.accepts(bare)), None)
+
+    def accepts(self, mime_type: str) -> bool:
+        """Whether any registered ingester accepts the MIME type."""
+        return self.find(mime_type) is not None
+
+    def ingest(self, file: IngestInput) -> IngestResult | None:
+        """Extract text with the ingester attachments would use; None when none accepts it."""
+        ingester = self.find(file.mime_type)
+        return None if ingester is None else ingester.ingest(file)
+
+
+@dataclass
+class PluginContext:
+    """What a plugin's ``setup`` gets: its validated options and the registries."""
+
+    options: dict[str, Any]
+    tools: ToolRegistry
+    ingesters: IngesterRegistry
+    tool_sources: ToolSourceRegistry
+    logger: logging.Logger
+    app_name: str
+    public_url: str
+
+
+@dataclass
+class Plugin:
+    """A plugin: an id (its module's last name), an options schema and a setup function.
+
+    ``user_settings_schema`` is a Schema class, or a callable ``(options) -> Schema class | None``.
+    ``catalog`` is an optional callable returning JSON for the admin pages.
+    """
+
+    id: str
+    options_schema: SchemaClass
+    setup: Callable[[PluginContext], None]
+    user_settings_schema: SchemaClass | Callable[[dict[str, Any]], SchemaClass | None] | None = None
+    catalog: Callable[[], Any] | None = None
+
+    def settings_schema_for(self, options: dict[str, Any]) -> SchemaClass | None:
+        """Return the user settings schema that applies under ``options``, or None."""
+        schema = self.user_settings_schema
+        if schema is None:
+            return None
+        if isinstance(schema, type) and issubclass(schema, marshmallow.Schema):
+            return schema
+        return schema(options)
+
+
+def validate_options(schema: SchemaClass, data: Any, what: str) -> dict[str, Any]:
+    """Return ``data`` loaded by ``schema``; raise ``PluginConfigError`` with per-field messages."""
+    if not isinstance(data, dict):
+        raise PluginConfigError(f"The {what} must be a JSON object.")
+    try:
+        return schema().load(data)
+    except marshmallow.ValidationError as exc:
+        fields = _flatten(exc.messages)
+        general = fields.pop("_schema", [])
+        summary = " ".join(general) or f"The {what} are not valid: {describe_errors(exc.messages)}"
+        if general:
+            fields.setdefault("_schema", general)
+        raise PluginConfigError(summary, fields) from exc
+
+
+def _flatten(messages: Any, prefix: str = "") -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    if isinstance(messages, dict):
+        for key, value in messages.items():
+            out.update(_flatten(value, f"{prefix}{key}."))
+        return out
+    if isinstance(messages, list):
+        strings = [str(m) for m in messages if not isinstance(m, (dict, list))]
+        if strings:
+            out[prefix[:-1]] = strings
+        for item in messages:
+            if isinstance(item, (dict, list)):
+                out.update(_flatten(item, prefix))
+        return out
+    out[prefix[:-1]] = [str(messages)]
+    return out

@@ -1,0 +1,76 @@
+"""Collects the sources a reply cites: http(s) links only, each URL once, titles cut."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+from urllib.parse import urlsplit
+
+import regex
+
+from tools.api import Citation
+
+MAX_TITLE_GRAPHEMES = 300
+MAX_URL_CHARS = 2048
+_GRAPHEME = regex.compile(r"\X")
+
+
+def is_presentable_url(url: object) -> bool:
+    """Whether ``url`` may become a link: an absolute http(s) URL with a host.
+
+    The page's JavaScript applies the same rule, tested against the same cases.
+    """
+    if not isinstance(url, str) or not url or len(url) > MAX_URL_CHARS:
+        return False
+    if url != url.strip() or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in url):
+        return False
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+
+
+def cut_title(title: str | None) -> str | None:
+    """Return the title cut to 300 grapheme clusters, whitespace collapsed; None when blank."""
+    if title is None:
+        return None
+    text = " ".join(str(title).split())
+    if not text:
+        return None
+    clusters = _GRAPHEME.findall(text)
+    if len(clusters) > MAX_TITLE_GRAPHEMES:
+        text = "".join(clusters[:MAX_TITLE_GRAPHEMES])
+    return text
+
+
+class CitationList:
+    """The citations of one reply, in order: tool citations and provider sources alike."""
+
+    def __init__(
+        self,
+        seen: Iterable[str] = (),
+        on_add: Callable[[Citation], None] | None = None,
+    ) -> None:
+        self.citations: list[Citation] = []
+        self._seen = set(seen)
+        self._on_add = on_add
+        self._lock = threading.Lock()
+
+    def add(self, url: str, title: str | None = None) -> Citation | None:
+        """Add a citation and return it; None when the URL is not http(s) or already cited."""
+        if not is_presentable_url(url):
+            return None
+        with self._lock:
+            if url in self._seen:
+                return None
+            self._seen.add(url)
+            citation = Citation(url=url, title=cut_title(title))
+            self.citations.append(citation)
+        if self._on_add is not None:
+            self._on_add(citation)
+        return citation
+
+    def cite(self, url: str, title: str | None = None) -> None:
+        """``ToolContext.cite``: add a source link to the reply."""
+        self.add(url, title)

@@ -1,0 +1,205 @@
+"""Loads plugins, validates their options, and records which plugin owns each tool."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from tools.api import (
+    Ingester,
+    IngesterRegistry,
+    Plugin,
+    PluginConfigError,
+    PluginContext,
+    Tool,
+    ToolRegistry,
+    ToolSource,
+    ToolSourceRegistry,
+    validate_options,
+)
+
+Status = Literal["active", "needs-configuration", "failed"]
+log = logging.getLogger("lookout.plugins")
+
+
+def is_enabled(tool: Tool, choice: bool | None) -> bool:
+    """Whether a tool is offered: the user's stored choice counts only with ``user_toggle``."""
+    if tool.user_toggle and choice is not None:
+        return choice
+    return tool.default_enabled
+
+
+@dataclass
+class PluginState:
+    """One listed plugin: its status, the reason when not active, and what it registered."""
+
+    id: str
+    module: str
+    plugin: Plugin | None
+    status: Status
+    reason: str | None = None
+    fields: dict[str, list[str]] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    stored: dict[str, Any] = field(default_factory=dict)
+    tools: list[Tool] = field(default_factory=list)
+
+    def settings_schema(self) -> Any:
+        """Return the user settings schema under the current options, or None."""
+        if self.plugin is None or self.status != "active":
+            return None
+        return self.plugin.settings_schema_for(self.options)
+
+
+def load_plugin(module_path: str) -> Plugin:
+    """Import ``module_path`` and return its ``plugin``; raise PluginConfigError when unusable."""
+    try:
+        module = importlib.import_module(module_path)
+    except Exception as exc:
+        raise PluginConfigError(
+            f"The plugin module {module_path} could not be imported: {exc}"
+        ) from exc
+    plugin = getattr(module, "plugin", None)
+    if not isinstance(plugin, Plugin):
+        raise PluginConfigError(
+            f"The module {module_path} has no `plugin` attribute holding a tools.api.Plugin."
+        )
+    expected = module_path.rsplit(".", 1)[-1]
+    if plugin.id != expected:
+        raise PluginConfigError(
+            f"The plugin in {module_path} has id {plugin.id!r}; it must be {expected!r}, "
+            "the module's last name."
+        )
+    return plugin
+
+
+def start(
+    plugin: Plugin,
+    options: Mapping[str, Any],
+    ingesters: IngesterRegistry,
+    app_name: str,
+    public_url: str,
+    tool_sources: ToolSourceRegistry | None = None,
+) -> tuple[dict[str, Any], list[Tool]]:
+    """Validate ``options`` and run the plugin's setup; return the options and its tools.
+
+    Raises ``PluginConfigError`` for invalid options; nothing is registered then.
+    """
+    valid = validate_options(plugin.options_schema, dict(options), f"options of {plugin.id}")
+    tools = ToolRegistry()
+    staged = _StagedIngesters(ingesters)
+    context = PluginContext(
+        options=valid,
+        tools=tools,
+        ingesters=staged,
+        tool_sources=tool_sources or ToolSourceRegistry(),
+        logger=logging.getLogger(f"lookout.plugins.{plugin.id}"),
+        app_name=app_name,
+        public_url=public_url,
+    )
+    plugin.setup(context)
+    staged.commit()
+    return valid, tools.tools
+
+
+class _StagedIngesters(IngesterRegistry):
+    """The shared registry, with this plugin's own ingesters added only once setup succeeds."""
+
+    def __init__(self, shared: IngesterRegistry) -> None:
+        self._shared = shared
+        self._new: list[Ingester] = []
+
+    def register(self, ingester: Ingester) -> None:
+        self._new.append(ingester)
+
+    def find(self, mime_type: str) -> Ingester | None:
+        return self._shared.find(mime_type)
+
+    def commit(self) -> None:
+        for ingester in self._new:
+            self._shared.register(ingester)
+
+
+class PluginHost:
+    """The plugins listed in ``LOOKOUT_PLUGINS``, started with their stored options."""
+
+    def __init__(self, modules: Iterable[str], app_name: str, public_url: str) -> None:
+        self.modules = [m.strip() for m in modules if m.strip()]
+        self.app_name = app_name
+        self.public_url = public_url
+        self.plugins: dict[str, PluginState] = {}
+        self.ingesters = IngesterRegistry()
+        self.tool_sources = ToolSourceRegistry()
+        self._owners: dict[str, str] = {}
+
+    def load(self, stored_options: Mapping[str, dict[str, Any]]) -> PluginHost:
+        """(Re)start every listed plugin with its stored options, or ``{}`` when none."""
+        self.plugins = {}
+        self.ingesters = IngesterRegistry()
+        self.tool_sources = ToolSourceRegistry()
+        self._owners = {}
+        for module in self.modules:
+            state = self._start_one(module, stored_options)
+            self.plugins[state.id] = state
+        return self
+
+    def _start_one(self, module: str, stored_options: Mapping[str, dict]) -> PluginState:
+        plugin_id = module.rsplit(".", 1)[-1]
+        try:
+            plugin = load_plugin(module)
+        except PluginConfigError as exc:
+            log.error("plugin %s failed: %s", plugin_id, exc.message)
+            return PluginState(plugin_id, module, None, "failed", exc.message)
+        has_stored = plugin.id in stored_options
+        stored = dict(stored_options.get(plugin.id) or {})
+        state = PluginState(plugin.id, module, plugin, "active", stored=stored)
+        try:
+            options, tools = start(
+                plugin, stored, self.ingesters, self.app_name, self.public_url, self.tool_sources
+            )
+            self._claim(plugin.id, tools)
+        except PluginConfigError as exc:
+            state.status = "failed" if has_stored else "needs-configuration"
+            state.reason, state.fields = exc.message, exc.fields
+            log.warning("plugin %s is %s: %s", plugin.id, state.status, exc.message)
+            return state
+        except Exception as exc:  # a plugin's bug must not stop the app or the others
+            state.status, state.reason = "failed", f"The plugin's setup failed: {exc}"
+            log.exception("plugin %s failed during setup", plugin.id)
+            return state
+        state.options, state.tools = options, tools
+        return state
+
+    def _claim(self, plugin_id: str, tools: list[Tool]) -> None:
+        taken = [t.name for t in tools if t.name in self._owners]
+        if taken:
+            owners = ", ".join(f"{n} (registered by {self._owners[n]})" for n in taken)
+            raise PluginConfigError(f"Tool names are already taken: {owners}.")
+        for tool in tools:
+            self._owners[tool.name] = plugin_id
+
+    def tools(self) -> list[Tool]:
+        """Return every tool registered by an active plugin, in load order."""
+        return [t for s in self.plugins.values() if s.status == "active" for t in s.tools]
+
+    def find_tool(self, name: str) -> Tool | None:
+        """Return the registered tool of that name, or None."""
+        return next((t for t in self.tools() if t.name == name), None)
+
+    def owner(self, tool_name: str) -> str | None:
+        """Return the id of the plugin that registered the tool, or None."""
+        return self._owners.get(tool_name)
+
+    def source_tools(self) -> dict[str, tuple[ToolSource, Tool]]:
+        """Return the tools offered by tool sources, by name (always untrusted)."""
+        found: dict[str, tuple[ToolSource, Tool]] = {}
+        for source in self.tool_sources.sources:
+            for tool in source.list_tools():
+                found.setdefault(tool.name, (source, tool))
+        return found
+
+    def get_plugin(self, plugin_id: str) -> PluginState:
+        """Return a listed plugin's state; raise KeyError when it is not listed."""
+        return self.plugins[plugin_id]

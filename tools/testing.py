@@ -1,0 +1,58 @@
+"""Helpers for plugin authors' tests: a ToolContext without a turn, and a started plugin."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, MutableMapping
+from typing import Any
+
+import requests
+
+from tools.api import Citation, Ingester, IngesterRegistry, Plugin, Signal, Tool, ToolContext
+from tools.citations import CitationList
+from tools.host import start
+
+
+def tool_context_for_test(
+    fetch: requests.Session | None = None,
+    user: str = "user-1",
+    conversation: str = "conversation-1",
+    roles: list[str] | None = None,
+    settings: dict[str, Any] | None = None,
+    signal: Signal | None = None,
+    turn_cache: MutableMapping[str, Any] | None = None,
+) -> tuple[ToolContext, list[Citation]]:
+    """Return a ToolContext and the list its ``cite`` fills, as production's accumulator does.
+
+    ``fetch`` defaults to a ``GuardedSession``; ``roles`` to ``["user"]``.
+    """
+    if fetch is None:
+        from tools.net import GuardedSession
+
+        fetch = GuardedSession()
+    citations = CitationList()
+    ctx = ToolContext(
+        user=user,
+        conversation=conversation,
+        roles=list(roles if roles is not None else ["user"]),
+        signal=signal or Signal(),
+        fetch=fetch,
+        cite=citations.cite,
+        turn_cache=turn_cache if turn_cache is not None else {},
+        settings=dict(settings or {}),
+    )
+    return ctx, citations.citations
+
+
+def start_plugin(
+    plugin: Plugin,
+    options: dict[str, Any],
+    ingesters: Iterable[Ingester] = (),
+    app_name: str = "Lookout",
+    public_url: str = "http://localhost:5000",
+) -> dict[str, Tool]:
+    """Start ``plugin`` as the host does and return its tools by name.
+
+    Raises ``PluginConfigError`` when ``options`` are invalid.
+    """
+    _, tools = start(plugin, options, IngesterRegistry(ingesters), app_name, public_url)
+    return {tool.name: tool for tool in tools}
