@@ -1,0 +1,56 @@
+"""Citations: http(s) only, each URL once per reply, titles cut to 300 grapheme clusters."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tools.citations import CitationList, cut_title, is_presentable_url
+
+CASES = json.loads((Path(__file__).parents[1] / "data" / "url_cases.json").read_text())
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["url"][:40] for c in CASES])
+def test_only_http_urls_become_links(case):
+    """The same cases drive the page's JavaScript predicate."""
+    assert is_presentable_url(case["url"]) is case["presentable"]
+
+
+def test_cite_ignores_non_http_urls_and_skips_urls_already_cited():
+    citations = CitationList()
+    citations.cite("https://example.com/a", "A")
+    citations.cite("javascript:alert(1)", "evil")
+    citations.cite("data:text/html,hi")
+    citations.cite("https://example.com/a", "A again")
+    citations.cite("http://example.com/b")
+    assert [(c.url, c.title) for c in citations.citations] == [
+        ("https://example.com/a", "A"),
+        ("http://example.com/b", None),
+    ]
+
+
+def test_a_url_the_provider_already_cited_is_not_added_again():
+    citations = CitationList(seen=["https://example.com/a"])
+    assert citations.add("https://example.com/a") is None
+    assert citations.citations == []
+
+
+def test_titles_are_cut_to_300_grapheme_clusters_not_code_points():
+    title = "e\u0301" * 400  # each cluster is two code points
+    cut = cut_title(title)
+    assert cut == "e\u0301" * 300
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    assert cut_title(family * 301) == family * 300
+
+
+def test_blank_titles_become_none_and_whitespace_is_collapsed():
+    assert cut_title("  ") is None
+    assert cut_title(" A\n  title ") == "A title"
+
+
+def test_each_new_citation_is_reported_once():
+    seen = []
+    citations = CitationList(on_add=seen.append)
+    citations.cite("https://example.com/", "Home")
+    citations.cite("https://example.com/", "Home")
+    assert [c.url for c in seen] == ["https://example.com/"]
