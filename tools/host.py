@@ -159,7 +159,6 @@ class PluginHost:
             options, tools = start(
                 plugin, stored, self.ingesters, self.app_name, self.public_url, self.tool_sources
             )
-            self._claim(plugin.id, tools)
         except PluginConfigError as exc:
             state.status = "failed" if has_stored else "needs-configuration"
             state.reason, state.fields = exc.message, exc.fields
@@ -169,16 +168,15 @@ class PluginHost:
             state.status, state.reason = "failed", f"The plugin's setup failed: {exc}"
             log.exception("plugin %s failed during setup", plugin.id)
             return state
-        state.options, state.tools = options, tools
-        return state
-
-    def _claim(self, plugin_id: str, tools: list[Tool]) -> None:
         taken = [t.name for t in tools if t.name in self._owners]
         if taken:
             owners = ", ".join(f"{n} (registered by {self._owners[n]})" for n in taken)
-            raise PluginConfigError(f"Tool names are already taken: {owners}.")
-        for tool in tools:
-            self._owners[tool.name] = plugin_id
+            state.status, state.reason = "failed", f"Tool names are already taken: {owners}."
+            log.error("plugin %s failed: %s", plugin.id, state.reason)
+            return state
+        self._owners.update((tool.name, plugin.id) for tool in tools)
+        state.options, state.tools = options, tools
+        return state
 
     def tools(self) -> list[Tool]:
         """Return every tool registered by an active plugin, in load order."""

@@ -1,0 +1,1 @@
+"""Small plugins the host tests load by module path."""
