@@ -1,0 +1,1 @@
+"""The web_fetch plugin: guarded, domain-limited reading of pages and documents."""

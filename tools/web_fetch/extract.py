@@ -1,0 +1,166 @@
+"""Turns an HTML page into its title and main text as Markdown, without hidden or boilerplate parts.
+
+The pipeline: lxml parses the page; scripts, styles, navigation, headers, footers and every
+element hidden from readers are removed (hidden text is where injected instructions hide);
+links and images are made absolute against the page's URL; readability-lxml picks the main
+content; html2text writes it as Markdown. When readability finds nothing, or far less than the
+page holds, the cleaned body is converted instead, so a page without an article still reads.
+
+Images are kept only when they carry alt text: the model cannot see pictures, so an image is
+worth its characters only as a described, citable link; nameless ones (spacers, tracking
+pixels, icons) and inline ``data:`` images would spend the reading budget on nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+import html2text
+import lxml.etree
+import lxml.html
+from lxml.html import HtmlElement
+from readability import Document
+
+log = logging.getLogger(__name__)
+
+_PARSER = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True)
+_UNREAD_TAGS = (
+    "script",
+    "style",
+    "nav",
+    "header",
+    "footer",
+    "noscript",
+    "template",
+    "iframe",
+)
+_UNREAD_XPATH = " | ".join(f"//{tag}" for tag in _UNREAD_TAGS)
+_HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
+# Below this share of the body's text, readability is taken to have missed the page's content.
+_MIN_SHARE_OF_BODY = 0.2
+_WORD = re.compile(r"\w")
+_BLANK_RUNS = re.compile(r"\n{3,}")
+_TRAILING_SPACE = re.compile(r"[ \t]+$", re.M)
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """A page's title (None when it has none) and its main text as Markdown."""
+
+    title: str | None
+    text: str
+
+
+def extract(html: str, url: str) -> Extracted:
+    """Return the title and main text of an HTML page as Markdown; never raises on bad input."""
+    root = _parse(html)
+    if root is None:
+        return Extracted(title=None, text="")
+    title = _find_title(root)
+    _remove_unread(root)
+    _make_links_absolute(root, url)
+    _drop_nameless_images(root)
+    body = root.find("body")
+    if body is None:
+        body = root
+    body_text = _words(body.text_content())
+    article = _main_content(root)
+    if not article or len(_words(_text_of(article))) < _MIN_SHARE_OF_BODY * len(body_text):
+        article = lxml.html.tostring(body, encoding="unicode")
+    return Extracted(title=title, text=_to_markdown(article))
+
+
+def _parse(html: str) -> HtmlElement | None:
+    # Encoding to UTF-8 bytes with a UTF-8 parser makes lxml ignore any declared charset,
+    # which would be wrong for text that is already decoded.
+    if _looks_binary(html):
+        return None
+    data = html.encode("utf-8", "replace")
+    try:
+        root = lxml.html.document_fromstring(data, parser=_PARSER)
+    except (lxml.etree.ParserError, lxml.etree.XMLSyntaxError, ValueError):
+        return None
+    return root if isinstance(root, HtmlElement) else None
+
+
+def _looks_binary(html: str) -> bool:
+    # As file(1) does: text never holds NUL, and a page is not mostly control characters.
+    head = html[:4096]
+    controls = sum(1 for char in head if char < " " and char not in "\t\n\r\f")
+    return not head.strip() or "\0" in head or controls > len(head) // 10
+
+
+def _find_title(root: HtmlElement) -> str | None:
+    for candidate in (
+        root.xpath("string(//meta[@property='og:title']/@content)"),
+        root.findtext(".//title"),
+        root.xpath("string(//h1)"),
+    ):
+        title = " ".join((candidate or "").split())
+        if title:
+            return title
+    return None
+
+
+def _remove_unread(root: HtmlElement) -> None:
+    doomed = root.xpath(_UNREAD_XPATH)
+    doomed += [e for e in root.iter() if isinstance(e, HtmlElement) and _is_hidden(e)]
+    for element in doomed:
+        if element is not root and element.getparent() is not None:
+            element.drop_tree()
+
+
+def _is_hidden(element: HtmlElement) -> bool:
+    attrib = element.attrib
+    if "hidden" in attrib:
+        return True
+    if attrib.get("aria-hidden", "").strip().lower() == "true":
+        return True
+    return bool(_HIDDEN_STYLE.search(attrib.get("style", "")))
+
+
+def _make_links_absolute(root: HtmlElement, url: str) -> None:
+    try:
+        root.make_links_absolute(url, resolve_base_href=True, handle_failures="discard")
+    except ValueError:
+        log.debug("links left relative: %r is not a usable base URL", url)
+
+
+def _drop_nameless_images(root: HtmlElement) -> None:
+    for image in list(root.iter("img")):
+        src = image.get("src", "")
+        if not image.get("alt", "").strip() or not src or src.startswith("data:"):
+            image.drop_tree()
+
+
+def _main_content(root: HtmlElement) -> str:
+    try:
+        return Document(root).summary(html_partial=True)
+    except Exception:  # readability wraps any failure in Unparseable; the body is the fallback
+        log.debug("readability found no article", exc_info=True)
+        return ""
+
+
+def _text_of(fragment: str) -> str:
+    try:
+        return lxml.html.document_fromstring(fragment).text_content()
+    except (lxml.etree.ParserError, ValueError):
+        return ""
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+def _to_markdown(fragment: str) -> str:
+    converter = html2text.HTML2Text()
+    converter.body_width = 0
+    converter.unicode_snob = True
+    converter.ignore_links = False
+    converter.ignore_images = False
+    text = converter.handle(fragment)
+    text = _BLANK_RUNS.sub("\n\n", _TRAILING_SPACE.sub("", text)).strip()
+    # Text without a single letter or digit (stray brackets, entities) has nothing to read.
+    return text if _WORD.search(text) else ""
