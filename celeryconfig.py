@@ -1,0 +1,32 @@
+"""Celery settings for the workers, taken from the environment through webapp.config."""
+
+from webapp.config import load_config
+
+_settings = load_config()
+
+broker_url = _settings["REDIS_URL"]
+result_backend = _settings["REDIS_URL"]
+task_default_queue = _settings["CELERY_QUEUE"]
+
+task_serializer = "json"
+result_serializer = "json"
+accept_content = ["json"]
+result_expires = 3600
+timezone = "UTC"
+enable_utc = True
+
+# A task is acknowledged after it ran, so a worker that dies mid-task leaves it to be redelivered.
+task_acks_late = True
+task_reject_on_worker_lost = True
+worker_prefetch_multiplier = 1
+
+# The threads pool applies no Celery time limits; tasks enforce their own deadlines. This is the
+# longest any task may run, and Redis redelivers an unacknowledged task only after
+# visibility_timeout, which must stay well above it or running tasks would be handed out twice.
+TASK_HARD_LIMIT_SECONDS = 15 * 60
+broker_transport_options = {"visibility_timeout": 2 * TASK_HARD_LIMIT_SECONDS + 60}
+result_backend_transport_options = {"visibility_timeout": 2 * TASK_HARD_LIMIT_SECONDS + 60}
+
+broker_connection_retry_on_startup = True
+worker_hijack_root_logger = False
+worker_send_task_events = False

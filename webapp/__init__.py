@@ -1,0 +1,51 @@
+"""Lookout's web app: `create_app()` builds a Flask app from the environment (and test overrides)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from flask import Flask
+
+from webapp import config as settings
+from webapp.extensions import db, migrate
+
+MIGRATIONS_DIR = str(settings.ROOT / "migrations")
+
+
+def create_app(config: Mapping[str, Any] | None = None) -> Flask:
+    """Return a configured app; config overrides the environment (tests pass settings here)."""
+    app = Flask(__name__, instance_path=str(settings.INSTANCE_DIR))
+    values = settings.load_config()
+    values.update(config or {})
+    if "DATABASE_URL" in (config or {}):
+        values["DATABASE_URL"] = settings.parse_database_url("DATABASE_URL", values["DATABASE_URL"])
+    app.config.update(values)
+    app.config["SQLALCHEMY_DATABASE_URI"] = values["DATABASE_URL"]
+    app.config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {"pool_pre_ping": True})
+    app.config["MAX_CONTENT_LENGTH"] = values["ATTACHMENT_MAX_BYTES"] + 1024 * 1024
+    settings.configure_logging(values["LOG_LEVEL"])
+
+    db.init_app(app)
+    migrate.init_app(app, db, directory=MIGRATIONS_DIR)
+    register_parts(app)
+    return app
+
+
+def register_parts(app: Flask) -> None:
+    """Attach sessions, error handlers, blueprints, the task queue and CLI commands."""
+    from webapp import health, models, pages, queue  # noqa: F401  (models: register tables)
+    from webapp.api import register_api
+    from webapp.auth import commands, sessions, views
+    from webapp.errors import register_error_handlers
+
+    sessions.init_sessions(app)
+    register_error_handlers(app)
+    app.register_blueprint(views.bp)
+    app.register_blueprint(pages.home)
+    app.register_blueprint(pages.admin)
+    app.register_blueprint(health.bp)
+    register_api(app)
+    queue.init_queue(app)
+    commands.init_commands(app)
+    app.jinja_env.globals["app_name"] = app.config["APP_NAME"]

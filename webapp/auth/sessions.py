@@ -1,0 +1,85 @@
+"""Who is signed in: session users, bearer-token users, and CSRF checks for session requests."""
+
+from __future__ import annotations
+
+from flask import Flask, g, request
+from flask_login import AnonymousUserMixin
+
+from webapp.auth.guards import refuse_anonymous
+from webapp.extensions import csrf, db, login_manager
+from webapp.models import ApiToken, User
+from webapp.models.accounts import hash_token
+from webapp.models.base import utcnow
+
+
+def find_bearer_token() -> str | None:
+    """Return the token of an `Authorization: Bearer` header, or None when there is none."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return token.strip()
+
+
+def find_user_by_token(token: str) -> User | None:
+    """Return the active user owning the token (recording its use), or None."""
+    row = db.session.scalar(db.select(ApiToken).filter_by(token_hash=hash_token(token)))
+    if row is None or row.user.disabled:
+        return None
+    row.last_used_at = utcnow()
+    db.session.commit()
+    g.api_token = row
+    return row.user
+
+
+def load_session_user(user_id: str) -> User | None:
+    """Return the session's user, unless disabled or the request carries a bearer token instead."""
+    if find_bearer_token() is not None:
+        return None
+    user = db.session.get(User, user_id)
+    if user is None or user.disabled:
+        return None
+    return user
+
+
+def load_request_user(_request) -> User | None:
+    """Return the user of the request's bearer token, or None."""
+    token = find_bearer_token()
+    return find_user_by_token(token) if token else None
+
+
+def unauthorized():
+    """Answer a request for a page or API that needs a signed-in user."""
+    return refuse_anonymous()
+
+
+def protect_from_csrf() -> None:
+    """Check the CSRF token of state-changing requests, except those authenticated by bearer token."""
+    if request.method in ("GET", "HEAD", "OPTIONS", "TRACE"):
+        return
+    if find_bearer_token() is not None:
+        return
+    csrf.protect()
+
+
+class Anonymous(AnonymousUserMixin):
+    """The user nobody signed in as: no roles."""
+
+    roles: list[str] = []
+    is_admin = False
+    name = None
+
+
+def init_sessions(app: Flask) -> None:
+    """Wire Flask-Login and CSRFProtect into the app."""
+    login_manager.init_app(app)
+    login_manager.user_loader(load_session_user)
+    login_manager.request_loader(load_request_user)
+    login_manager.unauthorized_handler(unauthorized)
+    login_manager.anonymous_user = Anonymous
+    login_manager.login_view = "auth.sign_in"
+    app.config.setdefault("WTF_CSRF_CHECK_DEFAULT", False)
+    app.config.setdefault("WTF_CSRF_TIME_LIMIT", None)
+    csrf.init_app(app)
+    app.before_request(protect_from_csrf)
+

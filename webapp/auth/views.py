@@ -1,0 +1,64 @@
+"""The sign-in and sign-out pages."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask_login import current_user, login_user, logout_user
+from flask_wtf import FlaskForm
+from wtforms import PasswordField, StringField
+from wtforms.validators import DataRequired
+
+from webapp.extensions import db
+from webapp.models import User
+
+bp = Blueprint("auth", __name__)
+
+WRONG_CREDENTIALS = "That name and password do not match. Check them and try again."
+DISABLED = "This account is disabled. Ask an administrator to enable it."
+
+
+class SignInForm(FlaskForm):
+    """The sign-in form: a name and a password."""
+
+    name = StringField("Name", validators=[DataRequired()])
+    password = PasswordField("Password", validators=[DataRequired()])
+
+
+def safe_next(target: str | None) -> str:
+    """Return target when it is a path on this site, else the home page."""
+    if target and target.startswith("/") and not target.startswith("//"):
+        if not urlsplit(target).netloc:
+            return target
+    return url_for("home.index")
+
+
+@bp.route("/sign-in", methods=["GET", "POST"])
+def sign_in():
+    """Show the sign-in form, or sign the user in."""
+    if current_user.is_authenticated:
+        return redirect(url_for("home.index"))
+    form = SignInForm()
+    status = 200
+    if form.validate_on_submit():
+        user = db.session.scalar(db.select(User).filter_by(name=form.name.data.strip()))
+        if user is None or not user.check_password(form.password.data):
+            flash(WRONG_CREDENTIALS, "error")
+            status = 401
+        elif user.disabled:
+            flash(DISABLED, "error")
+            status = 403
+        else:
+            login_user(user)
+            return redirect(safe_next(request.args.get("next")))
+    elif request.method == "POST":
+        status = 400
+    return render_template("auth/sign_in.html", form=form), status
+
+
+@bp.route("/sign-out", methods=["POST"])
+def sign_out():
+    """Sign the user out and go back to the sign-in page."""
+    logout_user()
+    return redirect(url_for("auth.sign_in"))

@@ -1,0 +1,235 @@
+"""Every Lookout setting, with its default and one line of help, read from the environment here only.
+
+Errors: `ConfigError` (a sentence naming the setting and what is valid) stops start-up.
+
+Run `python -m webapp.config --markdown` for the README table, or
+`python -m webapp.config --export NAME...` to validate everything and print shell assignments.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import shlex
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+INSTANCE_DIR = ROOT / "instance"
+
+TRUE_WORDS = {"1", "true", "yes", "on"}
+FALSE_WORDS = {"0", "false", "no", "off", ""}
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+class ConfigError(ValueError):
+    """An environment setting has a value Lookout cannot use; the message names it."""
+
+
+def parse_text(name: str, raw: str) -> str:
+    """Return the raw text, refusing an empty value."""
+    if not raw.strip():
+        raise ConfigError(f"{name} must not be empty; unset it to use the default.")
+    return raw.strip()
+
+
+def parse_bool(name: str, raw: str) -> bool:
+    """Return a boolean from the usual words for yes and no."""
+    word = raw.strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise ConfigError(f"{name} must be one of 1, true, yes, on, 0, false, no or off, not {raw!r}.")
+
+
+def int_parser(low: int, high: int | None = None) -> Callable[[str, str], int]:
+    """Return a parser of whole numbers between low and high (inclusive)."""
+
+    def parse(name: str, raw: str) -> int:
+        span = f"at least {low}" if high is None else f"between {low} and {high}"
+        try:
+            value = int(raw.strip())
+        except ValueError:
+            raise ConfigError(f"{name} must be a whole number {span}, not {raw!r}.") from None
+        if value < low or (high is not None and value > high):
+            raise ConfigError(f"{name} must be a whole number {span}, not {raw!r}.")
+        return value
+
+    return parse
+
+
+def parse_list(name: str, raw: str) -> list[str]:
+    """Return the comma-separated items, blanks dropped."""
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def parse_url(name: str, raw: str) -> str:
+    """Return a URL that has a scheme."""
+    value = parse_text(name, raw)
+    if "://" not in value:
+        raise ConfigError(f"{name} must be a URL such as scheme://host/..., not {raw!r}.")
+    return value
+
+
+def parse_database_url(name: str, raw: str) -> str:
+    """Return an SQLAlchemy URL, pointing plain postgresql:// at the installed psycopg 3 driver."""
+    value = parse_url(name, raw)
+    for prefix in ("postgres://", "postgresql://"):
+        if value.startswith(prefix):
+            return "postgresql+psycopg://" + value[len(prefix) :]
+    return value
+
+
+def parse_redis_url(name: str, raw: str) -> str:
+    """Return a redis:// or rediss:// URL."""
+    value = parse_url(name, raw)
+    if not value.startswith(("redis://", "rediss://", "unix://")):
+        raise ConfigError(f"{name} must start with redis://, rediss:// or unix://, not {raw!r}.")
+    return value
+
+
+def parse_log_level(name: str, raw: str) -> str:
+    """Return an upper-case logging level name."""
+    value = raw.strip().upper()
+    if value not in LOG_LEVELS:
+        raise ConfigError(f"{name} must be one of {', '.join(LOG_LEVELS)}, not {raw!r}.")
+    return value
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One environment setting: its name, default (text, as in the environment), help and parser."""
+
+    name: str
+    default: str | None
+    help: str
+    parse: Callable[[str, str], Any] = parse_text
+
+    def format(self, value: Any) -> str:
+        """Return the value written back as environment text."""
+        if isinstance(value, bool):
+            return "1" if value else "0"
+        if isinstance(value, list):
+            return ",".join(value)
+        return str(value)
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("DATABASE_URL", None, "SQL database; default: an SQLite file instance/lookout.db; "
+            "postgresql://user@host/db for production.", parse_database_url),
+    Setting("REDIS_URL", "redis://127.0.0.1:6379/0", "Redis for the Celery broker, results and "
+            "turn events; ./run starts its own Redis when this is unset.", parse_redis_url),
+    Setting("CELERY_QUEUE", "lookout", "Name of the Celery queue the web side sends to and "
+            "workers consume; tests use a unique one.", parse_text),
+    Setting("SECRET_KEY", None, "Key that signs sessions; default: generated once and kept in "
+            "instance/secret_key.", parse_text),
+    Setting("HOST", "127.0.0.1", "Address the web server listens on.", parse_text),
+    Setting("PORT", "5000", "Port the web server listens on.", int_parser(1, 65535)),
+    Setting("PUBLIC_URL", None, "Address people use to reach Lookout; default: http://HOST:PORT.",
+            parse_url),
+    Setting("APP_NAME", "Lookout", "Name shown in pages and sent to plugins.", parse_text),
+    Setting("ALLOW_PRIVATE_NETWORKS", "0", "Let tools fetch loopback and private addresses "
+            "(switches the network guard off).", parse_bool),
+    Setting("LOOKOUT_PLUGINS", "tools.web_search,tools.web_fetch,tools.pdf", "Comma-separated "
+            "module paths of the plugins to load.", parse_list),
+    Setting("ATTACHMENT_MAX_BYTES", str(20 * 1024 * 1024), "Largest file a user may attach, in "
+            "bytes.", int_parser(1)),
+    Setting("CONTEXT_TOOL_CHARS", "60000", "Characters of tool results one prompt may carry "
+            "before the oldest are replaced by a note.", int_parser(1000)),
+    Setting("TURN_MAX_STEPS", "10", "Most model steps one turn may take.", int_parser(1, 1000)),
+    Setting("EVENT_STREAM_TTL_SECONDS", "600", "How long a finished turn's event stream stays "
+            "in Redis for reconnecting pages.", int_parser(1)),
+    Setting("WORKER_CONCURRENCY", "32", "Threads per Celery worker (./run's worker; turns are "
+            "I/O bound).", int_parser(1, 10000)),
+    Setting("LOG_LEVEL", "INFO", "Logging level: DEBUG, INFO, WARNING, ERROR or CRITICAL.",
+            parse_log_level),
+)
+
+SETTINGS_BY_NAME = {setting.name: setting for setting in SETTINGS}
+
+
+def find_secret_key(instance_dir: Path = INSTANCE_DIR) -> str:
+    """Return the key kept in instance/secret_key, creating it on first use."""
+    path = instance_dir / "secret_key"
+    if path.exists():
+        return path.read_text().strip()
+    instance_dir.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_hex(32)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as file:
+        file.write(key)
+    return key
+
+
+def load_config(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Return every setting parsed from the environment, or raise ConfigError naming the first bad one."""
+    environ = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    for setting in SETTINGS:
+        raw = environ.get(setting.name)
+        if raw is None or (raw == "" and setting.default is None):
+            values[setting.name] = None if setting.default is None else setting.parse(
+                setting.name, setting.default
+            )
+        else:
+            values[setting.name] = setting.parse(setting.name, raw)
+    if values["DATABASE_URL"] is None:
+        values["DATABASE_URL"] = f"sqlite:///{INSTANCE_DIR / 'lookout.db'}"
+    if values["PUBLIC_URL"] is None:
+        host = values["HOST"]
+        host = f"[{host}]" if ":" in host else host
+        values["PUBLIC_URL"] = f"http://{host}:{values['PORT']}"
+    if values["SECRET_KEY"] is None:
+        values["SECRET_KEY"] = find_secret_key()
+    return values
+
+
+def to_environ(values: Mapping[str, Any]) -> dict[str, str]:
+    """Return the settings among values written as environment text (for child processes)."""
+    return {
+        setting.name: setting.format(values[setting.name])
+        for setting in SETTINGS
+        if values.get(setting.name) is not None
+    }
+
+
+def configure_logging(level: str) -> None:
+    """Set the root logger's level and a plain format, once per process."""
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def markdown_table() -> str:
+    """Return the settings as the README's Markdown table."""
+    lines = ["| Setting | Default | What it does |", "| --- | --- | --- |"]
+    for setting in SETTINGS:
+        default = "—" if setting.default is None else f"`{setting.default}`"
+        lines.append(f"| `{setting.name}` | {default} | {setting.help} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    """Print the Markdown table, or validate and print shell assignments; return the exit code."""
+    if argv[:1] == ["--markdown"]:
+        print(markdown_table())
+        return 0
+    if argv[:1] == ["--export"]:
+        try:
+            values = load_config()
+        except ConfigError as error:
+            print(f"Lookout cannot start: {error}", file=sys.stderr)
+            return 2
+        environ = to_environ(values)
+        for name in argv[1:]:
+            print(f"export {name}={shlex.quote(environ[name])}")
+        return 0
+    print("usage: python -m webapp.config --markdown | --export NAME...", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

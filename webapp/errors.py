@@ -1,0 +1,82 @@
+"""Errors that carry an HTTP status, and the handlers giving every /api/ error one JSON shape.
+
+    ApiError(message, status=400, fields=None)   raised by views; becomes the JSON below
+    werkzeug HTTPException (401, 403, 404, 405, CSRF 400, 500 ...) -> same JSON under /api/
+
+The shape: {"error": {"message": "...", "fields": {...}}}.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from flask import Flask, Response, jsonify, render_template, request
+from werkzeug.exceptions import HTTPException, InternalServerError
+
+log = logging.getLogger(__name__)
+
+MESSAGES = {
+    400: "The request could not be understood.",
+    401: "Sign in, or send an API token as 'Authorization: Bearer <token>'.",
+    403: "You are not allowed to do this.",
+    404: "Nothing was found at this address.",
+    405: "This address does not accept that method.",
+    500: "Something went wrong on the server. Try again, and tell an administrator if it persists.",
+}
+
+
+class ApiError(Exception):
+    """An error a view reports to the client, with its HTTP status and per-field messages."""
+
+    def __init__(self, message: str, status: int = 400, fields: dict | None = None):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.fields = fields or {}
+
+
+def wants_json() -> bool:
+    """Return whether the current request is an API request answered in JSON."""
+    return request.path.startswith("/api/") or request.path == "/healthz"
+
+
+def json_error(message: str, status: int, fields: dict | None = None) -> tuple[Response, int]:
+    """Return the one JSON error response shape."""
+    return jsonify({"error": {"message": message, "fields": fields or {}}}), status
+
+
+def describe(error: HTTPException) -> str:
+    """Return a sentence for an HTTP error, preferring a description set where it was raised."""
+    default = type(error).description
+    if error.description and error.description != default:
+        return error.description
+    return MESSAGES.get(error.code or 500, error.name)
+
+
+def handle_api_error(error: ApiError):
+    """Render an ApiError as JSON."""
+    return json_error(error.message, error.status, error.fields)
+
+
+def handle_http_error(error: HTTPException):
+    """Render an HTTP error as JSON under /api/, as a page elsewhere."""
+    status = error.code or 500
+    if isinstance(error, InternalServerError):
+        original = getattr(error, "original_exception", None)
+        if original is not None:
+            log.error("Unhandled error on %s %s", request.method, request.path, exc_info=original)
+        message = MESSAGES[500]
+    else:
+        message = describe(error)
+    if wants_json():
+        response, status = json_error(message, status)
+        if error.code == 405 and hasattr(error, "valid_methods") and error.valid_methods:
+            response.headers["Allow"] = ", ".join(error.valid_methods)
+        return response, status
+    return render_template("errors/error.html", status=status, message=message), status
+
+
+def register_error_handlers(app: Flask) -> None:
+    """Attach the handlers to the app."""
+    app.register_error_handler(ApiError, handle_api_error)
+    app.register_error_handler(HTTPException, handle_http_error)

@@ -1,0 +1,19 @@
+"""The database models, one module per concept, importable from here."""
+
+from webapp.models.accounts import ApiToken, User
+from webapp.models.chat import Conversation, Message, ToolCall, Turn
+from webapp.models.plugins import PluginOptions, UserPluginSettings, UserToolSetting
+from webapp.models.providers import Provider
+
+__all__ = [
+    "ApiToken",
+    "Conversation",
+    "Message",
+    "PluginOptions",
+    "Provider",
+    "ToolCall",
+    "Turn",
+    "User",
+    "UserPluginSettings",
+    "UserToolSetting",
+]

@@ -1,0 +1,87 @@
+"""Accounts: users with hashed passwords and roles, and their API tokens (stored as sha256)."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import datetime
+
+from flask_login import UserMixin
+from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, String
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+from werkzeug.security import check_password_hash, generate_password_hash
+
+from webapp.extensions import db
+from webapp.models.base import ID_LENGTH, created_column, id_column
+
+TOKEN_PREFIX = "lk_"
+
+
+def hash_token(token: str) -> str:
+    """Return the sha256 hex digest under which a token is stored."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class User(UserMixin, db.Model):
+    """A person who signs in; every account holds role `user`, admins also `admin`."""
+
+    __tablename__ = "users"
+
+    id: Mapped[str] = id_column()
+    name: Mapped[str] = mapped_column(String(100), unique=True, nullable=False)
+    password_hash: Mapped[str] = mapped_column(String(255), nullable=False)
+    roles: Mapped[list] = mapped_column(JSON, nullable=False, default=lambda: ["user"])
+    disabled: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    created_at: Mapped[datetime] = created_column()
+
+    tokens: Mapped[list[ApiToken]] = relationship(
+        back_populates="user", cascade="all, delete-orphan"
+    )
+
+    @property
+    def is_active(self) -> bool:
+        """Return False for a disabled account, which Flask-Login then refuses."""
+        return not self.disabled
+
+    @property
+    def is_admin(self) -> bool:
+        """Return whether the account holds the admin role."""
+        return "admin" in (self.roles or [])
+
+    def set_password(self, password: str) -> None:
+        """Store a salted hash of the password."""
+        self.password_hash = generate_password_hash(password)
+
+    def check_password(self, password: str) -> bool:
+        """Return whether the password matches the stored hash."""
+        return check_password_hash(self.password_hash, password)
+
+    @classmethod
+    def make(cls, name: str, password: str, admin: bool = False) -> User:
+        """Return a new (unsaved) user with the roles that go with admin."""
+        user = cls(name=name, roles=["user", "admin"] if admin else ["user"], disabled=False)
+        user.set_password(password)
+        return user
+
+
+class ApiToken(db.Model):
+    """A named bearer token of one user, kept only as its sha256 hash."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[str] = id_column()
+    user_id: Mapped[str] = mapped_column(
+        String(ID_LENGTH), ForeignKey("users.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    name: Mapped[str] = mapped_column(String(100), nullable=False)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    created_at: Mapped[datetime] = created_column()
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    user: Mapped[User] = relationship(back_populates="tokens")
+
+    @classmethod
+    def make(cls, user: User, name: str) -> tuple[ApiToken, str]:
+        """Return a new (unsaved) token row and the token itself, which is shown only once."""
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        return cls(user=user, name=name, token_hash=hash_token(token)), token

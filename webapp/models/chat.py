@@ -1,0 +1,110 @@
+"""Chat records: conversations, their branching messages, turns, and each tool call's raw result."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from webapp.extensions import db
+from webapp.models.base import ID_LENGTH, created_column, id_column, utcnow
+
+TURN_STATUSES = ("queued", "running", "completed", "failed", "cancelled")
+MESSAGE_ROLES = ("user", "assistant")
+
+
+class Conversation(db.Model):
+    """A conversation owned by one user."""
+
+    __tablename__ = "conversations"
+
+    id: Mapped[str] = id_column()
+    owner_id: Mapped[str] = mapped_column(
+        String(ID_LENGTH), ForeignKey("users.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    title: Mapped[str] = mapped_column(String(200), nullable=False, default="")
+    created_at: Mapped[datetime] = created_column()
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), nullable=False, default=utcnow, onupdate=utcnow
+    )
+
+    messages: Mapped[list[Message]] = relationship(
+        back_populates="conversation", cascade="all, delete-orphan", order_by="Message.created_at"
+    )
+
+
+class Message(db.Model):
+    """One message; parent_id links it into a tree, so edits and regenerations make branches."""
+
+    __tablename__ = "messages"
+
+    id: Mapped[str] = id_column()
+    conversation_id: Mapped[str] = mapped_column(
+        String(ID_LENGTH),
+        ForeignKey("conversations.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    )
+    parent_id: Mapped[str | None] = mapped_column(
+        String(ID_LENGTH), ForeignKey("messages.id", ondelete="SET NULL"), index=True
+    )
+    role: Mapped[str] = mapped_column(String(20), nullable=False)
+    parts: Mapped[list] = mapped_column(JSON, nullable=False, default=list)
+    status: Mapped[str] = mapped_column(String(20), nullable=False, default="completed")
+    created_at: Mapped[datetime] = created_column()
+
+    conversation: Mapped[Conversation] = relationship(back_populates="messages")
+
+
+class Turn(db.Model):
+    """One run of the assistant answering a user message; roles and generation are fixed at start."""
+
+    __tablename__ = "turns"
+
+    id: Mapped[str] = id_column()
+    conversation_id: Mapped[str] = mapped_column(
+        String(ID_LENGTH),
+        ForeignKey("conversations.id", ondelete="CASCADE"),
+        nullable=False,
+        index=True,
+    )
+    user_message_id: Mapped[str] = mapped_column(
+        String(ID_LENGTH), ForeignKey("messages.id", ondelete="CASCADE"), nullable=False
+    )
+    assistant_message_id: Mapped[str | None] = mapped_column(
+        String(ID_LENGTH), ForeignKey("messages.id", ondelete="SET NULL")
+    )
+    status: Mapped[str] = mapped_column(String(20), nullable=False, default="queued", index=True)
+    model: Mapped[str] = mapped_column(String(300), nullable=False)
+    generation: Mapped[dict] = mapped_column(JSON, nullable=False, default=dict)
+    roles: Mapped[list] = mapped_column(JSON, nullable=False, default=list)
+    error: Mapped[str | None] = mapped_column(Text)
+    usage: Mapped[dict | None] = mapped_column(JSON)
+    step: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = created_column()
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class ToolCall(db.Model):
+    """One tool call of a turn with its raw output or error; (turn_id, call_id) makes writes idempotent."""
+
+    __tablename__ = "tool_calls"
+
+    turn_id: Mapped[str] = mapped_column(
+        String(ID_LENGTH), ForeignKey("turns.id", ondelete="CASCADE"), primary_key=True
+    )
+    call_id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    step: Mapped[int] = mapped_column(Integer, nullable=False)
+    position: Mapped[int] = mapped_column(Integer, nullable=False)
+    name: Mapped[str] = mapped_column(String(200), nullable=False)
+    plugin: Mapped[str | None] = mapped_column(String(200))
+    input: Mapped[dict] = mapped_column(JSON, nullable=False, default=dict)
+    output: Mapped[object | None] = mapped_column(JSON)
+    error: Mapped[str | None] = mapped_column(Text)
+    outcome: Mapped[str | None] = mapped_column(String(20))
+    citations: Mapped[list] = mapped_column(JSON, nullable=False, default=list)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

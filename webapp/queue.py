@@ -1,0 +1,77 @@
+"""The one door from the web side to Celery: send tasks by name, never importing `workers`.
+
+Errors: `QueueError` when the broker cannot be reached or an awaited task does not answer in time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import Celery
+from celery.exceptions import TimeoutError as CeleryTimeout
+from flask import Flask, current_app
+from kombu.exceptions import OperationalError
+
+
+class QueueError(RuntimeError):
+    """Work could not be sent, or its answer did not come back in time."""
+
+
+def make_client(app: Flask) -> Celery:
+    """Return a Celery client configured from the app's settings (broker, backend, queue)."""
+    client = Celery("lookout-web", set_as_current=False)
+    client.conf.update(
+        broker_url=app.config["REDIS_URL"],
+        result_backend=app.config["REDIS_URL"],
+        task_default_queue=app.config["CELERY_QUEUE"],
+        task_serializer="json",
+        result_serializer="json",
+        accept_content=["json"],
+        broker_connection_retry_on_startup=False,
+        broker_transport_options={"max_retries": 2, "interval_start": 0, "interval_step": 0.2},
+        redis_socket_connect_timeout=2,
+        redis_socket_timeout=5,
+        result_backend_transport_options={"retry_policy": {"timeout": 2.0}},
+    )
+    return client
+
+
+def init_queue(app: Flask) -> None:
+    """Attach the Celery client to the app."""
+    app.extensions["lookout_queue"] = make_client(app)
+
+
+def get_client() -> Celery:
+    """Return the current app's Celery client."""
+    return current_app.extensions["lookout_queue"]
+
+
+def enqueue(name: str, *args: Any, **options: Any) -> str:
+    """Send the task `name` with args to the workers and return its task id."""
+    try:
+        result = get_client().send_task(
+            name, args=args, queue=current_app.config["CELERY_QUEUE"], retry=False, **options
+        )
+    except OperationalError as error:
+        raise QueueError(f"The task queue (Redis) could not be reached: {error}") from error
+    return result.id
+
+
+def call(name: str, *args: Any, timeout: float) -> Any:
+    """Send the task `name` and return its result, raising QueueError when none comes in time."""
+    try:
+        result = get_client().send_task(
+            name,
+            args=args,
+            queue=current_app.config["CELERY_QUEUE"],
+            expires=timeout,
+            retry=False,
+        )
+    except OperationalError as error:
+        raise QueueError(f"The task queue (Redis) could not be reached: {error}") from error
+    try:
+        return result.get(timeout=timeout)
+    except CeleryTimeout:
+        raise QueueError(f"No worker answered {name} within {timeout:g} seconds.") from None
+    finally:
+        result.forget()

@@ -1,0 +1,46 @@
+"""The Celery app of the workers, configured from celeryconfig.py, whose tasks run in a Flask app context."""
+
+from __future__ import annotations
+
+import threading
+
+from celery import Celery, Task
+from flask import Flask
+
+# Modules whose tasks the worker registers; add new task modules here.
+TASK_MODULES = ["workers.health"]
+
+_app_lock = threading.Lock()
+_flask_app: Flask | None = None
+
+
+def get_flask_app() -> Flask:
+    """Return this process's Flask app, created on first use (once per worker process)."""
+    global _flask_app
+    if _flask_app is None:
+        with _app_lock:
+            if _flask_app is None:
+                from webapp import create_app
+
+                _flask_app = create_app()
+    return _flask_app
+
+
+class AppContextTask(Task):
+    """A task that runs inside the Flask app's context, so models and settings work."""
+
+    abstract = True
+
+    def __call__(self, *args, **kwargs):
+        with get_flask_app().app_context():
+            return super().__call__(*args, **kwargs)
+
+
+def make_celery() -> Celery:
+    """Return the workers' Celery app."""
+    app = Celery("lookout", task_cls=AppContextTask, include=TASK_MODULES)
+    app.config_from_object("celeryconfig")
+    return app
+
+
+celery = make_celery()
