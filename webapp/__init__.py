@@ -1,4 +1,4 @@
-"""Lookout's web app: `create_app()` builds a Flask app from the environment (and test overrides)."""
+"""Lookout's web app: `create_app()` builds the Flask app from the environment and overrides."""
 
 from __future__ import annotations
 

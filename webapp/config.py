@@ -1,4 +1,4 @@
-"""Every Lookout setting, with its default and one line of help, read from the environment here only.
+"""Every Lookout setting with its default and one line of help; the only reader of os.environ.
 
 Errors: `ConfigError` (a sentence naming the setting and what is valid) stops start-up.
 
@@ -120,34 +120,85 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("DATABASE_URL", None, "SQL database; default: an SQLite file instance/lookout.db; "
-            "postgresql://user@host/db for production.", parse_database_url),
-    Setting("REDIS_URL", "redis://127.0.0.1:6379/0", "Redis for the Celery broker, results and "
-            "turn events; ./run starts its own Redis when this is unset.", parse_redis_url),
-    Setting("CELERY_QUEUE", "lookout", "Name of the Celery queue the web side sends to and "
-            "workers consume; tests use a unique one.", parse_text),
-    Setting("SECRET_KEY", None, "Key that signs sessions; default: generated once and kept in "
-            "instance/secret_key.", parse_text),
+    Setting(
+        "DATABASE_URL",
+        None,
+        "SQL database; default: an SQLite file instance/lookout.db; "
+        "postgresql://user@host/db for production.",
+        parse_database_url,
+    ),
+    Setting(
+        "REDIS_URL",
+        "redis://127.0.0.1:6379/0",
+        "Redis for the Celery broker, results and "
+        "turn events; ./run starts its own Redis when this is unset.",
+        parse_redis_url,
+    ),
+    Setting(
+        "CELERY_QUEUE",
+        "lookout",
+        "Name of the Celery queue the web side sends to and "
+        "workers consume; tests use a unique one.",
+        parse_text,
+    ),
+    Setting(
+        "SECRET_KEY",
+        None,
+        "Key that signs sessions; default: generated once and kept in instance/secret_key.",
+        parse_text,
+    ),
     Setting("HOST", "127.0.0.1", "Address the web server listens on.", parse_text),
     Setting("PORT", "5000", "Port the web server listens on.", int_parser(1, 65535)),
-    Setting("PUBLIC_URL", None, "Address people use to reach Lookout; default: http://HOST:PORT.",
-            parse_url),
+    Setting(
+        "PUBLIC_URL",
+        None,
+        "Address people use to reach Lookout; default: http://HOST:PORT.",
+        parse_url,
+    ),
     Setting("APP_NAME", "Lookout", "Name shown in pages and sent to plugins.", parse_text),
-    Setting("ALLOW_PRIVATE_NETWORKS", "0", "Let tools fetch loopback and private addresses "
-            "(switches the network guard off).", parse_bool),
-    Setting("LOOKOUT_PLUGINS", "tools.web_search,tools.web_fetch,tools.pdf", "Comma-separated "
-            "module paths of the plugins to load.", parse_list),
-    Setting("ATTACHMENT_MAX_BYTES", str(20 * 1024 * 1024), "Largest file a user may attach, in "
-            "bytes.", int_parser(1)),
-    Setting("CONTEXT_TOOL_CHARS", "60000", "Characters of tool results one prompt may carry "
-            "before the oldest are replaced by a note.", int_parser(1000)),
+    Setting(
+        "ALLOW_PRIVATE_NETWORKS",
+        "0",
+        "Let tools fetch loopback and private addresses (switches the network guard off).",
+        parse_bool,
+    ),
+    Setting(
+        "LOOKOUT_PLUGINS",
+        "tools.web_search,tools.web_fetch,tools.pdf",
+        "Comma-separated module paths of the plugins to load.",
+        parse_list,
+    ),
+    Setting(
+        "ATTACHMENT_MAX_BYTES",
+        str(20 * 1024 * 1024),
+        "Largest file a user may attach, in bytes.",
+        int_parser(1),
+    ),
+    Setting(
+        "CONTEXT_TOOL_CHARS",
+        "60000",
+        "Characters of tool results one prompt may carry before the oldest are replaced by a note.",
+        int_parser(1000),
+    ),
     Setting("TURN_MAX_STEPS", "10", "Most model steps one turn may take.", int_parser(1, 1000)),
-    Setting("EVENT_STREAM_TTL_SECONDS", "600", "How long a finished turn's event stream stays "
-            "in Redis for reconnecting pages.", int_parser(1)),
-    Setting("WORKER_CONCURRENCY", "32", "Threads per Celery worker (./run's worker; turns are "
-            "I/O bound).", int_parser(1, 10000)),
-    Setting("LOG_LEVEL", "INFO", "Logging level: DEBUG, INFO, WARNING, ERROR or CRITICAL.",
-            parse_log_level),
+    Setting(
+        "EVENT_STREAM_TTL_SECONDS",
+        "600",
+        "How long a finished turn's event stream stays in Redis for reconnecting pages.",
+        int_parser(1),
+    ),
+    Setting(
+        "WORKER_CONCURRENCY",
+        "32",
+        "Threads per Celery worker (./run's worker; turns are I/O bound).",
+        int_parser(1, 10000),
+    ),
+    Setting(
+        "LOG_LEVEL",
+        "INFO",
+        "Logging level: DEBUG, INFO, WARNING, ERROR or CRITICAL.",
+        parse_log_level,
+    ),
 )
 
 SETTINGS_BY_NAME = {setting.name: setting for setting in SETTINGS}
@@ -167,14 +218,14 @@ def find_secret_key(instance_dir: Path = INSTANCE_DIR) -> str:
 
 
 def load_config(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """Return every setting parsed from the environment, or raise ConfigError naming the first bad one."""
+    """Return every setting parsed from the environment; raise ConfigError naming a bad one."""
     environ = os.environ if environ is None else environ
     values: dict[str, Any] = {}
     for setting in SETTINGS:
         raw = environ.get(setting.name)
         if raw is None or (raw == "" and setting.default is None):
-            values[setting.name] = None if setting.default is None else setting.parse(
-                setting.name, setting.default
+            values[setting.name] = (
+                None if setting.default is None else setting.parse(setting.name, setting.default)
             )
         else:
             values[setting.name] = setting.parse(setting.name, raw)

@@ -1,4 +1,4 @@
-"""The Celery app of the workers, configured from celeryconfig.py, whose tasks run in a Flask app context."""
+"""The workers' Celery app, configured from celeryconfig.py; tasks run in a Flask app context."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""View decorators that later blueprints reuse: sign-in and admin checks for pages and for the API."""
+"""View decorators that blueprints reuse: sign-in and admin checks for pages and the API."""
 
 from __future__ import annotations
 

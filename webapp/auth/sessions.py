@@ -54,7 +54,7 @@ def unauthorized():
 
 
 def protect_from_csrf() -> None:
-    """Check the CSRF token of state-changing requests, except those authenticated by bearer token."""
+    """Check the CSRF token of state-changing requests, except bearer-token ones."""
     if request.method in ("GET", "HEAD", "OPTIONS", "TRACE"):
         return
     if find_bearer_token() is not None:
@@ -82,4 +82,3 @@ def init_sessions(app: Flask) -> None:
     app.config.setdefault("WTF_CSRF_TIME_LIMIT", None)
     csrf.init_app(app)
     app.before_request(protect_from_csrf)
-

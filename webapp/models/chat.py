@@ -58,7 +58,7 @@ class Message(db.Model):
 
 
 class Turn(db.Model):
-    """One run of the assistant answering a user message; roles and generation are fixed at start."""
+    """One run of the assistant answering a user message; roles and generation fixed at start."""
 
     __tablename__ = "turns"
 
@@ -89,7 +89,7 @@ class Turn(db.Model):
 
 
 class ToolCall(db.Model):
-    """One tool call of a turn with its raw output or error; (turn_id, call_id) makes writes idempotent."""
+    """One tool call of a turn with its raw output or error; keyed by (turn_id, call_id)."""
 
     __tablename__ = "tool_calls"
 
