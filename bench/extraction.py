@@ -1,0 +1,205 @@
+"""Scores Lookout's article extraction against its peers on a human-annotated set of pages.
+
+Run from the project root: ``.venv/bin/python bench/extraction.py [--data DIR] [--limit N]``.
+The data's README gives its format and the metric, which is the upstream benchmark's own: texts
+are tokenised with ``\\w+`` (Unicode, case-sensitive), cut into word 4-gram shingles and compared
+as multisets (TP, FP, FN per page); precision and recall are averaged over pages, a page with
+an empty prediction being left out of the precision mean and scoring recall 0, and F1 is the
+harmonic mean of the two means. Markdown output is stripped of its syntax before scoring.
+Every extractor runs on every page in one process; time is CPU time per page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import html2text
+import lxml.html
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tools.web_fetch.extract import extract  # noqa: E402
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "extraction"
+_TOKEN = re.compile(r"\w+")
+_IMAGE = re.compile(
+    r"!\[([^\]]*)\]\((?:<[^>]*>|[^()\s]*(?:\([^()\s]*\)[^()\s]*)*)(?:\s+\"[^\"]*\")?\)"
+)
+_LINK = re.compile(
+    r"\[([^\]]*)\]\((?:<[^>]*>|[^()\s]*(?:\([^()\s]*\)[^()\s]*)*)(?:\s+\"[^\"]*\")?\)"
+)
+_EMPHASIS = re.compile(r"(?<![\w\\])[*_]{1,3}(?=\S)|(?<=[^\s\\])[*_]{1,3}(?!\w)")
+_LINE_MARKERS = re.compile(
+    r"^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?|[*+-][ \t]+|\d+\\?\.[ \t]+|```\w*)", re.M
+)
+_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>])")
+
+
+def strip_markdown(text: str) -> str:
+    """Return Markdown as plain text: link and image syntax to their text, markers removed."""
+    text = _IMAGE.sub(r"\1", text)
+    text = _LINK.sub(r"\1", text)
+    text = _LINE_MARKERS.sub("", text)
+    text = _EMPHASIS.sub("", text)
+    return _ESCAPE.sub(r"\1", text)
+
+
+def shingles(text: str, n: int = 4) -> Counter[str]:
+    """Return the multiset of word n-grams of a text (one shingle of all words when shorter)."""
+    tokens = _TOKEN.findall(text or "")
+    return Counter(
+        " ".join(tokens[i : i + n]) for i in range(max(1, len(tokens) - n + 1)) if tokens
+    )
+
+
+def overlap(truth: str, prediction: str) -> tuple[int, int, int]:
+    """Return TP, FP and FN of the prediction's shingles against the truth's."""
+    expected, found = shingles(truth), shingles(prediction)
+    tp = sum((expected & found).values())
+    return tp, sum(found.values()) - tp, sum(expected.values()) - tp
+
+
+@dataclass
+class Score:
+    """Per-page precision, recall and CPU time of one extractor."""
+
+    name: str
+    precisions: list[float] = field(default_factory=list)
+    recalls: list[float] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+    empty: int = 0
+    scored: bool = True
+
+    def add(self, truth: str, prediction: str, seconds: float) -> None:
+        """Record one page."""
+        self.seconds.append(seconds)
+        if not self.scored:
+            return
+        tp, fp, fn = overlap(truth, prediction)
+        if tp + fp == 0:
+            self.recalls.append(0.0)
+            self.empty += bool(_TOKEN.search(truth))
+            return
+        self.precisions.append(tp / (tp + fp))
+        self.recalls.append(tp / (tp + fn) if tp + fn else 1.0)
+
+    def row(self) -> str:
+        """Return this extractor's line of the Markdown table."""
+        ms = sorted(s * 1000 for s in self.seconds)
+        median = statistics.median(ms)
+        p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
+        if not self.scored:
+            return f"| {self.name} | – | – | – | {median:.1f} | {p95:.1f} | – |"
+        precision = statistics.fmean(self.precisions) if self.precisions else 0.0
+        recall = statistics.fmean(self.recalls)
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        return (
+            f"| {self.name} | {precision:.3f} | {recall:.3f} | {f1:.3f} "
+            f"| {median:.1f} | {p95:.1f} | {self.empty} |"
+        )
+
+
+def lookout(html: str, url: str) -> str:
+    """Lookout's extraction, as web_fetch uses it."""
+    return strip_markdown(extract(html, url).text)
+
+
+def readability_html2text(html: str, url: str) -> str:
+    """readability-lxml picking the content and html2text converting it, both as shipped."""
+    from readability import Document
+
+    converter = html2text.HTML2Text()
+    converter.body_width = 0
+    return strip_markdown(converter.handle(Document(html, url=url).summary()))
+
+
+def readabilipy_markdownify(html: str, url: str) -> str:
+    """The reference MCP fetch server's pipeline, in readabilipy's pure-Python mode."""
+    import markdownify
+    from readabilipy import simple_json_from_html_string
+
+    content = simple_json_from_html_string(html, use_readability=False).get("content") or ""
+    return strip_markdown(markdownify.markdownify(content, heading_style=markdownify.ATX))
+
+
+def trafilatura_with(**options: bool) -> Callable[[str, str], str]:
+    """trafilatura's plain-text extraction with the given options."""
+    import trafilatura
+
+    def run(html: str, url: str) -> str:
+        return trafilatura.extract(html, url=url, **options) or ""
+
+    return run
+
+
+def lxml_parse(html: str, url: str) -> str:
+    """The floor: parsing the page with lxml and nothing else."""
+    lxml.html.document_fromstring(html)
+    return ""
+
+
+EXTRACTORS: dict[str, Callable[[str, str], str]] = {
+    "Lookout (readability-lxml + html2text, pruned)": lookout,
+    "trafilatura (defaults)": trafilatura_with(),
+    "trafilatura (favor_precision)": trafilatura_with(favor_precision=True),
+    "trafilatura (fast)": trafilatura_with(fast=True),
+    "readability-lxml + html2text, plain": readability_html2text,
+    "readabilipy (pure Python) + markdownify": readabilipy_markdownify,
+    "lxml parse alone (floor, time only)": lxml_parse,
+}
+
+
+def load(data: Path, limit: int | None) -> list[tuple[str, str, str, str]]:
+    """Return (id, url, html, truth) for each page of the set, in a stable order."""
+    truth = json.loads((data / "ground-truth.json").read_text(encoding="utf-8"))
+    pages = []
+    for key in sorted(truth)[:limit]:
+        with gzip.open(data / "html" / f"{key}.html.gz", "rt", encoding="utf-8") as file:
+            pages.append((key, truth[key]["url"], file.read(), truth[key]["articleBody"]))
+    return pages
+
+
+def run(pages: list[tuple[str, str, str, str]], names: list[str]) -> list[Score]:
+    """Run each named extractor over every page and return their scores."""
+    scores = []
+    for name in names:
+        extractor = EXTRACTORS[name]
+        score = Score(name, scored=extractor is not lxml_parse)
+        for _key, url, html, truth in pages:
+            start = time.process_time()
+            prediction = extractor(html, url)
+            score.add(truth, prediction, time.process_time() - start)
+        scores.append(score)
+    return scores
+
+
+def main() -> None:
+    """Print the Markdown table of every extractor's scores."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the benchmark folder")
+    parser.add_argument("--limit", type=int, default=None, help="score only the first N pages")
+    parser.add_argument("--only", default="", help="comma-separated words; run matching extractors")
+    args = parser.parse_args()
+    words = [w.strip().lower() for w in args.only.split(",") if w.strip()]
+    names = [n for n in EXTRACTORS if not words or any(w in n.lower() for w in words)]
+    pages = load(args.data, args.limit)
+    scores = run(pages, names)
+    print(f"{len(pages)} pages, CPU time per page, one process\n")
+    print("| Extractor | Precision | Recall | F1 | Median ms | p95 ms | Empty |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for score in scores:
+        print(score.row())
+
+
+if __name__ == "__main__":
+    main()
