@@ -1,0 +1,110 @@
+"""The interface every search engine adapter implements, and what adapters build and return.
+
+An adapter only builds the request and maps the response; ``tools.web_search.search`` sends it.
+Errors an adapter raises from ``parse``::
+
+    Exception
+    ├── EngineBlocked        the engine answered with a block or bot-check page
+    └── MalformedResponse    the body is not a results page the adapter understands
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import marshmallow
+
+
+class EngineBlocked(Exception):
+    """The engine could not search (a block page, or every source behind it failed)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class MalformedResponse(Exception):
+    """The body is not a results page; the caller words the message with the engine's name."""
+
+
+@dataclass(frozen=True)
+class Search:
+    """One search as an adapter sees it: the query, how many results, and the credentials."""
+
+    query: str
+    count: int
+    api_key: str | None = field(default=None, repr=False)
+    base_url: str | None = None
+
+
+@dataclass(frozen=True)
+class EngineRequest:
+    """An HTTP request built by an adapter (headers may hold a key, so they are not in repr)."""
+
+    method: str
+    url: str
+    params: dict[str, Any] | None = None
+    data: dict[str, Any] | None = None
+    json: Any = None
+    headers: dict[str, str] | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """One result as the adapter found it (the shared code cleans and cuts it)."""
+
+    title: str
+    url: str
+    snippet: str
+
+
+class SearchEngine:
+    """A search engine adapter: what it needs, how to ask it, and how to read its answer.
+
+    Subclasses set ``id``, ``name``, ``needs_key``, ``needs_base_url`` and ``operators``, and
+    implement ``request`` and ``parse``.
+    """
+
+    id: str = ""
+    name: str = ""
+    needs_key: bool = False
+    needs_base_url: bool = False
+    operators: tuple[str, ...] = ()
+
+    def request(self, search: Search) -> EngineRequest:
+        """Return the HTTP request that runs ``search``."""
+        raise NotImplementedError
+
+    def parse(self, body: str) -> list[SearchResult]:
+        """Return the results in a 200 response's body.
+
+        Raises ``EngineBlocked`` for a block page and ``MalformedResponse`` when the body is
+        not a results page.
+        """
+        raise NotImplementedError
+
+    def describe_error(self, status: int, body: str) -> str | None:
+        """Return this engine's message for an error status, or None for the shared wording."""
+        return None
+
+    def error_detail(self, body: Any) -> str | None:
+        """Return the engine's own explanation from a JSON error body, or None."""
+        return None
+
+
+def load_json(body: str, schema: type[marshmallow.Schema]) -> dict[str, Any]:
+    """Return ``body`` parsed as JSON and loaded by ``schema``; raise ``MalformedResponse``."""
+    try:
+        data = json.loads(body)
+        return schema().load(data)
+    except (ValueError, TypeError, marshmallow.ValidationError) as exc:
+        raise MalformedResponse(str(exc)[:200]) from exc
+
+
+class Lenient(marshmallow.Schema):
+    """A response schema that keeps only the fields it declares and ignores the rest."""
+
+    class Meta:
+        unknown = marshmallow.EXCLUDE

@@ -1,0 +1,76 @@
+"""Kagi search API (v0) adapter: a GET with the key as ``Authorization: Bot``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import fields
+
+from tools.web_search.engine import (
+    EngineRequest,
+    Lenient,
+    MalformedResponse,
+    Search,
+    SearchEngine,
+    SearchResult,
+    load_json,
+)
+
+# Kagi marks v0 deprecated, but it is the documented search API and the spec names it.
+URL = "https://kagi.com/api/v0/search"
+SEARCH_RESULT = 0
+
+
+class _Entry(Lenient):
+    t = fields.Integer(required=True)
+    url = fields.String()
+    title = fields.String()
+    snippet = fields.String(load_default="", allow_none=True)
+
+
+class _Response(Lenient):
+    data = fields.List(fields.Nested(_Entry), required=True)
+
+
+class KagiEngine(SearchEngine):
+    """Kagi: data[] entries with t 0 (search results); related searches (t 1) are skipped."""
+
+    id = "kagi"
+    name = "Kagi"
+    needs_key = True
+    operators = ("site:example.com", '"exact phrase"', "-term", "filetype:pdf")
+
+    def request(self, search: Search) -> EngineRequest:
+        """Return a GET of the search endpoint with the bot token."""
+        return EngineRequest(
+            "GET",
+            URL,
+            params={"q": search.query, "limit": search.count},
+            headers={"Authorization": f"Bot {search.api_key or ''}"},
+        )
+
+    def parse(self, body: str) -> list[SearchResult]:
+        """Return the t 0 entries; raise ``MalformedResponse`` for any other body."""
+        data = load_json(body, _Response)
+        results = []
+        for entry in data["data"]:
+            if entry["t"] != SEARCH_RESULT:
+                continue
+            if not entry.get("url") or "title" not in entry:
+                raise MalformedResponse("a search result without url or title")
+            results.append(SearchResult(entry["title"], entry["url"], entry["snippet"] or ""))
+        return results
+
+    def describe_error(self, status: int, body: str) -> str | None:
+        """Kagi reports an empty API balance as a 400."""
+        if status == 400 and "credit" in body.lower():
+            return "Kagi's API balance is used up. Top it up in Kagi's billing settings."
+        return None
+
+    def error_detail(self, body: Any) -> str | None:
+        """Return the msg of each entry in Kagi's ``error`` list."""
+        errors = body.get("error") if isinstance(body, dict) else None
+        if not isinstance(errors, list):
+            return None
+        messages = [str(e["msg"]) for e in errors if isinstance(e, dict) and e.get("msg")]
+        return "; ".join(messages) or None

@@ -1,0 +1,74 @@
+"""Tavily search API adapter: a JSON POST with the key as a bearer token."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import fields
+
+from tools.web_search.engine import (
+    EngineRequest,
+    Lenient,
+    Search,
+    SearchEngine,
+    SearchResult,
+    load_json,
+)
+
+URL = "https://api.tavily.com/search"
+
+
+class _Result(Lenient):
+    title = fields.String(required=True)
+    url = fields.String(required=True)
+    content = fields.String(load_default="", allow_none=True)
+
+
+class _Response(Lenient):
+    results = fields.List(fields.Nested(_Result), required=True)
+
+
+class TavilyEngine(SearchEngine):
+    """Tavily: results[] with title, url and content."""
+
+    id = "tavily"
+    name = "Tavily"
+    needs_key = True
+    operators = ()
+
+    def request(self, search: Search) -> EngineRequest:
+        """Return a POST of the query with a basic search depth."""
+        return EngineRequest(
+            "POST",
+            URL,
+            json={"query": search.query, "max_results": search.count, "search_depth": "basic"},
+            headers={"Authorization": f"Bearer {search.api_key or ''}"},
+        )
+
+    def parse(self, body: str) -> list[SearchResult]:
+        """Return results[]; raise ``MalformedResponse`` for any other body."""
+        data = load_json(body, _Response)
+        return [SearchResult(r["title"], r["url"], r["content"] or "") for r in data["results"]]
+
+    def describe_error(self, status: int, body: str) -> str | None:
+        """Tavily's own statuses for a used-up plan (432) and pay-as-you-go limit (433)."""
+        if status == 432:
+            return "Tavily's plan usage limit was reached."
+        if status == 433:
+            return "Tavily's pay-as-you-go limit was reached."
+        return None
+
+    def error_detail(self, body: Any) -> str | None:
+        """Return detail.error, the msg of each validation entry, or a top-level error."""
+        if not isinstance(body, dict):
+            return None
+        detail = body.get("detail")
+        if isinstance(detail, dict) and isinstance(detail.get("error"), str):
+            return detail["error"]
+        if isinstance(detail, list):
+            messages = [e["msg"] for e in detail if isinstance(e, dict) and "msg" in e]
+            return "; ".join(str(m) for m in messages) or None
+        if isinstance(detail, str):
+            return detail
+        error = body.get("error")
+        return error if isinstance(error, str) else None

@@ -1,0 +1,74 @@
+"""Picks the engine, key and base URL for one call from the admin's options and user settings."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tools.api import ToolError
+from tools.web_search.engine import SearchEngine
+from tools.web_search.options import DEFAULT
+
+OWN_ENGINE_NEEDED = "Add your own search engine in the web search settings to search the web."
+NOT_AVAILABLE = "Web search isn't available to you."
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The engine to ask, its credentials, and whether the base URL is the user's own."""
+
+    engine: SearchEngine
+    api_key: str | None = field(default=None, repr=False)
+    base_url: str | None = None
+    users_base_url: bool = False
+
+
+def resolve_engine(
+    engines: Mapping[str, SearchEngine],
+    options: Mapping[str, Any],
+    settings: Mapping[str, Any],
+    roles: Sequence[str],
+    logger: logging.Logger,
+) -> Resolved:
+    """Return what this call searches with; raise ``ToolError`` saying what the user must do.
+
+    1. User engine ``default``, or user engines off: the admin's engine, key and base URL.
+    2. Any other user engine: the user's key and base URL; the admin's values fill a blank
+       only when the user picked the admin's engine and holds a role in adminEngineRoles.
+    """
+    may_use_admins = any(role in options["adminEngineRoles"] for role in roles)
+    user_engines = bool(options["userEngines"])
+    choice = (settings.get("engine") or DEFAULT) if user_engines else DEFAULT
+    if choice == DEFAULT:
+        if not may_use_admins:
+            raise ToolError(OWN_ENGINE_NEEDED if user_engines else NOT_AVAILABLE)
+        return Resolved(engines[options["engine"]], options.get("apiKey"), options.get("baseURL"))
+    engine = engines.get(str(choice))
+    if engine is None:
+        logger.warning("a user's web search engine %r is no longer installed", str(choice)[:100])
+        raise ToolError(
+            f"Your web search engine {choice} is no longer installed. "
+            "Pick another engine in the web search settings."
+        )
+    api_key = _given(settings.get("apiKey"))
+    base_url = _given(settings.get("baseURL"))
+    users_base_url = base_url is not None
+    if may_use_admins and choice == options["engine"]:
+        api_key = api_key or options.get("apiKey")
+        base_url = base_url or options.get("baseURL")
+    if engine.needs_key and not api_key:
+        raise ToolError(f"Add your {engine.name} API key in the web search settings.")
+    if engine.needs_base_url and not base_url:
+        raise ToolError(f"Add your {engine.name} base URL in the web search settings.")
+    return Resolved(
+        engine,
+        api_key if engine.needs_key else None,
+        base_url if engine.needs_base_url else None,
+        users_base_url=users_base_url and engine.needs_base_url,
+    )
+
+
+def _given(value: Any) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
