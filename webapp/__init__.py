@@ -16,10 +16,9 @@ MIGRATIONS_DIR = str(settings.ROOT / "migrations")
 def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     """Return a configured app; config overrides the environment (tests pass settings here)."""
     app = Flask(__name__, instance_path=str(settings.INSTANCE_DIR))
-    values = settings.load_config()
-    values.update(config or {})
-    if "DATABASE_URL" in (config or {}):
-        values["DATABASE_URL"] = settings.parse_database_url("DATABASE_URL", values["DATABASE_URL"])
+    config = dict(config or {})
+    values = settings.load_config(overrides=config)
+    app.config.update(config)
     app.config.update(values)
     app.config["SQLALCHEMY_DATABASE_URI"] = values["DATABASE_URL"]
     app.config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {"pool_pre_ping": True})

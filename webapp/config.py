@@ -87,7 +87,7 @@ def parse_database_url(name: str, raw: str) -> str:
 
 def parse_redis_url(name: str, raw: str) -> str:
     """Return a redis:// or rediss:// URL."""
-    value = parse_url(name, raw)
+    value = raw.strip()
     if not value.startswith(("redis://", "rediss://", "unix://")):
         raise ConfigError(f"{name} must start with redis://, rediss:// or unix://, not {raw!r}.")
     return value
@@ -217,18 +217,24 @@ def find_secret_key(instance_dir: Path = INSTANCE_DIR) -> str:
     return key
 
 
-def load_config(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """Return every setting parsed from the environment; raise ConfigError naming a bad one."""
+def load_config(
+    environ: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Return every setting from overrides or the environment; raise ConfigError naming a bad one.
+
+    Overrides (from tests) may be text, which is parsed, or already-parsed values.
+    """
     environ = os.environ if environ is None else environ
+    overrides = overrides or {}
     values: dict[str, Any] = {}
     for setting in SETTINGS:
-        raw = environ.get(setting.name)
+        if setting.name in overrides and not isinstance(overrides[setting.name], str):
+            values[setting.name] = overrides[setting.name]
+            continue
+        raw = overrides.get(setting.name, environ.get(setting.name))
         if raw is None or (raw == "" and setting.default is None):
-            values[setting.name] = (
-                None if setting.default is None else setting.parse(setting.name, setting.default)
-            )
-        else:
-            values[setting.name] = setting.parse(setting.name, raw)
+            raw = setting.default
+        values[setting.name] = None if raw is None else setting.parse(setting.name, raw)
     if values["DATABASE_URL"] is None:
         values["DATABASE_URL"] = f"sqlite:///{INSTANCE_DIR / 'lookout.db'}"
     if values["PUBLIC_URL"] is None:

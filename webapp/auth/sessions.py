@@ -57,6 +57,8 @@ def protect_from_csrf() -> None:
     """Check the CSRF token of state-changing requests, except bearer-token ones."""
     if request.method in ("GET", "HEAD", "OPTIONS", "TRACE"):
         return
+    if request.routing_exception is not None:
+        return  # a 404 or 405 tells more than a CSRF failure would
     if find_bearer_token() is not None:
         return
     csrf.protect()

@@ -20,3 +20,24 @@ class Provider(db.Model):
     base_url: Mapped[str] = mapped_column(String(500), nullable=False)
     api_key: Mapped[str | None] = mapped_column(Text)
     models: Mapped[list] = mapped_column(JSON, nullable=False, default=list)
+
+
+def split_model_id(model_id: str) -> tuple[str, str]:
+    """Return (provider name, model name) of an id "<provider>/<model>", split at the first "/"."""
+    provider, sep, model = model_id.partition("/")
+    if not sep or not provider or not model:
+        raise ValueError(f"A model id looks like provider/model, not {model_id!r}.")
+    return provider, model
+
+
+def find_model(model_id: str) -> tuple[Provider, dict] | None:
+    """Return the provider and the model entry of a model id, or None when there is none."""
+    try:
+        provider_name, model_name = split_model_id(model_id)
+    except ValueError:
+        return None
+    provider = db.session.scalar(db.select(Provider).filter_by(name=provider_name))
+    if provider is None:
+        return None
+    model = next((m for m in provider.models or [] if m.get("name") == model_name), None)
+    return None if model is None else (provider, model)

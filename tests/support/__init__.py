@@ -1,0 +1,1 @@
+"""Helpers the test fixtures are built from: processes, private Redis servers, workers, databases."""

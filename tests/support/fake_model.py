@@ -1,0 +1,253 @@
+"""A scripted OpenAI-compatible model server on loopback that records every request it gets.
+
+    with FakeModel() as fake:
+        fake.script(Reply.tool_calls([("web_search", {"query": "x"})]), Reply.text("Done."))
+        provider = OpenAICompatibleProvider("fake", fake.base_url, "sk-test")
+        ...
+        assert fake.last_request().json["tools"][0]["function"]["name"] == "web_search"
+
+Scripted replies are served first in, first out; with the queue empty the server answers with
+``responder(request_json)`` when one is set, else with ``default`` (a short text).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import ThreadingHTTPServer
+from typing import Any
+
+from tests.support.fake_model_http import FakeModelHandler
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer: text, tool calls, an HTTP error, or a stream that never ends."""
+
+    content: str = ""
+    chunks: int = 1
+    delay: float = 0.0
+    calls: tuple[tuple[str, str], ...] = ()
+    argument_chunks: int = 1
+    sources: tuple[tuple[str, str], ...] = ()
+    usage: tuple[int, int] | None = (10, 5)
+    status: int = 200
+    body: Any = None
+    headers: tuple[tuple[str, str], ...] = ()
+    endless: bool = False
+    silent: bool = False
+    then: str | None = None
+    raw_body: str | None = None
+
+    @classmethod
+    def text(
+        cls,
+        text: str,
+        chunks: int = 1,
+        delay: float = 0.0,
+        usage: tuple[int, int] | None = (10, 5),
+        sources: list[tuple[str, str]] | None = None,
+        then: str | None = None,
+    ) -> Reply:
+        """Text streamed in ``chunks`` pieces ``delay`` seconds apart, then ``usage`` (in, out).
+
+        ``then="error"`` ends the stream after the text with an in-stream error event (HTTP 500
+        in its body); ``then="disconnect"`` drops the connection instead.
+        """
+        return cls(
+            content=text,
+            chunks=chunks,
+            delay=delay,
+            usage=usage,
+            sources=tuple(sources or ()),
+            then=then,
+        )
+
+    @classmethod
+    def tool_calls(
+        cls,
+        calls: list[tuple[str, Any]],
+        text: str = "",
+        argument_chunks: int = 1,
+        usage: tuple[int, int] | None = (10, 5),
+    ) -> Reply:
+        """Tool calls as (name, arguments), arguments a dict or a raw string sent verbatim.
+
+        Each call's arguments are split over ``argument_chunks`` stream chunks; ``text``, if
+        given, is streamed before the calls.
+        """
+        encoded = tuple(
+            (name, args if isinstance(args, str) else json.dumps(args)) for name, args in calls
+        )
+        return cls(content=text, calls=encoded, argument_chunks=argument_chunks, usage=usage)
+
+    @classmethod
+    def error(
+        cls, status: int, body: Any = None, headers: dict[str, str] | None = None
+    ) -> Reply:
+        """An HTTP error; the body defaults to OpenAI's error shape, a str body is sent as is."""
+        if body is None:
+            body = {"error": {"message": f"Scripted error {status}.", "type": "error"}}
+        return cls(status=status, body=body, headers=tuple((headers or {}).items()))
+
+    @classmethod
+    def forever(cls, text: str = "tick ", delay: float = 0.05) -> Reply:
+        """A stream sending ``text`` every ``delay`` seconds until the client goes away."""
+        return cls(content=text, delay=delay, endless=True)
+
+    @classmethod
+    def hang(cls) -> Reply:
+        """A stream that sends its headers and one empty chunk, then nothing until disconnect."""
+        return cls(silent=True)
+
+    @classmethod
+    def raw(cls, body: str) -> Reply:
+        """A 200 event stream whose body is ``body`` verbatim (for malformed streams)."""
+        return cls(raw_body=body)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """A request the fake received: method, path, headers (lower-case names) and JSON body."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    json: Any
+
+
+class FakeModel:
+    """The server: ``start()``/``stop()`` or a context manager; ``base_url`` ends in ``/v1``."""
+
+    def __init__(
+        self,
+        default: Reply | None = None,
+        responder: Callable[[dict[str, Any]], Reply] | None = None,
+        models: list[str] | None = None,
+        api_key: str | None = None,
+        host: str = "127.0.0.1",
+    ) -> None:
+        self.default = default or Reply.text("Hello from the fake model.")
+        self.responder = responder
+        self.models = models if models is not None else ["fake-model", "fake-model-no-tools"]
+        self.api_key = api_key  # when set, other keys get a 401 as from a real provider
+        self.host = host
+        self.disconnects = 0
+        self.open_streams = 0
+        self._queue: deque[Reply] = deque()
+        self._requests: list[RecordedRequest] = []
+        self._changed = threading.Condition()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self.stopping = threading.Event()
+        self.connections: set[Any] = set()
+
+    # Scripting and inspection -------------------------------------------------------------
+
+    def script(self, *replies: Reply) -> None:
+        """Queue replies, served first in, first out, before the default."""
+        with self._changed:
+            self._queue.extend(replies)
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """A copy of every request received so far, oldest first."""
+        with self._changed:
+            return list(self._requests)
+
+    def chat_requests(self) -> list[RecordedRequest]:
+        """The chat completion requests received so far, oldest first."""
+        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    def last_request(self) -> RecordedRequest:
+        """The most recent request; AssertionError when there was none."""
+        requests = self.requests
+        assert requests, "the fake model received no request"
+        return requests[-1]
+
+    def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[RecordedRequest]:
+        """Wait until ``count`` requests arrived and return them; AssertionError on timeout."""
+        with self._changed:
+            ok = self._changed.wait_for(lambda: len(self._requests) >= count, timeout)
+            assert ok, f"the fake model received {len(self._requests)} requests, not {count}"
+            return list(self._requests)
+
+    def wait_for_disconnects(self, count: int = 1, timeout: float = 5.0) -> None:
+        """Wait until ``count`` streams were closed by the client early; AssertionError else."""
+        with self._changed:
+            ok = self._changed.wait_for(lambda: self.disconnects >= count, timeout)
+            assert ok, f"the fake model saw {self.disconnects} disconnects, not {count}"
+
+    # Used by the request handler ------------------------------------------------------------
+
+    def record(self, request: RecordedRequest) -> Reply:
+        """Store a request and pick its reply."""
+        with self._changed:
+            self._requests.append(request)
+            self._changed.notify_all()
+            if self._queue:
+                return self._queue.popleft()
+        if self.responder is not None and isinstance(request.json, dict):
+            return self.responder(request.json)
+        return self.default
+
+    def stream_opened(self) -> None:
+        """Count a stream that started."""
+        with self._changed:
+            self.open_streams += 1
+
+    def stream_closed(self, disconnected: bool) -> None:
+        """Count a stream that ended, early by the client when ``disconnected``."""
+        with self._changed:
+            self.open_streams -= 1
+            if disconnected:
+                self.disconnects += 1
+            self._changed.notify_all()
+
+    # Lifecycle --------------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI-style base URL, e.g. ``http://127.0.0.1:PORT/v1``."""
+        assert self._server is not None, "the fake model is not started"
+        return f"http://{self.host}:{self._server.server_address[1]}/v1"
+
+    def start(self) -> FakeModel:
+        """Listen on a free loopback port and serve in a daemon thread."""
+        server = ThreadingHTTPServer((self.host, 0), FakeModelHandler, bind_and_activate=False)
+        server.daemon_threads = True
+        server.request_queue_size = 1024
+        server.allow_reuse_address = True
+        server.server_bind()
+        server.server_activate()
+        server.fake = self  # type: ignore[attr-defined]
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, end open streams and close every connection."""
+        if self._server is None:
+            return
+        self.stopping.set()
+        self._server.shutdown()
+        self._server.server_close()
+        with self._changed:
+            connections = list(self.connections)
+        for connection in connections:
+            FakeModelHandler.shut(connection)
+        if self._thread is not None:
+            self._thread.join(5)
+        self._server = None
+
+    def __enter__(self) -> FakeModel:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()

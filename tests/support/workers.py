@@ -1,0 +1,72 @@
+"""A real Celery worker process (`celery -A workers worker --pool threads`) for one app's settings."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+from flask import Flask
+
+from tests.support.processes import start_process, stop_process, wait_until
+from webapp import queue
+from webapp.config import SETTINGS, to_environ
+
+
+def worker_environ(app: Flask, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Return this process's environment with every setting replaced by the app's value."""
+    env = {key: value for key, value in os.environ.items()}
+    for setting in SETTINGS:
+        env.pop(setting.name, None)
+    env.update(to_environ(app.config))
+    env.update(extra or {})
+    return env
+
+
+def pings(app: Flask) -> bool:
+    """Return whether a worker on the app's queue answers the ping task within a second."""
+    with app.app_context():
+        try:
+            return queue.call("lookout.ping", timeout=1) == "pong"
+        except queue.QueueError:
+            return False
+
+
+class CeleryWorker:
+    """A worker subprocess consuming the app's queue; `log` is its output file."""
+
+    def __init__(self, app: Flask, log_dir: Path, concurrency: int = 4, extra_env=None):
+        self.app = app
+        self.log = log_dir / f"worker-{uuid.uuid4().hex[:8]}.log"
+        self.concurrency = concurrency
+        self.env = worker_environ(app, extra_env)
+        self.process: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 30) -> CeleryWorker:
+        """Start the worker and wait until it answers the ping; return self."""
+        args = [sys.executable, "-m", "celery", "-A", "workers", "worker", "--pool", "threads",
+                "--concurrency", str(self.concurrency), "--loglevel", "INFO",
+                "--without-mingle", "--without-gossip", "--without-heartbeat",
+                "--hostname", f"test-{uuid.uuid4().hex[:8]}@%h"]
+        self.process = start_process(args, self.log, env=self.env)
+        try:
+            wait_until(lambda: self.process.poll() is not None or pings(self.app), timeout,
+                       f"The Celery worker did not answer the ping; see {self.log}.")
+        except TimeoutError:
+            self.stop()
+            raise
+        if self.process.poll() is not None:
+            raise RuntimeError(f"The Celery worker exited at start:\n{self.log.read_text()}")
+        return self
+
+    def stop(self) -> int | None:
+        """Stop the worker (warm shutdown, then SIGKILL) and return its exit code."""
+        return stop_process(self.process, timeout=10) if self.process else None
+
+    def __enter__(self) -> CeleryWorker:
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()

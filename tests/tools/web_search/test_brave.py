@@ -1,0 +1,120 @@
+"""Brave: recorded replies mapped to results, and its error replies worded with its name."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import responses
+
+from tools.api import ToolError
+from tools.web_search.engines.brave import URL
+
+
+@pytest.fixture
+def brave(web_search, api_key):
+    return web_search(engine="brave", apiKey=api_key, maxResults=5)
+
+
+def test_brave_results_are_mapped_with_the_key_in_the_header(
+    brave, search, engine_replies, recording, api_key
+):
+    engine_replies.get(URL, body=recording("brave_results.json"))
+    output, citations = search(brave)
+    request = engine_replies.calls[0].request
+    assert request.headers["X-Subscription-Token"] == api_key
+    assert request.headers["User-Agent"] == "Lookout (+http://localhost:5000)"
+    assert "q=python+requests" in request.url and "count=5" in request.url
+    assert [r["url"] for r in output["results"]] == [
+        "https://requests.readthedocs.io/en/latest/",
+        "https://pypi.org/project/requests/",
+        "https://realpython.com/python-requests/",
+    ]
+    assert [c.url for c in citations] == [r["url"] for r in output["results"]]
+
+
+def test_brave_strong_tags_and_entities_are_stripped(brave, search, engine_replies, recording):
+    engine_replies.get(URL, body=recording("brave_results.json"))
+    output, _ = search(brave)
+    first = output["results"][0]
+    assert first["title"] == "Requests: HTTP for Humans™ — Requests 2.32.3 documentation"
+    assert first["snippet"] == (
+        "Requests is an elegant and simple HTTP library for Python, built for human beings. "
+        "Tom & Jerry's \"favourite\"."
+    )
+    assert output["results"][2]["snippet"].startswith("In this tutorial on Python's Requests")
+
+
+def test_brave_long_snippet_is_cut_to_500_characters(brave, search, engine_replies, recording):
+    body = json.loads(recording("brave_results.json"))
+    body["web"]["results"][1]["description"] = "<strong>word</strong> " * 400
+    engine_replies.get(URL, json=body)
+    output, _ = search(brave)
+    snippet = output["results"][1]["snippet"]
+    assert len(snippet) == 500 and snippet.startswith("word word") and "<" not in snippet
+
+
+def test_brave_without_a_web_key_found_nothing(brave, search, engine_replies, recording):
+    engine_replies.get(URL, body=recording("brave_no_results.json"))
+    output, citations = search(brave)
+    assert output == {"results": []} and citations == []
+
+
+@pytest.mark.parametrize(
+    "body", ["<html>Service Unavailable</html>", '{"web": {"results": [{"url": "x"}]}}', "[]"]
+)
+def test_brave_malformed_body_is_a_tool_error_naming_brave(brave, search, engine_replies, body):
+    engine_replies.get(URL, body=body)
+    with pytest.raises(ToolError) as info:
+        search(brave)
+    assert info.value.message == "Brave returned a response Lookout could not read."
+
+
+@pytest.mark.parametrize(
+    ("status", "name", "message"),
+    [
+        (
+            422,
+            "brave_422_token_invalid.json",
+            'The Brave API key was rejected. Brave said: "The provided subscription token is '
+            'invalid."',
+        ),
+        (
+            422,
+            "brave_422_validation.json",
+            'Brave search failed (HTTP 422). Brave said: "Unable to validate request '
+            'parameter(s)."',
+        ),
+        (401, "brave_422_token_invalid.json", "The Brave API key was rejected."),
+        (
+            429,
+            "brave_429.json",
+            'Brave\'s rate limit was reached. Brave said: "Request rate limit exceeded for plan."',
+        ),
+        (
+            500,
+            "brave_500.json",
+            'Brave search failed (HTTP 500). Brave said: "An unexpected error occurred."',
+        ),
+        (502, None, "Brave search failed (HTTP 502)."),
+    ],
+)
+def test_brave_error_statuses_become_sentences_naming_brave(
+    brave, search, engine_replies, recording, status, name, message
+):
+    body = recording(name) if name else "<html><body>Bad Gateway</body></html>"
+    engine_replies.get(URL, body=body, status=status)
+    with pytest.raises(ToolError) as info:
+        search(brave)
+    assert info.value.message.startswith(message)
+
+
+def test_brave_is_asked_for_at_most_max_results(web_search, search, engine_replies, recording):
+    tool = web_search(engine="brave", apiKey="key-123456", maxResults=2)
+    engine_replies.get(
+        URL, body=recording("brave_results.json"), match=[responses.matchers.query_param_matcher(
+            {"q": "python requests", "count": "2"}
+        )]
+    )
+    output, citations = search(tool)
+    assert len(output["results"]) == 2 and len(citations) == 2

@@ -1,0 +1,111 @@
+"""Tavily: recorded replies mapped to results, and its three error body shapes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from responses import matchers
+
+from tools.api import ToolError
+from tools.web_search.engines.tavily import URL
+
+
+@pytest.fixture
+def tavily(web_search, api_key):
+    return web_search(engine="tavily", apiKey=api_key, maxResults=3)
+
+
+def test_tavily_results_are_mapped_from_a_json_post(
+    tavily, search, engine_replies, recording, api_key
+):
+    engine_replies.post(
+        URL,
+        body=recording("tavily_results.json"),
+        match=[
+            matchers.json_params_matcher(
+                {"query": "python requests", "max_results": 3, "search_depth": "basic"}
+            ),
+            matchers.header_matcher({"Authorization": f"Bearer {api_key}"}),
+        ],
+    )
+    output, citations = search(tavily)
+    assert [r["title"] for r in output["results"]] == [
+        "Requests: HTTP for Humans™ — Requests 2.32.3 documentation",
+        "requests · PyPI",
+        "Quickstart — Requests 2.32.3 documentation",
+    ]
+    assert len(citations) == 3
+
+
+def test_tavily_tags_and_entities_are_stripped(tavily, search, engine_replies, recording):
+    engine_replies.post(URL, body=recording("tavily_results.json"))
+    output, _ = search(tavily)
+    assert output["results"][0]["snippet"].endswith(
+        "There's no need to manually add query strings to your URLs."
+    )
+
+
+def test_tavily_long_snippet_is_cut_to_500_characters(tavily, search, engine_replies, recording):
+    body = json.loads(recording("tavily_results.json"))
+    body["results"][0]["content"] = "x" * 5000
+    engine_replies.post(URL, json=body)
+    output, _ = search(tavily)
+    assert len(output["results"][0]["snippet"]) == 500
+
+
+def test_tavily_with_no_results_returns_an_empty_list(tavily, search, engine_replies, recording):
+    engine_replies.post(URL, body=recording("tavily_no_results.json"))
+    assert search(tavily)[0] == {"results": []}
+
+
+@pytest.mark.parametrize("body", ['{"answer": "42"}', "not json", '{"results": [{"title": 1}]}'])
+def test_tavily_malformed_body_is_a_tool_error_naming_tavily(tavily, search, engine_replies, body):
+    engine_replies.post(URL, body=body)
+    with pytest.raises(ToolError) as info:
+        search(tavily)
+    assert info.value.message == "Tavily returned a response Lookout could not read."
+
+
+@pytest.mark.parametrize(
+    ("status", "name", "message"),
+    [
+        (
+            401,
+            "tavily_401.json",
+            'The Tavily API key was rejected. Tavily said: "Unauthorized: missing or invalid API '
+            'key."',
+        ),
+        (
+            432,
+            "tavily_432.json",
+            "Tavily's plan usage limit was reached. Tavily said: \"This request exceeds your "
+            "plan's set usage limit. Please upgrade your plan or contact support@tavily.com\"",
+        ),
+        (
+            433,
+            "tavily_433.json",
+            "Tavily's pay-as-you-go limit was reached. Tavily said: \"This request exceeds the "
+            'pay-as-you-go limit. You can increase your limit on the Tavily dashboard."',
+        ),
+        (
+            422,
+            "tavily_422.json",
+            'Tavily search failed (HTTP 422). Tavily said: "Input should be less than or equal '
+            'to 20; String should have at most 400 characters"',
+        ),
+        (
+            429,
+            "tavily_429.json",
+            "Tavily's rate limit was reached. Tavily said: \"Your request has been blocked due "
+            'to excessive requests. Please reduce rate of requests."',
+        ),
+    ],
+)
+def test_tavily_error_statuses_become_sentences_naming_tavily(
+    tavily, search, engine_replies, recording, status, name, message
+):
+    engine_replies.post(URL, body=recording(name), status=status)
+    with pytest.raises(ToolError) as info:
+        search(tavily)
+    assert info.value.message == message

@@ -1,0 +1,63 @@
+"""The `flask users` and `flask tokens` commands."""
+
+from webapp.extensions import db
+from webapp.models import ApiToken, User
+
+
+def find_user(app, name):
+    with app.app_context():
+        return db.session.scalar(db.select(User).filter_by(name=name))
+
+
+def test_users_create_prints_a_generated_password_that_works(app):
+    result = app.test_cli_runner().invoke(args=["users", "create", "alice"])
+    assert result.exit_code == 0, result.output
+    password = result.output.split("Password (shown once): ")[1].strip()
+    user = find_user(app, "alice")
+    assert user.check_password(password)
+    assert user.roles == ["user"]
+
+
+def test_users_create_admin_with_a_given_password(app):
+    result = app.test_cli_runner().invoke(
+        args=["users", "create", "root", "--admin", "--password", "pw"]
+    )
+    assert result.exit_code == 0
+    assert "Password" not in result.output
+    user = find_user(app, "root")
+    assert user.roles == ["user", "admin"]
+    assert user.check_password("pw")
+
+
+def test_users_create_refuses_a_taken_name(app, make_user):
+    make_user("alice")
+    result = app.test_cli_runner().invoke(args=["users", "create", "alice"])
+    assert result.exit_code != 0
+    assert "already exists" in result.output
+
+
+def test_ensure_admin_creates_one_admin_once(app):
+    runner = app.test_cli_runner()
+    first = runner.invoke(args=["users", "ensure-admin"])
+    assert "Created the admin account 'admin'" in first.output
+    assert find_user(app, "admin").is_admin
+    second = runner.invoke(args=["users", "ensure-admin"])
+    assert second.exit_code == 0
+    assert second.output == ""
+
+
+def test_tokens_create_prints_a_working_token_once(app, client, make_user):
+    make_user("alice")
+    result = app.test_cli_runner().invoke(args=["tokens", "create", "alice", "laptop"])
+    assert result.exit_code == 0
+    token = result.output.strip()
+    response = client.get("/api/me", headers={"Authorization": f"Bearer {token}"})
+    assert response.get_json()["name"] == "alice"
+    with app.app_context():
+        assert db.session.scalar(db.select(ApiToken)).name == "laptop"
+
+
+def test_tokens_create_names_a_missing_account(app):
+    result = app.test_cli_runner().invoke(args=["tokens", "create", "ghost", "x"])
+    assert result.exit_code != 0
+    assert "There is no account named 'ghost'" in result.output

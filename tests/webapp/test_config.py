@@ -1,0 +1,109 @@
+"""The settings table: help for every setting, validation sentences, defaults, the README table."""
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.support.processes import ROOT
+from webapp.config import SETTINGS, ConfigError, load_config
+
+NAMES = [setting.name for setting in SETTINGS]
+
+
+@pytest.mark.parametrize("setting", SETTINGS, ids=NAMES)
+def test_every_setting_has_one_line_of_help(setting):
+    assert setting.help.strip(), f"{setting.name} has no help"
+    assert "\n" not in setting.help
+    assert setting.help.endswith(".")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_setting_appears_in_the_readme(name):
+    assert f"`{name}`" in (ROOT / "README.md").read_text()
+
+
+def test_the_required_settings_are_all_in_the_table():
+    required = {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "PUBLIC_URL", "HOST", "PORT",
+                "APP_NAME", "ALLOW_PRIVATE_NETWORKS", "LOOKOUT_PLUGINS", "ATTACHMENT_MAX_BYTES",
+                "CONTEXT_TOOL_CHARS", "TURN_MAX_STEPS", "EVENT_STREAM_TTL_SECONDS",
+                "WORKER_CONCURRENCY", "LOG_LEVEL", "CELERY_QUEUE"}
+    assert required <= set(NAMES)
+
+
+def test_defaults_apply_when_the_environment_is_empty():
+    values = load_config({"SECRET_KEY": "k"})
+    assert values["PORT"] == 5000
+    assert values["HOST"] == "127.0.0.1"
+    assert values["PUBLIC_URL"] == "http://127.0.0.1:5000"
+    assert values["ALLOW_PRIVATE_NETWORKS"] is False
+    assert values["LOOKOUT_PLUGINS"] == ["tools.web_search", "tools.web_fetch", "tools.pdf"]
+    assert values["ATTACHMENT_MAX_BYTES"] == 20 * 1024 * 1024
+    assert values["CONTEXT_TOOL_CHARS"] == 60000
+    assert values["TURN_MAX_STEPS"] == 10
+    assert values["EVENT_STREAM_TTL_SECONDS"] == 600
+    assert values["DATABASE_URL"].startswith("sqlite:///")
+    assert values["DATABASE_URL"].endswith("instance/lookout.db")
+
+
+@pytest.mark.parametrize(
+    ("environ", "words"),
+    [
+        ({"PORT": "abc"}, ["PORT", "whole number between 1 and 65535", "'abc'"]),
+        ({"PORT": "70000"}, ["PORT", "between 1 and 65535"]),
+        ({"ALLOW_PRIVATE_NETWORKS": "maybe"}, ["ALLOW_PRIVATE_NETWORKS", "true", "false"]),
+        ({"LOG_LEVEL": "LOUD"}, ["LOG_LEVEL", "DEBUG", "INFO"]),
+        ({"REDIS_URL": "localhost:6379"}, ["REDIS_URL", "redis://"]),
+        ({"TURN_MAX_STEPS": "0"}, ["TURN_MAX_STEPS", "between 1 and 1000"]),
+    ],
+)
+def test_an_invalid_value_is_refused_with_a_sentence_naming_the_setting(environ, words):
+    with pytest.raises(ConfigError) as error:
+        load_config({"SECRET_KEY": "k", **environ})
+    message = str(error.value)
+    assert message.endswith(".")
+    for word in words:
+        assert word in message
+
+
+def test_postgresql_urls_use_the_installed_psycopg_driver():
+    values = load_config({"SECRET_KEY": "k", "DATABASE_URL": "postgresql://u@127.0.0.1/db"})
+    assert values["DATABASE_URL"] == "postgresql+psycopg://u@127.0.0.1/db"
+
+
+def test_public_url_follows_host_and_port():
+    values = load_config({"SECRET_KEY": "k", "HOST": "::1", "PORT": "8080"})
+    assert values["PUBLIC_URL"] == "http://[::1]:8080"
+
+
+def test_the_secret_key_is_generated_once_and_kept(tmp_path):
+    from webapp.config import find_secret_key
+
+    first = find_secret_key(tmp_path)
+    assert len(first) == 64
+    assert find_secret_key(tmp_path) == first
+    assert (tmp_path / "secret_key").stat().st_mode & 0o077 == 0
+
+
+def test_the_flask_command_stops_with_the_sentence_on_invalid_config():
+    result = subprocess.run(
+        [sys.executable, "-m", "flask", "--app", "webapp", "routes"],
+        cwd=ROOT, env={"PATH": "/usr/bin:/bin", "PORT": "abc", "SECRET_KEY": "k"},
+        capture_output=True, text=True, timeout=60,
+    )
+    assert result.returncode != 0
+    assert "PORT must be a whole number between 1 and 65535, not 'abc'." in result.stderr
+
+
+def test_the_export_command_validates_and_prints_shell_assignments():
+    ok = subprocess.run(
+        [sys.executable, "-m", "webapp.config", "--export", "PORT", "HOST"],
+        cwd=ROOT, env={"PORT": "8123", "SECRET_KEY": "k"}, capture_output=True, text=True,
+    )
+    assert ok.stdout.splitlines() == ["export PORT=8123", "export HOST=127.0.0.1"]
+    bad = subprocess.run(
+        [sys.executable, "-m", "webapp.config", "--export", "PORT"],
+        cwd=ROOT, env={"PORT": "abc", "SECRET_KEY": "k"}, capture_output=True, text=True,
+    )
+    assert bad.returncode == 2
+    assert "Lookout cannot start: PORT must be a whole number" in bad.stderr

@@ -1,0 +1,111 @@
+"""Signing in and out through the pages, with hashed passwords and CSRF-protected forms."""
+
+from tests.support.accounts import csrf_token_from, sign_in
+from webapp.extensions import db
+from webapp.models import User
+
+
+def test_sign_in_with_the_right_password_opens_the_home_page(client, make_user):
+    make_user("alice")
+    response = sign_in(client, "alice", "password")
+    assert response.status_code == 302
+    assert response.headers["Location"] == "/"
+    page = client.get("/").get_data(as_text=True)
+    assert "alice" in page
+    assert "Sign out" in page
+
+
+def test_passwords_are_stored_hashed(app, make_user):
+    make_user("alice", password="s3cret-words")
+    with app.app_context():
+        stored = db.session.scalar(db.select(User).filter_by(name="alice")).password_hash
+    assert "s3cret-words" not in stored
+    assert stored.startswith(("scrypt:", "pbkdf2:"))
+
+
+def test_a_wrong_password_is_refused_with_a_sentence(client, make_user):
+    make_user("alice")
+    response = sign_in(client, "alice", "wrong")
+    assert response.status_code == 401
+    assert "That name and password do not match" in response.get_data(as_text=True)
+    assert client.get("/").status_code == 302
+
+
+def test_an_unknown_name_gets_the_same_answer_as_a_wrong_password(client):
+    response = sign_in(client, "nobody", "password")
+    assert response.status_code == 401
+    assert "That name and password do not match" in response.get_data(as_text=True)
+
+
+def test_the_home_page_sends_strangers_to_sign_in(client):
+    response = client.get("/")
+    assert response.status_code == 302
+    assert response.headers["Location"].startswith("/sign-in")
+
+
+def test_sign_out_ends_the_session(signed_in_client):
+    client = signed_in_client("alice")
+    assert client.post("/sign-out").status_code == 302
+    assert client.get("/").status_code == 302
+    assert client.get("/api/me").status_code == 401
+
+
+def test_a_disabled_account_cannot_sign_in(client, make_user):
+    make_user("mallory", disabled=True)
+    response = sign_in(client, "mallory", "password")
+    assert response.status_code == 403
+    assert "This account is disabled" in response.get_data(as_text=True)
+    assert client.get("/api/me").status_code == 401
+
+
+def test_disabling_an_account_ends_its_open_sessions(app, signed_in_client):
+    client = signed_in_client("alice")
+    assert client.get("/api/me").status_code == 200
+    with app.app_context():
+        db.session.get(User, client.user.id).disabled = True
+        db.session.commit()
+    assert client.get("/api/me").status_code == 401
+
+
+def test_the_sign_in_form_without_its_csrf_token_is_refused(client, make_user):
+    make_user("alice")
+    response = client.post("/sign-in", data={"name": "alice", "password": "password"})
+    assert response.status_code == 400
+    assert client.get("/").status_code == 302
+
+
+def test_sign_out_without_a_csrf_token_is_refused(app, make_user):
+    make_user("alice")
+    client = app.test_client()
+    sign_in(client, "alice", "password")
+    assert client.post("/sign-out").status_code == 400
+    assert client.get("/").status_code == 200
+
+
+def test_a_json_request_with_the_session_but_no_csrf_header_is_refused(app, make_user):
+    make_user("alice")
+    client = app.test_client()
+    sign_in(client, "alice", "password")
+    response = client.post("/api/tokens", json={"name": "laptop"})
+    assert response.status_code == 400
+    error = response.get_json()["error"]
+    assert "CSRF" in error["message"]
+    assert error["fields"] == {}
+
+
+def test_a_json_request_with_the_session_and_the_csrf_header_passes(app, make_user):
+    make_user("alice")
+    client = app.test_client()
+    sign_in(client, "alice", "password")
+    token = csrf_token_from(client.get("/").get_data(as_text=True))
+    response = client.post("/api/tokens", json={"name": "laptop"}, headers={"X-CSRFToken": token})
+    assert response.status_code == 201
+
+
+def test_sign_in_returns_to_a_local_next_page_only(client, make_user):
+    make_user("alice")
+    page = client.get("/sign-in?next=//evil.example/")
+    token = csrf_token_from(page.get_data(as_text=True))
+    response = client.post("/sign-in?next=//evil.example/",
+                           data={"name": "alice", "password": "password", "csrf_token": token})
+    assert response.headers["Location"] == "/"

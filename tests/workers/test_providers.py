@@ -1,0 +1,298 @@
+"""The OpenAI-compatible provider against the loopback fake model: streaming, tools, errors, retries."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from tests.support.fake_model import FakeModel, Reply
+from workers.providers import (
+    Finished,
+    OpenAICompatibleProvider,
+    ProviderCancelled,
+    ProviderError,
+    ProviderEvent,
+    SourceEvent,
+    TextDelta,
+    ToolCallRequest,
+    ToolSpec,
+    Usage,
+)
+
+KEY = "sk-test-0123456789abcdef"
+HELLO = [{"role": "user", "content": "Hello"}]
+SEARCH = ToolSpec(
+    "web_search",
+    "Search the web.",
+    {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+)
+
+
+class RecordedWaits:
+    """A ``wait`` that records the delays instead of sleeping."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    def __call__(self, seconds: float, cancelled: Callable[[], bool]) -> None:
+        self.delays.append(seconds)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeModel]:
+    with FakeModel() as server:
+        yield server
+
+
+@pytest.fixture
+def waits() -> RecordedWaits:
+    return RecordedWaits()
+
+
+@pytest.fixture
+def provider(fake: FakeModel, waits: RecordedWaits) -> Iterator[OpenAICompatibleProvider]:
+    with OpenAICompatibleProvider("Fakery", fake.base_url, KEY, wait=waits) as client:
+        yield client
+
+
+def collect(events: Iterator[ProviderEvent]) -> list[ProviderEvent]:
+    return list(events)
+
+
+def text_of(events: list[ProviderEvent]) -> str:
+    return "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
+def failure(provider: OpenAICompatibleProvider, model: str = "fake-model") -> ProviderError:
+    with pytest.raises(ProviderError) as caught:
+        collect(provider.stream(model, HELLO))
+    return caught.value
+
+
+def closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_streamed_text_arrives_in_pieces_then_usage_and_finish(fake, provider):
+    fake.script(Reply.text("Hello world", chunks=5, usage=(12, 7)))
+    events = collect(provider.stream("fake-model", HELLO))
+    deltas = [e for e in events if isinstance(e, TextDelta)]
+    assert len(deltas) == 5
+    assert text_of(events) == "Hello world"
+    assert events[-2:] == [Usage(12, 7), Finished("stop")]
+
+
+def test_fragmented_tool_call_arguments_are_assembled_in_order(fake, provider):
+    fake.script(
+        Reply.tool_calls(
+            [("web_search", {"query": "lookout"}), ("web_fetch", {"url": "https://a.example/"})],
+            text="Let me look.",
+            argument_chunks=4,
+        )
+    )
+    events = collect(provider.stream("fake-model", HELLO, [SEARCH]))
+    calls = [e for e in events if isinstance(e, ToolCallRequest)]
+    assert text_of(events) == "Let me look."
+    assert [(c.name, c.arguments) for c in calls] == [
+        ("web_search", {"query": "lookout"}),
+        ("web_fetch", {"url": "https://a.example/"}),
+    ]
+    assert all(c.id.startswith("call_") for c in calls) and calls[0].id != calls[1].id
+    assert events[-1] == Finished("tool_calls")
+
+
+def test_arguments_that_are_not_a_json_object_come_back_as_none_with_the_raw_text(fake, provider):
+    fake.script(Reply.tool_calls([("web_search", '{"query": "unfinished'), ("web_fetch", "[1]")]))
+    calls = [e for e in collect(provider.stream("fake-model", HELLO)) if isinstance(e, ToolCallRequest)]
+    assert [(c.arguments, c.raw_arguments) for c in calls] == [
+        (None, '{"query": "unfinished'),
+        (None, "[1]"),
+    ]
+
+
+def test_tools_are_sent_only_when_there_are_some(fake, provider):
+    collect(provider.stream("fake-model", HELLO, []))
+    collect(provider.stream("fake-model", HELLO, [SEARCH]))
+    without, with_tools = (r.json for r in fake.chat_requests())
+    assert "tools" not in without
+    assert with_tools["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "web_search",
+                "description": "Search the web.",
+                "parameters": SEARCH.parameters,
+            },
+        }
+    ]
+    assert with_tools["messages"] == HELLO
+    assert with_tools["stream"] is True and with_tools["stream_options"] == {"include_usage": True}
+    assert fake.last_request().headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_provider_citations_become_source_events(fake, provider):
+    fake.script(Reply.text("See.", sources=[("https://a.example/", "A")]))
+    events = collect(provider.stream("fake-model", HELLO))
+    assert SourceEvent("https://a.example/", "A") in events
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        (401, "The provider Fakery rejected its API key. An admin can update it in the provider"),
+        (403, "The provider Fakery rejected its API key."),
+        (404, "The model fake-model is not available from Fakery."),
+        (429, "The provider Fakery rate limit was reached. Wait a minute and try again."),
+        (500, "The provider Fakery failed (HTTP 500). Try again later."),
+        (502, "The provider Fakery failed (HTTP 502)."),
+    ],
+)
+def test_http_errors_become_sentences_without_the_key(fake, provider, status, expected):
+    echo = {"error": {"message": f"Incorrect API key provided: {KEY}."}}
+    fake.script(*[Reply.error(status, echo)] * 4)
+    error = failure(provider)
+    assert error.message.startswith(expected)
+    assert error.status == status
+    assert KEY not in str(error) and KEY not in repr(error.args)
+
+
+def test_other_refusals_quote_the_provider_with_the_key_redacted(fake, provider):
+    fake.script(Reply.error(400, {"error": {"message": f"Context too long for key {KEY}."}}))
+    error = failure(provider)
+    assert error.message == (
+        'The provider Fakery refused the request (HTTP 400). Fakery said: '
+        '"Context too long for key [redacted]."'
+    )
+    assert not error.retryable
+
+
+def test_rate_limit_and_server_errors_before_the_first_token_are_retried_with_backoff(
+    fake, provider, waits
+):
+    fake.script(Reply.error(429), Reply.error(503), Reply.error(500), Reply.text("Finally."))
+    assert text_of(collect(provider.stream("fake-model", HELLO))) == "Finally."
+    assert waits.delays == [0.5, 1.0, 2.0]
+    assert len(fake.chat_requests()) == 4
+
+
+def test_retries_stop_after_three(fake, provider, waits):
+    fake.script(*[Reply.error(503)] * 5)
+    assert failure(provider).retryable
+    assert len(fake.chat_requests()) == 4 and len(waits.delays) == 3
+
+
+def test_retry_after_is_honoured_up_to_its_cap(fake, provider, waits):
+    fake.script(Reply.error(429, headers={"Retry-After": "2"}), Reply.text("ok"))
+    assert text_of(collect(provider.stream("fake-model", HELLO))) == "ok"
+    fake.script(Reply.error(429, headers={"Retry-After": "120"}), Reply.text("never"))
+    assert "rate limit" in failure(provider).message
+    assert waits.delays == [2.0]
+
+
+def test_an_error_after_the_first_token_ends_the_stream_without_a_retry(fake, provider, waits):
+    fake.script(Reply.text("Half an ans", then="error"), Reply.text("duplicate"))
+    received: list[ProviderEvent] = []
+    with pytest.raises(ProviderError) as caught:
+        for event in provider.stream("fake-model", HELLO):
+            received.append(event)
+    assert text_of(received) == "Half an ans"
+    assert caught.value.message.startswith("The provider Fakery reported an error during the reply")
+    assert len(fake.chat_requests()) == 1 and waits.delays == []
+
+
+def test_a_connection_dropped_mid_reply_is_reported_as_broken(fake, provider):
+    fake.script(Reply.text("Half", then="disconnect"))
+    error = failure(provider)
+    assert error.message == "The connection to the provider Fakery broke during the reply. Try again."
+    assert len(fake.chat_requests()) == 1
+
+
+def test_an_unreachable_provider_is_retried_then_named_with_its_address(waits):
+    base_url = f"http://127.0.0.1:{closed_port()}/v1"
+    with OpenAICompatibleProvider("Local", base_url, KEY, wait=waits) as provider:
+        error = failure(provider)
+    assert error.message.startswith(f"Lookout could not reach the provider Local at {base_url}.")
+    assert error.retryable and len(waits.delays) == 3
+
+
+def test_a_silent_provider_times_out_with_a_clear_message(fake, waits):
+    fake.script(Reply.hang())
+    with OpenAICompatibleProvider("Slow", fake.base_url, KEY, timeout=0.3, wait=waits) as provider:
+        error = failure(provider)
+    assert error.message.startswith("The provider Slow did not answer in time.")
+    assert waits.delays == []
+
+
+def test_an_unreadable_stream_is_reported(fake, provider):
+    fake.script(*[Reply.raw("data: {this is not json\n\n")] * 4)
+    assert "sent a reply Lookout could not read" in failure(provider).message
+
+
+def test_cancelling_mid_stream_closes_the_stream(fake, provider):
+    fake.script(Reply.forever(delay=0.02))
+    flag = threading.Event()
+    received = 0
+    with pytest.raises(ProviderCancelled):
+        for _ in provider.stream("fake-model", HELLO, cancelled=flag.is_set):
+            received += 1
+            if received == 3:
+                flag.set()
+    assert received == 3
+    fake.wait_for_disconnects(1, timeout=2)
+
+
+def test_cancelling_while_the_provider_is_silent_closes_the_stream_quickly(fake, provider):
+    fake.script(Reply.hang())
+    flag = threading.Event()
+    threading.Timer(0.2, flag.set).start()
+    started = time.monotonic()
+    with pytest.raises(ProviderCancelled):
+        collect(provider.stream("fake-model", HELLO, cancelled=flag.is_set))
+    assert time.monotonic() - started < 0.2 + 0.5
+    fake.wait_for_disconnects(1, timeout=2)
+
+
+def test_cancelling_during_a_retry_wait_wakes_it_at_once(fake):
+    fake.script(Reply.error(503), Reply.text("never"))
+    flag = threading.Event()
+    threading.Timer(0.1, flag.set).start()
+    started = time.monotonic()
+    with OpenAICompatibleProvider("Fakery", fake.base_url, KEY, backoff=5.0) as provider:
+        with pytest.raises(ProviderCancelled):
+            collect(provider.stream("fake-model", HELLO, cancelled=flag.is_set))
+    assert time.monotonic() - started < 1.0
+    assert len(fake.chat_requests()) == 1
+
+
+def test_listing_models_tests_the_connection(fake, provider):
+    assert provider.list_models() == ["fake-model", "fake-model-no-tools"]
+    fake.script(Reply.error(404))
+    assert failure_of(provider.list_models).message.startswith(
+        f"The provider Fakery has no model list at {fake.base_url}/models."
+    )
+
+
+def test_a_wrong_key_fails_the_connection_test():
+    with FakeModel(api_key="sk-right-key") as fake:
+        with OpenAICompatibleProvider("Fakery", fake.base_url, KEY) as provider:
+            error = failure_of(provider.list_models)
+    assert error.message.startswith("The provider Fakery rejected its API key.")
+
+
+def test_a_keyless_provider_never_gets_the_environment_key(fake, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
+    with OpenAICompatibleProvider("Ollama", fake.base_url, None) as provider:
+        collect(provider.stream("fake-model", HELLO))
+    assert "sk-from-the-environment" not in fake.last_request().headers["authorization"]
+
+
+def failure_of(call: Callable[[], object]) -> ProviderError:
+    with pytest.raises(ProviderError) as caught:
+        call()
+    return caught.value

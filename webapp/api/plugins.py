@@ -1,0 +1,188 @@
+"""Plugins over the API: users' tool switches and settings, admins' options and catalogs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, current_app, jsonify, request
+from flask_login import current_user
+
+from tools.api import IngesterRegistry, PluginConfigError, validate_options
+from tools.host import PluginState, is_enabled, start
+from tools.schema import json_schema
+from tools.settings import mask, merge_save
+from webapp import plugins
+from webapp.auth.guards import admin_required, api_login_required
+from webapp.errors import ApiError
+from webapp.extensions import db
+from webapp.models import UserPluginSettings, UserToolSetting
+from webapp.models.base import utcnow
+
+bp = Blueprint("api_plugins", __name__, url_prefix="/api")
+
+
+def json_body() -> dict[str, Any]:
+    """Return the request's JSON object, or raise a 400 saying what to send."""
+    body = request.get_json(silent=True)
+    if not isinstance(body, dict):
+        raise ApiError("Send a JSON object in the request body.", 400)
+    return body
+
+
+def get_active_plugin(plugin_id: str) -> PluginState:
+    """Return a listed, active plugin; 404 otherwise."""
+    state = plugins.get_host().plugins.get(plugin_id)
+    if state is None or state.status != "active":
+        raise ApiError(f"There is no active plugin {plugin_id}.", 404)
+    return state
+
+
+def config_error(error: PluginConfigError) -> ApiError:
+    """Return the 400 for invalid options or settings, with the per-field messages."""
+    return ApiError(error.message, 400, error.fields)
+
+
+def show_user_plugin(state: PluginState, choices: dict[str, bool]) -> dict[str, Any]:
+    """Return one plugin's block of the settings page for the signed-in user."""
+    schema = state.settings_schema()
+    settings, secrets_set = mask(schema, plugins.find_settings(current_user.id, state.id))
+    return {
+        "id": state.id,
+        "tools": [
+            {
+                "name": tool.name,
+                "description": tool.description,
+                "enabled": is_enabled(tool, choices.get(tool.name)),
+                "userToggle": tool.user_toggle,
+            }
+            for tool in state.tools
+        ],
+        "schema": json_schema(schema) if schema is not None else None,
+        "settings": settings if schema is not None else {},
+        "secretsSet": secrets_set,
+    }
+
+
+@bp.get("/plugins/settings")
+@api_login_required
+def list_settings():
+    """List each plugin that has user settings or a switchable tool."""
+    choices = plugins.tool_choices(current_user.id)
+    shown = [
+        show_user_plugin(state, choices)
+        for state in plugins.get_host().plugins.values()
+        if state.status == "active"
+        and (state.settings_schema() is not None or any(t.user_toggle for t in state.tools))
+    ]
+    return jsonify({"plugins": shown})
+
+
+@bp.put("/plugins/<plugin_id>/tools/<name>")
+@api_login_required
+def switch_tool(plugin_id: str, name: str):
+    """Store the user's switch for a tool; 404 for another plugin's tool, 400 without a toggle."""
+    state = get_active_plugin(plugin_id)
+    tool = next((t for t in state.tools if t.name == name), None)
+    if tool is None:
+        raise ApiError(f"The plugin {plugin_id} has no tool {name}.", 404)
+    if not tool.user_toggle:
+        raise ApiError(f"The tool {name} cannot be switched on or off by users.", 400)
+    enabled = json_body().get("enabled")
+    if not isinstance(enabled, bool):
+        raise ApiError("Send enabled: true or false.", 400, {"enabled": ["Must be a boolean."]})
+    row = db.session.get(UserToolSetting, (current_user.id, name))
+    if row is None:
+        row = UserToolSetting(user_id=current_user.id, tool=name, enabled=enabled)
+        db.session.add(row)
+    row.enabled, row.updated_at = enabled, utcnow()
+    db.session.commit()
+    return jsonify({"name": name, "enabled": enabled, "userToggle": True})
+
+
+@bp.put("/plugins/<plugin_id>/settings")
+@api_login_required
+def save_settings(plugin_id: str):
+    """Validate and store the user's settings for a plugin; 400 with per-field messages."""
+    state = get_active_plugin(plugin_id)
+    schema = state.settings_schema()
+    if schema is None:
+        raise ApiError(f"The plugin {plugin_id} has no settings for users.", 404)
+    stored = plugins.find_settings(current_user.id, plugin_id)
+    try:
+        valid = validate_options(schema, merge_save(schema, stored, json_body()), "settings")
+    except PluginConfigError as error:
+        raise config_error(error) from error
+    row = db.session.get(UserPluginSettings, (current_user.id, plugin_id))
+    if row is None:
+        row = UserPluginSettings(user_id=current_user.id, plugin_id=plugin_id)
+        db.session.add(row)
+    row.settings = valid
+    db.session.commit()
+    settings, secrets_set = mask(schema, valid)
+    return jsonify({"id": plugin_id, "settings": settings, "secretsSet": secrets_set})
+
+
+@bp.delete("/plugins/<plugin_id>/settings")
+@api_login_required
+def delete_settings(plugin_id: str):
+    """Forget the user's settings for a plugin; tool switches stay as they are."""
+    get_active_plugin(plugin_id)
+    row = db.session.get(UserPluginSettings, (current_user.id, plugin_id))
+    if row is not None:
+        db.session.delete(row)
+        db.session.commit()
+    return "", 204
+
+
+def show_admin_plugin(state: PluginState) -> dict[str, Any]:
+    """Return one plugin's status, options schema and options, secrets masked."""
+    schema = state.plugin.options_schema if state.plugin is not None else None
+    options, secrets_set = mask(schema, state.stored)
+    return {
+        "id": state.id,
+        "status": state.status,
+        "reason": state.reason,
+        "fields": state.fields,
+        "schema": json_schema(schema) if schema is not None else None,
+        "options": options,
+        "secretsSet": secrets_set,
+        "tools": [tool.name for tool in state.tools],
+        "hasCatalog": bool(state.plugin and state.plugin.catalog),
+    }
+
+
+@bp.get("/admin/plugins")
+@admin_required
+def list_plugins():
+    """List every listed plugin with its status (active, needs-configuration, failed)."""
+    return jsonify({"plugins": [show_admin_plugin(s) for s in plugins.get_host().plugins.values()]})
+
+
+@bp.put("/admin/plugins/<plugin_id>/options")
+@admin_required
+def save_plugin_options(plugin_id: str):
+    """Validate, store and apply a plugin's options everywhere; 400 with per-field messages."""
+    state = plugins.get_host().plugins.get(plugin_id)
+    if state is None or state.plugin is None:
+        raise ApiError(f"There is no loadable plugin {plugin_id}.", 404)
+    schema = state.plugin.options_schema
+    merged = merge_save(schema, state.stored, json_body())
+    try:
+        app_name, public_url = current_app.config["APP_NAME"], current_app.config["PUBLIC_URL"]
+        start(state.plugin, merged, IngesterRegistry(), app_name, public_url)
+    except PluginConfigError as error:
+        raise config_error(error) from error
+    except Exception as error:  # a plugin's setup bug is reported, and nothing is stored
+        raise ApiError(f"The plugin {plugin_id} could not start: {error}", 400) from error
+    plugins.save_options(plugin_id, merged)
+    return jsonify(show_admin_plugin(plugins.get_host().plugins[plugin_id]))
+
+
+@bp.get("/admin/plugins/<plugin_id>/catalog")
+@admin_required
+def plugin_catalog(plugin_id: str):
+    """Return what a plugin offers admins to choose from (web_search: its engines)."""
+    state = plugins.get_host().plugins.get(plugin_id)
+    if state is None or state.plugin is None or state.plugin.catalog is None:
+        raise ApiError(f"The plugin {plugin_id} has no catalog.", 404)
+    return jsonify(state.plugin.catalog())

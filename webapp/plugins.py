@@ -1,0 +1,89 @@
+"""This process's plugin host, rebuilt when an admin saves options, and each user's choices."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+import redis
+from flask import Flask, current_app
+
+from tools.api import Tool
+from tools.host import PluginHost, is_enabled
+from webapp.extensions import db
+from webapp.models import PluginOptions, UserPluginSettings, UserToolSetting
+from webapp.turnstate import get_redis
+
+VERSION_KEY = "lookout:plugins:version"
+log = logging.getLogger("lookout.plugins")
+
+
+class _HostHolder:
+    """The host of one app, with the options version it was built from."""
+
+    def __init__(self) -> None:
+        self.host: PluginHost | None = None
+        self.version: bytes | None = None
+        self.lock = threading.Lock()
+
+
+def init_plugins(app: Flask) -> None:
+    """Attach an (empty) host holder to the app; the host is built on first use."""
+    app.extensions["lookout_plugins"] = _HostHolder()
+
+
+def _current_version() -> bytes | None:
+    try:
+        return get_redis().get(VERSION_KEY)
+    except redis.RedisError:
+        return None
+
+
+def get_host() -> PluginHost:
+    """Return the plugin host, rebuilt when the stored options changed in any process."""
+    holder: _HostHolder = current_app.extensions["lookout_plugins"]
+    version = _current_version()
+    if holder.host is not None and (version is None or version == holder.version):
+        return holder.host
+    with holder.lock:
+        if holder.host is None or (version is not None and version != holder.version):
+            holder.host = build_host()
+            holder.version = version
+    return holder.host
+
+
+def build_host() -> PluginHost:
+    """Return a host with every listed plugin started from the stored options."""
+    stored = {row.plugin_id: row.options for row in db.session.scalars(db.select(PluginOptions))}
+    config = current_app.config
+    host = PluginHost(config["LOOKOUT_PLUGINS"], config["APP_NAME"], config["PUBLIC_URL"])
+    return host.load(stored)
+
+
+def save_options(plugin_id: str, options: dict[str, Any]) -> None:
+    """Store a plugin's options and tell every process to rebuild its host."""
+    row = db.session.get(PluginOptions, plugin_id) or PluginOptions(plugin_id=plugin_id)
+    row.options = options
+    db.session.add(row)
+    db.session.commit()
+    get_redis().incr(VERSION_KEY)
+    get_host()
+
+
+def tool_choices(user_id: str) -> dict[str, bool]:
+    """Return the user's stored tool switches by tool name."""
+    rows = db.session.scalars(db.select(UserToolSetting).filter_by(user_id=user_id))
+    return {row.tool: row.enabled for row in rows}
+
+
+def enabled_tools(host: PluginHost, user_id: str) -> list[Tool]:
+    """Return the registered tools enabled for the user (the spec's tool switches)."""
+    choices = tool_choices(user_id)
+    return [tool for tool in host.tools() if is_enabled(tool, choices.get(tool.name))]
+
+
+def find_settings(user_id: str, plugin_id: str) -> dict[str, Any]:
+    """Return the user's stored settings for a plugin, ``{}`` when none."""
+    row = db.session.get(UserPluginSettings, (user_id, plugin_id))
+    return dict(row.settings) if row is not None else {}

@@ -1,0 +1,147 @@
+"""A turn's state in Redis: its event stream, its cancel flag and its tools' turn cache.
+
+Keys, all under ``lookout:turn:<id>:``
+    events   a Redis Stream of turn events; the entry id is the SSE ``id:``
+    cancel   set when the turn is cancelled; every step and tool call watches it
+    tasks    the ids of the turn's queued Celery tasks, revoked on cancel
+    cache    a hash of JSON values, one field per ``<tool>\\0<key>``
+The cache and the flag are deleted when the turn ends; the stream expires a while later.
+TTLs on all three are only the safety net.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, MutableMapping
+from typing import Any
+
+import redis
+from flask import Flask, current_app
+
+SAFETY_TTL_SECONDS = 24 * 3600
+TERMINAL_EVENTS = ("turn.completed", "turn.failed", "turn.cancelled")
+
+
+def init_redis(app: Flask) -> None:
+    """Attach one Redis client (a thread-safe connection pool) to the app."""
+    app.extensions["lookout_redis"] = redis.Redis.from_url(
+        app.config["REDIS_URL"], socket_connect_timeout=2, health_check_interval=30
+    )
+
+
+def get_redis() -> redis.Redis:
+    """Return the current app's Redis client."""
+    return current_app.extensions["lookout_redis"]
+
+
+def key(turn_id: str, name: str) -> str:
+    """Return the Redis key of one part of a turn's state."""
+    return f"lookout:turn:{turn_id}:{name}"
+
+
+class TurnState:
+    """The Redis side of one turn."""
+
+    def __init__(self, client: redis.Redis, turn_id: str) -> None:
+        self.client = client
+        self.turn_id = turn_id
+
+    def publish(self, event: str, data: dict[str, Any] | None = None) -> str:
+        """Append an event to the turn's stream and return its id."""
+        stream = key(self.turn_id, "events")
+        pipe = self.client.pipeline(transaction=False)
+        pipe.xadd(stream, {"event": event, "data": json.dumps(data or {}, ensure_ascii=False)})
+        pipe.expire(stream, SAFETY_TTL_SECONDS)
+        entry_id = pipe.execute()[0]
+        return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+
+    def read(
+        self, after: str = "0", block_ms: int | None = None, count: int = 500
+    ) -> list[tuple[str, str, dict[str, Any]]]:
+        """Return the events after ``after`` as (id, event, data), waiting up to ``block_ms``."""
+        answer = self.client.xread(
+            {key(self.turn_id, "events"): after}, count=count, block=block_ms
+        )
+        events = []
+        for _stream, entries in answer or []:
+            for entry_id, fields in entries:
+                name = fields[b"event"].decode()
+                events.append((entry_id.decode(), name, json.loads(fields[b"data"])))
+        return events
+
+    def request_cancel(self, ttl_seconds: int = SAFETY_TTL_SECONDS) -> None:
+        """Raise the cancel flag."""
+        self.client.set(key(self.turn_id, "cancel"), "1", ex=ttl_seconds)
+
+    def clear_cancel(self) -> None:
+        """Lower the cancel flag once the work that had to see it has stopped."""
+        self.client.delete(key(self.turn_id, "cancel"))
+
+    def remember_task(self, task_id: str) -> None:
+        """Record a queued task of the turn, so a cancel can revoke it."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.sadd(key(self.turn_id, "tasks"), task_id)
+        pipe.expire(key(self.turn_id, "tasks"), SAFETY_TTL_SECONDS)
+        pipe.execute()
+
+    def task_ids(self) -> list[str]:
+        """Return the ids of the turn's recorded tasks."""
+        return [t.decode() for t in self.client.smembers(key(self.turn_id, "tasks"))]
+
+    def cancel_requested(self) -> bool:
+        """Whether the cancel flag is up."""
+        return bool(self.client.exists(key(self.turn_id, "cancel")))
+
+    def cache(self, tool: str) -> RedisTurnCache:
+        """Return the turn cache private to ``tool``."""
+        return RedisTurnCache(self.client, key(self.turn_id, "cache"), tool)
+
+    def end(self, stream_ttl_seconds: int) -> None:
+        """Delete the turn cache and the cancel flag; let the event stream expire later."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.delete(
+            key(self.turn_id, "cache"), key(self.turn_id, "cancel"), key(self.turn_id, "tasks")
+        )
+        pipe.expire(key(self.turn_id, "events"), stream_ttl_seconds)
+        pipe.execute()
+
+    def exists(self, name: str) -> bool:
+        """Whether the key ``name`` (events, cancel, cache) exists; for checks and tests."""
+        return bool(self.client.exists(key(self.turn_id, name)))
+
+
+class RedisTurnCache(MutableMapping[str, Any]):
+    """``ToolContext.turn_cache``: a mapping of JSON values private to one tool in one turn."""
+
+    def __init__(self, client: redis.Redis, hash_key: str, tool: str) -> None:
+        self._client = client
+        self._key = hash_key
+        self._prefix = f"{tool}\0"
+
+    def __getitem__(self, name: str) -> Any:
+        raw = self._client.hget(self._key, self._prefix + name)
+        if raw is None:
+            raise KeyError(name)
+        return json.loads(raw)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        encoded = json.dumps(value, ensure_ascii=False)  # raises TypeError for non-JSON values
+        pipe = self._client.pipeline(transaction=False)
+        pipe.hset(self._key, self._prefix + name, encoded)
+        pipe.expire(self._key, SAFETY_TTL_SECONDS)
+        pipe.execute()
+
+    def __delitem__(self, name: str) -> None:
+        if not self._client.hdel(self._key, self._prefix + name):
+            raise KeyError(name)
+
+    def _names(self) -> list[str]:
+        fields = self._client.hkeys(self._key)
+        prefix = self._prefix.encode()
+        return [f[len(prefix) :].decode() for f in fields if f.startswith(prefix)]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
