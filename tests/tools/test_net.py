@@ -321,7 +321,7 @@ def test_name_resolving_to_a_public_and_a_private_address_is_refused(
 
 
 def test_public_address_is_fetched(public_site: Site, session: GuardedSession) -> None:
-    response = session.get(public_site.url())
+    response = session.get(public_site.url(), timeout=(5, 10))
     assert response.status_code == 200
     assert response.text == "hello from 127.0.0.2"
 

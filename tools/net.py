@@ -1,0 +1,462 @@
+"""The guarded fetch: HTTP sessions that reach only globally routable addresses, one hop at a time.
+
+A ``GuardedSession`` checks URLs before connecting, resolves each host once, refuses when any
+resolved address is refused, connects only to a checked address, checks the connected peer
+again, and never follows redirects. Errors it raises::
+
+    requests.RequestException
+    ├── requests.ConnectionError
+    │   └── AddressNotAllowed      a resolved or connected address the policy refuses
+    │       └── UnsafeURL          a URL refused before any connection (also requests.InvalidURL)
+    └── RedirectNotFollowed        a 3xx answered a request made with allow_redirects=True
+
+Every refusal logs one WARNING on ``lookout.net``, without the URL's credentials or query string.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import re
+import socket
+import sys
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from typing import Any, ClassVar
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib3.util.connection import allowed_gai_family
+
+__all__ = [
+    "AddressNotAllowed",
+    "AddressPolicy",
+    "GuardedAdapter",
+    "GuardedSession",
+    "RedirectNotFollowed",
+    "UnsafeURL",
+    "address_allowed",
+    "find_refusal_reason",
+    "find_url_problem",
+    "make_session",
+    "redact_url",
+]
+
+log = logging.getLogger("lookout.net")
+
+AddressPolicy = Callable[[str], bool]
+"""Takes an IP address as text (possibly with an IPv6 ``%scope``); returns whether to connect."""
+
+_V4, _V6 = ipaddress.IPv4Network, ipaddress.IPv6Network
+
+# ipaddress's is_global/is_private disagree with this job (multicast, NAT64, 6to4, fec0::/10 and
+# 100.64.0.0/10 are misjudged on 3.11), hence explicit tables. First match gives the reason.
+# Cloud metadata elsewhere is already covered: 169.254.169.254 (AWS, GCP, Azure IMDS, OCI,
+# OpenStack, DigitalOcean), 100.100.100.200 (Alibaba), 192.0.0.192 (Oracle), fd00:ec2::254 (AWS).
+_IPV4_REFUSED: tuple[tuple[ipaddress.IPv4Network, str], ...] = (
+    (_V4("0.0.0.0/8"), "unspecified ('this network')"),
+    (_V4("10.0.0.0/8"), "private network"),
+    (_V4("100.64.0.0/10"), "shared address space (carrier-grade NAT)"),
+    (_V4("127.0.0.0/8"), "loopback"),
+    (_V4("169.254.0.0/16"), "link-local (cloud metadata)"),
+    (_V4("172.16.0.0/12"), "private network"),
+    (_V4("192.0.0.0/24"), "IETF protocol assignments"),
+    (_V4("192.0.2.0/24"), "documentation"),
+    (_V4("192.88.99.0/24"), "6to4 relay anycast"),
+    (_V4("192.168.0.0/16"), "private network"),
+    (_V4("198.18.0.0/15"), "benchmarking"),
+    (_V4("198.51.100.0/24"), "documentation"),
+    (_V4("203.0.113.0/24"), "documentation"),
+    (_V4("224.0.0.0/4"), "multicast"),
+    (_V4("255.255.255.255/32"), "limited broadcast"),
+    (_V4("240.0.0.0/4"), "reserved"),
+    (_V4("168.63.129.16/32"), "cloud metadata (Azure WireServer)"),
+)
+_IPV6_REFUSED: tuple[tuple[ipaddress.IPv6Network, str], ...] = (
+    (_V6("2001::/32"), "Teredo tunnel"),
+    (_V6("2001::/23"), "IETF protocol assignments"),
+    (_V6("2001:db8::/32"), "documentation"),
+    (_V6("3fff::/20"), "documentation"),
+    (_V6("64:ff9b:1::/48"), "local-use NAT64"),
+    (_V6("100::/64"), "discard-only"),
+    (_V6("fc00::/7"), "unique local (private network)"),
+    (_V6("fe80::/10"), "link-local"),
+    (_V6("fec0::/10"), "site-local"),
+    (_V6("ff00::/8"), "multicast"),
+)
+_GLOBAL_UNICAST = _V6("2000::/3")
+_NAT64 = _V6("64:ff9b::/96")
+_LOW_32_BITS = 0xFFFFFFFF
+
+
+def find_refusal_reason(ip: str) -> str | None:
+    """Return why the default policy refuses ``ip``, or None when it is globally routable."""
+    try:
+        address = ipaddress.ip_address(ip)
+    except ValueError:
+        return "not an IP address"
+    if isinstance(address, ipaddress.IPv4Address):
+        return _ipv4_refusal_reason(address)
+    return _ipv6_refusal_reason(ipaddress.IPv6Address(int(address)))  # drops any %scope
+
+
+def address_allowed(ip: str) -> bool:
+    """Return True only for a globally routable address: the default ``AddressPolicy``."""
+    return find_refusal_reason(ip) is None
+
+
+def _ipv4_refusal_reason(address: ipaddress.IPv4Address) -> str | None:
+    return next((reason for network, reason in _IPV4_REFUSED if address in network), None)
+
+
+def _ipv6_refusal_reason(address: ipaddress.IPv6Address) -> str | None:
+    if address == ipaddress.IPv6Address("::"):
+        return "unspecified"
+    if address == ipaddress.IPv6Address("::1"):
+        return "loopback"
+    embedded = _find_embedded_ipv4(address)
+    if embedded is not None:
+        form, inner = embedded
+        reason = _ipv4_refusal_reason(inner)
+        return None if reason is None else f"{reason} ({inner} inside {form})"
+    for network, reason in _IPV6_REFUSED:
+        if address in network:
+            return reason
+    if address not in _GLOBAL_UNICAST:
+        return "not global unicast (outside 2000::/3)"
+    return None
+
+
+def _find_embedded_ipv4(
+    address: ipaddress.IPv6Address,
+) -> tuple[str, ipaddress.IPv4Address] | None:
+    """Return the IPv4 address an IPv6 address stands for, with the name of the form, if any."""
+    if address.ipv4_mapped is not None:
+        return "IPv4-mapped IPv6", address.ipv4_mapped
+    if int(address) >> 32 == 0:
+        return "IPv4-compatible IPv6", ipaddress.IPv4Address(int(address) & _LOW_32_BITS)
+    if address in _NAT64:
+        return "NAT64 IPv6", ipaddress.IPv4Address(int(address) & _LOW_32_BITS)
+    if address.sixtofour is not None:
+        return "6to4 IPv6", address.sixtofour
+    return None
+
+
+# urllib.parse and urllib3 split "http://127.0.0.1\@1.1.1.1/" differently, and urlsplit silently
+# drops tabs and newlines: refuse such URLs rather than guess which host is meant.
+_UNSAFE_URL_CHARACTER = re.compile(r"[\x00-\x20\x7f-\x9f\\]|\s")
+
+
+def find_url_problem(url: str) -> str | None:
+    """Return why a guarded session refuses ``url`` before connecting, or None when it is fine."""
+    unsafe = _UNSAFE_URL_CHARACTER.search(url)
+    if unsafe is not None:
+        if unsafe.group() == "\\":
+            return "backslash in the URL"
+        return "space or control character in the URL"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError:
+        return "unparsable URL"
+    if parts.scheme.lower() not in ("http", "https"):
+        return f"scheme {parts.scheme!r} is not http or https"
+    if "@" in parts.netloc:
+        return "credentials (user@) in the URL"
+    if not parts.hostname:
+        return "no host in the URL"
+    return None
+
+
+def redact_url(url: str) -> str:
+    """Return ``url`` without credentials, query string or fragment, printable and fit to log."""
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname or "", parts.port
+    except ValueError:
+        return "<unparsable URL>"
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host if port is None else f"{host}:{port}"
+    text = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    printable = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return printable if len(printable) <= 200 else printable[:199] + "…"
+
+
+class AddressNotAllowed(requests.ConnectionError):
+    """A host or address the guard refuses; ``reason`` names the rule that refused it."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        host: str,
+        address: str | None = None,
+        url: str = "",
+        request: requests.PreparedRequest | None = None,
+    ) -> None:
+        target = host if address is None or address == host else f"{address} for {host}"
+        super().__init__(f"refused {target}: {reason}", request=request)
+        self.reason = reason
+        self.host = host
+        self.address = address
+        self.url = url
+
+
+class UnsafeURL(AddressNotAllowed, requests.exceptions.InvalidURL):
+    """A URL refused before any connection (credentials, backslash, control character, scheme)."""
+
+    def __init__(self, reason: str, *, url: str) -> None:
+        requests.RequestException.__init__(self, f"refused URL {url}: {reason}")
+        self.reason = reason
+        self.host = ""
+        self.address = None
+        self.url = url
+
+
+class RedirectNotFollowed(requests.RequestException):
+    """A redirect answered a request that allowed redirects; ``location`` is the absolute target."""
+
+    def __init__(self, location: str, *, response: requests.Response) -> None:
+        super().__init__(
+            f"not following the redirect to {redact_url(location)}: fetch it again through the "
+            "guard, with allow_redirects=False",
+            response=response,
+        )
+        self.location = location
+
+
+class _Refused(Exception):
+    """Carries an AddressNotAllowed through urllib3, which wraps and retries any OSError."""
+
+    def __init__(self, error: AddressNotAllowed) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+@dataclass(frozen=True)
+class _Guard:
+    """Opens sockets for urllib3 connections, only to addresses the policy allows."""
+
+    address_allowed: AddressPolicy
+
+    def refuse(self, host: str, address: str, *, peer: bool = False) -> _Refused:
+        """Log the refusal and return it, ready to raise."""
+        reason = find_refusal_reason(address) or "refused by the address policy"
+        if peer:
+            reason += " (the connected peer)"
+        error = AddressNotAllowed(reason, host=host, address=address)
+        log.warning("%s", error)
+        return _Refused(error)
+
+    def open_socket(self, conn: HTTPConnection) -> socket.socket:
+        """Return a socket connected to a checked address of ``conn.host``."""
+        host = conn.host.strip("[]")
+        if _is_ip_literal(host) and not self.address_allowed(host):
+            raise self.refuse(host, host)
+        try:
+            # Looked up on each call so that tests can stand in for DNS.
+            infos = socket.getaddrinfo(host, conn.port, allowed_gai_family(), socket.SOCK_STREAM)
+        except socket.gaierror as exc:
+            raise NameResolutionError(conn.host, conn, exc) from exc
+        for info in infos:
+            if not self.address_allowed(str(info[4][0])):
+                raise self.refuse(host, str(info[4][0]))
+        try:
+            sock = _connect_first(conn, infos)
+        except TimeoutError as exc:
+            message = f"Connection to {conn.host} timed out. (connect timeout={conn.timeout})"
+            raise ConnectTimeoutError(conn, message) from exc
+        except OSError as exc:
+            raise NewConnectionError(conn, f"Failed to establish a new connection: {exc}") from exc
+        # 0.0.0.0 reaches 127.0.0.1 on Linux: judge where the socket really landed.
+        peer = str(sock.getpeername()[0])
+        if not self.address_allowed(peer):
+            sock.close()
+            raise self.refuse(host, peer, peer=True)
+        sys.audit("http.client.connect", conn, conn.host, conn.port)
+        return sock
+
+
+def _is_ip_literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+_AddrInfo = tuple[socket.AddressFamily, socket.SocketKind, int, str, tuple[Any, ...]]
+
+
+def _connect_first(conn: HTTPConnection, infos: list[_AddrInfo]) -> socket.socket:
+    """Return a socket connected to the first of ``infos`` that answers, or raise the last error."""
+    error: OSError = OSError(f"no address found for {conn.host}")
+    for family, kind, proto, _, sockaddr in infos:
+        sock = socket.socket(family, kind, proto)
+        try:
+            for option in conn.socket_options or ():
+                sock.setsockopt(*option)
+            if conn.timeout is None or isinstance(conn.timeout, int | float):
+                sock.settimeout(conn.timeout)
+            if conn.source_address:
+                sock.bind(conn.source_address)
+            sock.connect(sockaddr)
+        except OSError as exc:
+            sock.close()
+            error = exc
+            continue
+        return sock
+    raise error
+
+
+class _GuardedHTTPConnection(HTTPConnection):
+    guard: ClassVar[_Guard]
+
+    def _new_conn(self) -> socket.socket:
+        return self.guard.open_socket(self)
+
+
+class _GuardedHTTPSConnection(HTTPSConnection):
+    """Connects through the guard; TLS still verifies and sends SNI for the hostname."""
+
+    guard: ClassVar[_Guard]
+
+    def _new_conn(self) -> socket.socket:
+        return self.guard.open_socket(self)
+
+
+def _make_pool_classes(guard: _Guard) -> dict[str, type[HTTPConnectionPool]]:
+    """Return urllib3 pool classes whose connections open their sockets through ``guard``."""
+
+    class HTTPPoolConnection(_GuardedHTTPConnection):
+        pass
+
+    class HTTPSPoolConnection(_GuardedHTTPSConnection):
+        pass
+
+    HTTPPoolConnection.guard = HTTPSPoolConnection.guard = guard
+
+    class GuardedHTTPConnectionPool(HTTPConnectionPool):
+        ConnectionCls = HTTPPoolConnection
+
+    class GuardedHTTPSConnectionPool(HTTPSConnectionPool):
+        ConnectionCls = HTTPSPoolConnection
+
+    return {"http": GuardedHTTPConnectionPool, "https": GuardedHTTPSConnectionPool}
+
+
+class GuardedAdapter(HTTPAdapter):
+    """An HTTPAdapter whose connections go only to addresses ``address_allowed`` accepts.
+
+    ``send`` raises AddressNotAllowed for a refused address and ValueError if given a proxy.
+    """
+
+    def __init__(self, address_allowed: AddressPolicy = address_allowed, **kwargs: Any) -> None:
+        self.guard = _Guard(address_allowed)  # before super().__init__, which builds the pools
+        super().__init__(**kwargs)
+
+    def init_poolmanager(
+        self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any
+    ) -> None:
+        """Build the pool manager with guarded connection pools."""
+        super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
+        self.poolmanager.pool_classes_by_scheme = _make_pool_classes(self.guard)
+
+    def send(
+        self,
+        request: requests.PreparedRequest,
+        stream: bool = False,
+        timeout: float | tuple[float | None, float | None] | None = None,
+        verify: bool | str = True,
+        cert: str | tuple[str, str] | None = None,
+        proxies: dict[str, str] | None = None,
+    ) -> requests.Response:
+        """Send ``request`` through guarded connections; see the class docstring for errors."""
+        if proxies and any(proxies.values()):
+            raise ValueError(
+                "the guarded session connects directly (through a proxy it would check the "
+                "proxy's address, not the site's): remove the proxies setting"
+            )
+        try:
+            return super().send(request, stream, timeout, verify, cert, proxies)
+        except _Refused as refused:
+            error = refused.error
+            error.request = request
+            error.url = redact_url(request.url or "")
+            raise error from None
+
+
+class GuardedSession(requests.Session):
+    """A requests session that reaches only addresses its policy allows and follows no redirect.
+
+    Raises UnsafeURL for a URL refused before connecting, AddressNotAllowed for a refused address
+    (resolved or connected), and RedirectNotFollowed for a 3xx when redirects were allowed; with
+    ``allow_redirects=False`` the 3xx is returned for the caller to fetch its target again here.
+    """
+
+    def __init__(self, address_allowed: AddressPolicy = address_allowed) -> None:
+        super().__init__()
+        self.trust_env = False  # no proxies, netrc or CA bundle from the environment
+        self.address_allowed = address_allowed
+        self.mount("http://", GuardedAdapter(address_allowed))
+        self.mount("https://", GuardedAdapter(address_allowed))
+
+    def request(
+        self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any
+    ) -> requests.Response:
+        """Check ``url`` as given (before requests rewrites it), then send the request."""
+        _check_url(url if isinstance(url, str) else url.decode("utf-8", "replace"))
+        return super().request(method, url, *args, **kwargs)
+
+    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
+        """Send one request without following redirects; see the class docstring for errors."""
+        _check_url(request.url or "")
+        follow = kwargs.pop("allow_redirects", True)
+        response = super().send(request, allow_redirects=False, **kwargs)
+        if follow and response.is_redirect:
+            raise self._redirect_not_followed(response)
+        return response
+
+    def resolve_redirects(
+        self,
+        resp: requests.Response,
+        req: requests.PreparedRequest,
+        *args: Any,
+        yield_requests: bool = False,
+        **kwargs: Any,
+    ) -> Generator[Any, None, None]:
+        """Yield the next request for ``Response.next``; refuse to send it."""
+        if not yield_requests and self.get_redirect_target(resp):
+            raise self._redirect_not_followed(resp)
+        yield from super().resolve_redirects(
+            resp, req, *args, yield_requests=yield_requests, **kwargs
+        )
+
+    def _redirect_not_followed(self, response: requests.Response) -> RedirectNotFollowed:
+        location = urljoin(response.url, self.get_redirect_target(response) or "")
+        response.close()
+        return RedirectNotFollowed(location, response=response)
+
+
+def _check_url(url: str) -> None:
+    problem = find_url_problem(url)
+    if problem is not None:
+        error = UnsafeURL(problem, url=redact_url(url))
+        log.warning("%s", error)
+        raise error
+
+
+def make_session(
+    allow_private_networks: bool, address_allowed: AddressPolicy = address_allowed
+) -> requests.Session:
+    """Return a plain session when private networks are allowed, else a ``GuardedSession``."""
+    if allow_private_networks:
+        session = requests.Session()
+        session.trust_env = False
+        return session
+    return GuardedSession(address_allowed)
