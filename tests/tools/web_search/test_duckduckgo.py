@@ -1,0 +1,125 @@
+"""DuckDuckGo: the scraped HTML endpoint, its redirect links, ads, and its block pages."""
+
+from __future__ import annotations
+
+import pytest
+from responses import matchers
+
+from tools.api import ToolError
+from tools.web_search.engines.duckduckgo import URL, unwrap
+
+BLOCKED = (
+    "DuckDuckGo blocked the search. Try again later, or pick another engine in the web search "
+    "settings."
+)
+TARGET = "https%3A%2F%2Fexample.com%2Fa%3Fb%3D1%26c%3D%2520"
+
+
+@pytest.fixture
+def duckduckgo(web_search):
+    return web_search(engine="duckduckgo", maxResults=10)
+
+
+def test_duckduckgo_is_asked_with_a_form_post_and_its_own_referer(
+    duckduckgo, search, engine_replies, recording
+):
+    engine_replies.post(
+        URL,
+        body=recording("duckduckgo_results.html"),
+        match=[
+            matchers.header_matcher(
+                {
+                    "Referer": "https://html.duckduckgo.com/",
+                    "User-Agent": "Lookout (+http://localhost:5000)",
+                }
+            ),
+        ],
+    )
+    search(duckduckgo)
+    assert engine_replies.calls[0].request.body == "q=python+requests&b="
+
+
+def test_duckduckgo_redirect_links_are_unwrapped_and_ads_are_skipped(
+    duckduckgo, search, engine_replies, recording
+):
+    engine_replies.post(URL, body=recording("duckduckgo_results.html"))
+    output, citations = search(duckduckgo)
+    assert [r["url"] for r in output["results"]] == [
+        "https://requests.readthedocs.io/en/latest/",
+        "https://pypi.org/project/requests/",
+        "https://realpython.com/python-requests/?src=ddg&x=%25",
+        "https://www.w3schools.com/python/module_requests.asp",
+    ]
+    assert not any("Sponsored" in r["title"] for r in output["results"])
+    assert [c.url for c in citations] == [r["url"] for r in output["results"]]
+
+
+def test_duckduckgo_tags_and_entities_are_stripped(duckduckgo, search, engine_replies, recording):
+    engine_replies.post(URL, body=recording("duckduckgo_results.html"))
+    first, _, third, _ = search(duckduckgo)[0]["results"]
+    assert first["title"] == "Requests: HTTP for Humans™ — Requests 2.32 documentation"
+    assert first["snippet"] == (
+        "Requests is an elegant and simple HTTP library for Python, built for human beings. "
+        "It's \"the\" way."
+    )
+    assert third["title"] == "Python's Requests Library (Guide) – Real Python"
+    assert "you'll see some" in third["snippet"]
+
+
+def test_duckduckgo_long_snippet_is_cut_to_500_characters(
+    duckduckgo, search, engine_replies, recording
+):
+    long = "<b>very</b> long &amp; " * 100
+    page = recording("duckduckgo_results.html").replace(
+        "Requests allows you to send", long + "Requests allows you to send"
+    )
+    engine_replies.post(URL, body=page)
+    snippet = search(duckduckgo)[0]["results"][1]["snippet"]
+    assert len(snippet) == 500 and snippet.startswith("very long & very long &")
+
+
+def test_duckduckgo_no_results_page_is_an_empty_list(duckduckgo, search, engine_replies, recording):
+    engine_replies.post(URL, body=recording("duckduckgo_no_results.html"))
+    output, citations = search(duckduckgo, query="qzxwvkjhgfqpl")
+    assert output == {"results": []} and citations == []
+
+
+@pytest.mark.parametrize("status", [202, 200, 403])
+def test_a_duckduckgo_block_page_is_an_error_not_an_empty_result(
+    duckduckgo, search, engine_replies, recording, status
+):
+    engine_replies.post(URL, body=recording("duckduckgo_anomaly.html"), status=status)
+    with pytest.raises(ToolError) as info:
+        search(duckduckgo)
+    assert info.value.message == BLOCKED
+
+
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [(200, "<html><body><p>Something else</p></body></html>"), (200, ""), (500, "oops"), (429, "")],
+)
+def test_duckduckgo_page_without_results_container_or_non_200_is_blocked(
+    duckduckgo, search, engine_replies, status, body
+):
+    engine_replies.post(URL, body=body, status=status)
+    with pytest.raises(ToolError) as info:
+        search(duckduckgo)
+    assert info.value.message == BLOCKED
+
+
+@pytest.mark.parametrize(
+    "href",
+    [
+        f"//duckduckgo.com/l/?uddg={TARGET}&rut=x",
+        f"/l/?uddg={TARGET}",
+        f"https://duckduckgo.com/l/?kh=-1&rut=x&uddg={TARGET}",
+        f"https://html.duckduckgo.com/l/?uddg={TARGET}",
+    ],
+)
+def test_duckduckgo_redirect_is_decoded_exactly_once_wherever_uddg_sits(href):
+    assert unwrap(href) == "https://example.com/a?b=1&c=%20"
+
+
+def test_duckduckgo_direct_links_stay_and_ad_links_are_dropped():
+    assert unwrap("https://example.com/page?q=%20") == "https://example.com/page?q=%20"
+    assert unwrap("https://duckduckgo.com/y.js?ad_domain=x.com") is None

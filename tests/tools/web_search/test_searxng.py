@@ -1,0 +1,106 @@
+"""SearXNG: recorded replies from an instance, its 403 without JSON, and failed engines."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from responses import matchers
+
+from tools.api import ToolError
+
+BASE = "https://searx.example.org/searxng/"
+URL = "https://searx.example.org/searxng/search"
+
+
+@pytest.fixture
+def searxng(web_search):
+    return web_search(engine="searxng", baseURL=BASE, maxResults=2)
+
+
+def test_searxng_results_are_sliced_to_the_count(searxng, search, engine_replies, recording):
+    engine_replies.get(
+        URL,
+        body=recording("searxng_results.json"),
+        match=[matchers.query_param_matcher({"q": "python requests", "format": "json"})],
+    )
+    output, citations = search(searxng)
+    assert output["results"] == [
+        {
+            "title": "Requests: HTTP for Humans™ — Requests 2.32.3 documentation",
+            "url": "https://requests.readthedocs.io/en/latest/",
+            "snippet": "Requests is an elegant and simple HTTP library for Python, built for "
+            "human beings.",
+        },
+        {
+            "title": "requests · PyPI",
+            "url": "https://pypi.org/project/requests/",
+            "snippet": "Requests allows you to send HTTP/1.1 requests extremely easily.",
+        },
+    ]
+    assert len(citations) == 2
+
+
+def test_searxng_null_content_is_an_empty_snippet(web_search, search, engine_replies, recording):
+    engine_replies.get(URL, body=recording("searxng_results.json"))
+    output, _ = search(web_search(engine="searxng", baseURL=BASE))
+    assert output["results"][2]["snippet"] == ""
+
+
+def test_searxng_long_snippet_is_cut_to_500_characters(searxng, search, engine_replies, recording):
+    body = json.loads(recording("searxng_results.json"))
+    body["results"][0]["content"] = "<em>a</em>&amp;b " * 200
+    engine_replies.get(URL, json=body)
+    snippet = search(searxng)[0]["results"][0]["snippet"]
+    assert len(snippet) == 500 and snippet.startswith("a&b a&b")
+
+
+def test_searxng_with_no_results_returns_an_empty_list(searxng, search, engine_replies, recording):
+    engine_replies.get(URL, body=recording("searxng_no_results.json"))
+    assert search(searxng)[0] == {"results": []}
+
+
+def test_searxng_says_its_engines_failed_instead_of_no_results(
+    searxng, search, engine_replies, recording
+):
+    engine_replies.get(URL, body=recording("searxng_engines_failed.json"))
+    with pytest.raises(ToolError) as info:
+        search(searxng)
+    assert info.value.message == (
+        "SearXNG found nothing because the engines behind it failed: google (timeout), "
+        "duckduckgo (CAPTCHA), brave (Suspended: too many requests). Try again later, or ask "
+        "the instance's admin to check its engines."
+    )
+
+
+@pytest.mark.parametrize("body", ["<!doctype html><title>SearXNG</title>", '{"query": "x"}'])
+def test_searxng_malformed_body_is_a_tool_error_naming_searxng(
+    searxng, search, engine_replies, body
+):
+    engine_replies.get(URL, body=body)
+    with pytest.raises(ToolError) as info:
+        search(searxng)
+    assert info.value.message == "SearXNG returned a response Lookout could not read."
+
+
+@pytest.mark.parametrize(
+    ("status", "name", "message"),
+    [
+        (
+            403,
+            "searxng_403.html",
+            "The SearXNG instance refused JSON output. Enable the json format in its settings "
+            "(search.formats).",
+        ),
+        (429, "searxng_429.html", "SearXNG's rate limit was reached."),
+        (500, None, "SearXNG search failed (HTTP 500)."),
+    ],
+)
+def test_searxng_error_statuses_become_sentences_naming_searxng(
+    searxng, search, engine_replies, recording, status, name, message
+):
+    body = recording(name) if name else "Internal Server Error"
+    engine_replies.get(URL, body=body, status=status)
+    with pytest.raises(ToolError) as info:
+        search(searxng)
+    assert info.value.message == message
