@@ -1,0 +1,55 @@
+"""The worker process: configuration, and the ping task answered through the real queue."""
+
+import pytest
+
+import celeryconfig
+from webapp import queue
+from workers import celery
+
+
+def test_the_worker_acknowledges_late_and_one_task_at_a_time():
+    assert celeryconfig.task_acks_late is True
+    assert celeryconfig.task_reject_on_worker_lost is True
+    assert celeryconfig.worker_prefetch_multiplier == 1
+    assert celeryconfig.task_serializer == "json"
+
+
+def test_redis_redelivers_only_after_twice_the_longest_task():
+    timeout = celeryconfig.broker_transport_options["visibility_timeout"]
+    assert timeout >= 2 * celeryconfig.TASK_HARD_LIMIT_SECONDS
+
+
+def test_the_ping_task_is_registered_under_its_public_name():
+    celery.loader.import_default_modules()
+    assert "lookout.ping" in celery.tasks
+
+
+@pytest.mark.integration
+def test_a_real_worker_answers_the_ping_by_task_name(app, celery_worker):
+    with app.app_context():
+        assert queue.call("lookout.ping", timeout=5) == "pong"
+
+
+def test_tasks_run_inside_the_flask_app_context(app, monkeypatch):
+    from flask import current_app
+
+    from workers import celery_app
+
+    monkeypatch.setattr(celery_app, "_flask_app", app)
+
+    @celery.task(name="lookout.test.app_name")
+    def app_name():
+        return current_app.config["CELERY_QUEUE"]
+
+    assert app_name() == app.config["CELERY_QUEUE"]
+
+
+@pytest.mark.integration
+def test_a_worker_on_another_queue_does_not_steal_the_ping(make_app, tmp_path):
+    from tests.support.workers import CeleryWorker
+
+    serving = make_app()
+    other = make_app()
+    with CeleryWorker(serving, tmp_path):
+        with other.app_context(), pytest.raises(queue.QueueError, match="No worker answered"):
+            queue.call("lookout.ping", timeout=1)
