@@ -85,9 +85,7 @@ class Reply:
         return cls(content=text, calls=encoded, argument_chunks=argument_chunks, usage=usage)
 
     @classmethod
-    def error(
-        cls, status: int, body: Any = None, headers: dict[str, str] | None = None
-    ) -> Reply:
+    def error(cls, status: int, body: Any = None, headers: dict[str, str] | None = None) -> Reply:
         """An HTTP error; the body defaults to OpenAI's error shape, a str body is sent as is."""
         if body is None:
             body = {"error": {"message": f"Scripted error {status}.", "type": "error"}}

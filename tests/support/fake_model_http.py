@@ -40,6 +40,7 @@ class FakeModelHandler(BaseHTTPRequestHandler):
     """Answers one connection's requests from the owning FakeModel's script."""
 
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # small SSE writes would otherwise wait ~40 ms for ACKs
     timeout = 30
     server_version = "FakeModel/1"
 
@@ -78,8 +79,10 @@ class FakeModelHandler(BaseHTTPRequestHandler):
         if self._refused(reply):
             return
         if self.path.rstrip("/").endswith("/models"):
-            data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"}
-                    for m in self.fake.models]
+            data = [
+                {"id": m, "object": "model", "created": 0, "owned_by": "fake"}
+                for m in self.fake.models
+            ]
             self._send_json(200, {"object": "list", "data": data})
         else:
             self._send_json(404, {"error": {"message": f"No route {self.path}."}})
@@ -169,12 +172,17 @@ class FakeModelHandler(BaseHTTPRequestHandler):
                 self._pause(reply.delay)
             self._send(chunk.delta({"content": piece}))
         if reply.sources:
-            notes = [{"type": "url_citation", "url_citation": {"url": url, "title": title}}
-                     for url, title in reply.sources]
+            notes = [
+                {"type": "url_citation", "url_citation": {"url": url, "title": title}}
+                for url, title in reply.sources
+            ]
             self._send(chunk.delta({"annotations": notes}))
         if reply.then == "error":
-            error = {"message": "The server had an error processing your request.",
-                     "type": "server_error", "code": 500}
+            error = {
+                "message": "The server had an error processing your request.",
+                "type": "server_error",
+                "code": 500,
+            }
             self._send({"error": error})
             return
         if reply.then == "disconnect":
@@ -182,8 +190,12 @@ class FakeModelHandler(BaseHTTPRequestHandler):
             self.shut(self.connection)
             raise HungUp
         for index, (name, arguments) in enumerate(reply.calls):
-            call = {"index": index, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "function",
-                    "function": {"name": name, "arguments": ""}}
+            call = {
+                "index": index,
+                "id": f"call_{uuid.uuid4().hex[:12]}",
+                "type": "function",
+                "function": {"name": name, "arguments": ""},
+            }
             self._send(chunk.delta({"tool_calls": [call]}))
             for piece in split(arguments, reply.argument_chunks) if arguments else []:
                 fragment = {"index": index, "function": {"arguments": piece}}
@@ -232,8 +244,13 @@ class ChunkMaker:
         self.created = int(time.time())
 
     def _base(self, choices: list[dict[str, Any]]) -> dict[str, Any]:
-        return {"id": self.id, "object": "chat.completion.chunk", "created": self.created,
-                "model": self.model, "choices": choices}
+        return {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": choices,
+        }
 
     def delta(self, delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
         """A chunk carrying one delta."""
@@ -242,8 +259,11 @@ class ChunkMaker:
     def usage(self, prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
         """The final usage chunk, with no choices, as OpenAI sends it."""
         chunk = self._base([])
-        chunk["usage"] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                          "total_tokens": prompt_tokens + completion_tokens}
+        chunk["usage"] = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
         return chunk
 
 
@@ -252,8 +272,11 @@ def completion(reply: Reply, model: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
     if reply.calls:
         message["tool_calls"] = [
-            {"id": f"call_{uuid.uuid4().hex[:12]}", "type": "function",
-             "function": {"name": name, "arguments": arguments}}
+            {
+                "id": f"call_{uuid.uuid4().hex[:12]}",
+                "type": "function",
+                "function": {"name": name, "arguments": arguments},
+            }
             for name, arguments in reply.calls
         ]
     prompt_tokens, completion_tokens = reply.usage or (0, 0)
@@ -262,8 +285,16 @@ def completion(reply: Reply, model: str) -> dict[str, Any]:
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "message": message,
-                     "finish_reason": "tool_calls" if reply.calls else "stop"}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens},
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if reply.calls else "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
     }

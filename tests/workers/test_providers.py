@@ -1,4 +1,4 @@
-"""The OpenAI-compatible provider against the loopback fake model: streaming, tools, errors, retries."""
+"""The OpenAI-compatible provider against the loopback fake model: streams, tools, errors."""
 
 from __future__ import annotations
 
@@ -109,7 +109,9 @@ def test_fragmented_tool_call_arguments_are_assembled_in_order(fake, provider):
 
 def test_arguments_that_are_not_a_json_object_come_back_as_none_with_the_raw_text(fake, provider):
     fake.script(Reply.tool_calls([("web_search", '{"query": "unfinished'), ("web_fetch", "[1]")]))
-    calls = [e for e in collect(provider.stream("fake-model", HELLO)) if isinstance(e, ToolCallRequest)]
+    calls = [
+        e for e in collect(provider.stream("fake-model", HELLO)) if isinstance(e, ToolCallRequest)
+    ]
     assert [(c.arguments, c.raw_arguments) for c in calls] == [
         (None, '{"query": "unfinished'),
         (None, "[1]"),
@@ -166,7 +168,7 @@ def test_other_refusals_quote_the_provider_with_the_key_redacted(fake, provider)
     fake.script(Reply.error(400, {"error": {"message": f"Context too long for key {KEY}."}}))
     error = failure(provider)
     assert error.message == (
-        'The provider Fakery refused the request (HTTP 400). Fakery said: '
+        "The provider Fakery refused the request (HTTP 400). Fakery said: "
         '"Context too long for key [redacted]."'
     )
     assert not error.retryable
@@ -209,7 +211,9 @@ def test_an_error_after_the_first_token_ends_the_stream_without_a_retry(fake, pr
 def test_a_connection_dropped_mid_reply_is_reported_as_broken(fake, provider):
     fake.script(Reply.text("Half", then="disconnect"))
     error = failure(provider)
-    assert error.message == "The connection to the provider Fakery broke during the reply. Try again."
+    assert (
+        error.message == "The connection to the provider Fakery broke during the reply. Try again."
+    )
     assert len(fake.chat_requests()) == 1
 
 

@@ -1,0 +1,34 @@
+"""Model providers: the ChatProvider role, its events and errors, and the OpenAI client."""
+
+from workers.providers.base import (
+    ChatMessage,
+    ChatProvider,
+    Finished,
+    ProviderCancelled,
+    ProviderError,
+    ProviderEvent,
+    SourceEvent,
+    TextDelta,
+    ToolCallRequest,
+    ToolSpec,
+    Usage,
+    never_cancelled,
+)
+from workers.providers.openai_compatible import OpenAICompatibleProvider, wait_unless_cancelled
+
+__all__ = [
+    "ChatMessage",
+    "ChatProvider",
+    "Finished",
+    "OpenAICompatibleProvider",
+    "ProviderCancelled",
+    "ProviderError",
+    "ProviderEvent",
+    "SourceEvent",
+    "TextDelta",
+    "ToolCallRequest",
+    "ToolSpec",
+    "Usage",
+    "never_cancelled",
+    "wait_unless_cancelled",
+]

@@ -1,0 +1,236 @@
+"""The client for OpenAI-compatible chat completions (OpenAI, Ollama, vLLM, llama.cpp, LiteLLM...).
+
+Retries: a 429, a 5xx or a connection failure that happens before the first event reached the
+caller is retried up to ``max_retries`` times, after 0.5 s, 1 s, 2 s (or the provider's
+``Retry-After`` when it asks for at most ``retry_after_cap`` seconds; a longer wait fails at
+once). After the first event an error ends the stream, so no text is ever repeated.
+
+Cancellation: ``cancelled()`` is checked before each attempt, during retry waits and between
+chunks; a watcher thread also checks it while the provider is silent and shuts the socket down,
+so a stream stuck waiting for its next token closes within ``cancel_poll_seconds``. Either way
+the stream is closed and ProviderCancelled is raised.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx2
+import openai
+
+from workers.providers.base import (
+    ChatMessage,
+    ProviderCancelled,
+    ProviderError,
+    ProviderEvent,
+    ToolSpec,
+    never_cancelled,
+)
+from workers.providers.chunks import ReplyAssembler
+from workers.providers.openai_errors import ProviderIdentity, translate
+
+log = logging.getLogger(__name__)
+
+Wait = Callable[[float, Callable[[], bool]], None]
+
+
+def wait_unless_cancelled(seconds: float, cancelled: Callable[[], bool]) -> None:
+    """Sleep ``seconds``, returning early once ``cancelled()`` is true."""
+    deadline = time.monotonic() + seconds
+    while not cancelled():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        time.sleep(min(left, 0.05))
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """One SSL context for every provider: loading the CA store costs 50-200 ms a client."""
+    return httpx2.create_ssl_context()
+
+
+class OpenAICompatibleProvider:
+    """A ChatProvider for any server speaking OpenAI's chat-completions API."""
+
+    def __init__(
+        self,
+        name: str,
+        base_url: str,
+        api_key: str | None,
+        *,
+        timeout: float = 60.0,
+        connect_timeout: float = 10.0,
+        max_retries: int = 3,
+        backoff: float = 0.5,
+        retry_after_cap: float = 10.0,
+        wait: Wait = wait_unless_cancelled,
+        cancel_poll_seconds: float | None = 0.2,
+    ) -> None:
+        self.name = name
+        self.base_url = base_url.rstrip("/")
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.retry_after_cap = retry_after_cap
+        self.cancel_poll_seconds = cancel_poll_seconds
+        self._wait = wait
+        # A keyless local server (Ollama, llama.cpp) gets a placeholder: given None, the SDK
+        # would read OPENAI_API_KEY from the environment and send it to this provider.
+        key = api_key or "not-needed"
+        self._who = ProviderIdentity(name, self.base_url, key)
+        limits = openai.Timeout(timeout, connect=min(connect_timeout, timeout))
+        self._client = openai.OpenAI(
+            base_url=self.base_url,
+            api_key=key,
+            max_retries=0,
+            timeout=limits,
+            http_client=openai.DefaultHttpxClient(verify=_ssl_context(), timeout=limits),
+        )
+
+    def close(self) -> None:
+        """Release the provider's pooled connections."""
+        self._client.close()
+
+    def __enter__(self) -> OpenAICompatibleProvider:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def list_models(self) -> list[str]:
+        """The model ids from ``GET /models``; raises ProviderError (used to test a connection)."""
+        try:
+            return [model.id for model in self._client.models.list()]
+        except (openai.OpenAIError, ValueError) as exc:
+            raise translate(exc, self._who, None, streaming=False) from exc
+
+    def stream(
+        self,
+        model: str,
+        messages: list[ChatMessage],
+        tools: list[ToolSpec] | None = None,
+        cancelled: Callable[[], bool] = never_cancelled,
+    ) -> Iterator[ProviderEvent]:
+        """Stream one model call; see ChatProvider.stream for the events and errors."""
+        progress = _Progress()
+        for attempt in range(self.max_retries + 1):
+            if cancelled():
+                raise ProviderCancelled
+            try:
+                yield from self._stream_once(model, messages, tools, cancelled, progress)
+                return
+            except ProviderError as error:
+                delay = self._retry_delay(error, attempt)
+                if progress.started or delay is None:
+                    raise
+                log.warning(
+                    "provider=%s model=%s status=%s retry=%d delay_s=%.2f",
+                    self.name, model, error.status, attempt + 1, delay,
+                )  # fmt: skip
+                self._wait(delay, cancelled)
+
+    def _retry_delay(self, error: ProviderError, attempt: int) -> float | None:
+        """Seconds to wait before retrying ``error``, or None when it must not be retried."""
+        if not error.retryable or attempt >= self.max_retries:
+            return None
+        if error.retry_after is None:
+            return self.backoff * 2**attempt
+        if error.retry_after > self.retry_after_cap:
+            return None
+        return error.retry_after
+
+    def _stream_once(
+        self,
+        model: str,
+        messages: list[ChatMessage],
+        tools: list[ToolSpec] | None,
+        cancelled: Callable[[], bool],
+        progress: _Progress,
+    ) -> Iterator[ProviderEvent]:
+        request: dict[str, Any] = {
+            "model": model,
+            "messages": messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if tools:
+            request["tools"] = [tool.to_openai() for tool in tools]
+        try:
+            chunks = self._client.chat.completions.create(**request)
+        except (openai.OpenAIError, ValueError) as exc:
+            raise translate(exc, self._who, model, streaming=False) from exc
+        watcher = _CancelWatcher(chunks.response, cancelled, self.cancel_poll_seconds)
+        reply = ReplyAssembler(self._who)
+        try:
+            iterator = iter(chunks)
+            while True:
+                if cancelled():
+                    raise ProviderCancelled
+                try:
+                    chunk = next(iterator)
+                except StopIteration:
+                    break
+                except (openai.OpenAIError, ValueError) as exc:
+                    if cancelled() or watcher.fired:
+                        raise ProviderCancelled from exc
+                    raise translate(exc, self._who, model, progress.started) from exc
+                for event in reply.add(chunk):
+                    progress.started = True
+                    yield event
+            if cancelled():
+                raise ProviderCancelled
+            for event in reply.finish():
+                progress.started = True
+                yield event
+        finally:
+            watcher.stop()
+            chunks.close()
+
+
+class _Progress:
+    """Whether any event of this call reached the caller (then it must not be retried)."""
+
+    started = False
+
+
+class _CancelWatcher:
+    """Shuts a streaming response's socket down once ``cancelled()`` turns true."""
+
+    def __init__(self, response: Any, cancelled: Callable[[], bool], poll: float | None) -> None:
+        self.fired = False
+        self._response = response
+        self._cancelled = cancelled
+        self._poll = poll
+        self._stopped = threading.Event()
+        if poll is not None:
+            threading.Thread(target=self._run, name="provider-cancel-watch", daemon=True).start()
+
+    def _run(self) -> None:
+        assert self._poll is not None
+        while not self._stopped.wait(self._poll):
+            if self._cancelled():
+                self.fired = True
+                self._shut()
+                return
+
+    def _shut(self) -> None:
+        # Closing the response from this thread would not wake the reader blocked in recv();
+        # shutting the socket down does, and the reader then sees the stream end.
+        stream = self._response.extensions.get("network_stream")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if isinstance(sock, socket.socket):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def stop(self) -> None:
+        """End the watch (the stream is over)."""
+        self._stopped.set()

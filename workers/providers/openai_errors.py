@@ -1,0 +1,150 @@
+"""Turns the openai SDK's exceptions into ProviderError sentences that never contain the key."""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from dataclasses import dataclass
+
+import openai
+
+from workers.providers.base import ProviderError
+
+EXPLANATION_LIMIT = 300
+
+
+@dataclass(frozen=True)
+class ProviderIdentity:
+    """What an error message may name: the provider, its base URL and the key to hide."""
+
+    name: str
+    base_url: str
+    api_key: str
+
+    def redact(self, text: str) -> str:
+        """``text`` with the API key replaced, in case a provider echoes it back."""
+        if len(self.api_key) >= 4:
+            text = text.replace(self.api_key, "[redacted]")
+        return text
+
+
+def translate(
+    exc: Exception, who: ProviderIdentity, model: str | None, streaming: bool
+) -> ProviderError:
+    """The ProviderError for an openai exception (or an unreadable stream's ValueError)."""
+    name = who.name
+    if isinstance(exc, openai.APITimeoutError):
+        return ProviderError(
+            f"The provider {name} did not answer in time. Try again later; if it keeps "
+            "happening, the model may be overloaded or too slow for the configured timeout.",
+        )
+    if isinstance(exc, openai.APIConnectionError):
+        if streaming:
+            return ProviderError(
+                f"The connection to the provider {name} broke during the reply. Try again.",
+                retryable=True,
+            )
+        return ProviderError(
+            f"Lookout could not reach the provider {name} at {who.base_url}. Check that it is "
+            "running and that an admin set the right base URL in the provider settings.",
+            retryable=True,
+        )
+    if isinstance(exc, openai.APIStatusError):
+        return _status_error(exc, who, model)
+    if isinstance(exc, openai.APIError):
+        return _stream_error(exc, who)
+    if isinstance(exc, ValueError):
+        return unreadable(who)
+    return ProviderError(f"The provider {name} failed: {who.redact(str(exc))}")
+
+
+def unreadable(who: ProviderIdentity) -> ProviderError:
+    """The error for a reply that is not the chat-completions format."""
+    return ProviderError(
+        f"The provider {who.name} sent a reply Lookout could not read. Check that it is "
+        "OpenAI-compatible and that the base URL points at its API (often ending in /v1)."
+    )
+
+
+def _status_error(
+    exc: openai.APIStatusError, who: ProviderIdentity, model: str | None
+) -> ProviderError:
+    name, status = who.name, exc.status_code
+    if status in (401, 403):
+        return ProviderError(
+            f"The provider {name} rejected its API key. An admin can update it in the "
+            "provider settings.",
+            status=status,
+        )
+    if status == 404 and model is not None:
+        return ProviderError(
+            f"The model {model} is not available from {name}. An admin can check the model "
+            "name and the base URL in the provider settings.",
+            status=status,
+        )
+    if status == 404:
+        return ProviderError(
+            f"The provider {name} has no model list at {who.base_url}/models. Check that the "
+            "base URL points at its API (often ending in /v1).",
+            status=status,
+        )
+    if status == 429:
+        return ProviderError(
+            f"The provider {name} rate limit was reached. Wait a minute and try again.",
+            retryable=True,
+            status=status,
+            retry_after=retry_after(exc),
+        )
+    if status >= 500:
+        return ProviderError(
+            f"The provider {name} failed (HTTP {status}). Try again later.",
+            retryable=True,
+            status=status,
+            retry_after=retry_after(exc),
+        )
+    return ProviderError(
+        f"The provider {name} refused the request (HTTP {status}){_said(exc, who)}",
+        status=status,
+    )
+
+
+def _stream_error(exc: openai.APIError, who: ProviderIdentity) -> ProviderError:
+    """An error event inside a stream; a numeric ``code`` in it is kept as the status."""
+    code = getattr(exc, "code", None)
+    status = int(code) if isinstance(code, str) and code.isdigit() else None
+    retryable = status is not None and (status == 429 or status >= 500)
+    return ProviderError(
+        f"The provider {who.name} reported an error during the reply{_said(exc, who)}",
+        retryable=retryable,
+        status=status,
+    )
+
+
+def _said(exc: openai.APIError, who: ProviderIdentity) -> str:
+    """``: "<the provider's explanation>".`` cut and redacted, or ``.`` without one."""
+    body = exc.body
+    message = None
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        message = inner.get("message") if isinstance(inner, dict) else inner
+    if not isinstance(message, str) or not message.strip():
+        return ". Try again later, or ask an admin to check the provider settings."
+    text = " ".join(who.redact(message).split())[:EXPLANATION_LIMIT]
+    return f'. {who.name} said: "{text}"'
+
+
+def retry_after(exc: openai.APIStatusError) -> float | None:
+    """Seconds from the ``retry-after-ms`` or ``Retry-After`` header, when present and valid."""
+    headers = exc.response.headers
+    try:
+        if "retry-after-ms" in headers:
+            return max(0.0, float(headers["retry-after-ms"]) / 1000)
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        if value.strip().replace(".", "", 1).isdigit():
+            return float(value)
+        when = email.utils.parsedate_to_datetime(value)
+        return max(0.0, when.timestamp() - time.time())
+    except (ValueError, TypeError):
+        return None
