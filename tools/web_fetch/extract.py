@@ -16,12 +16,15 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from urllib.parse import urljoin
 
 import html2text
 import lxml.etree
 import lxml.html
 from lxml.html import HtmlElement
 from readability import Document
+
+from tools.web_fetch.extract_boilerplate import remove_boilerplate
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +40,9 @@ _UNREAD_TAGS = (
     "iframe",
 )
 _UNREAD_XPATH = " | ".join(f"//{tag}" for tag in _UNREAD_TAGS)
+_MAYBE_HIDDEN_XPATH = "//*[@hidden or @aria-hidden or @style]"
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
-# Below this share of the body's text, readability is taken to have missed the page's content.
-_MIN_SHARE_OF_BODY = 0.2
+_MIN_ARTICLE_WORDS = 50
 _WORD = re.compile(r"\w")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _TRAILING_SPACE = re.compile(r"[ \t]+$", re.M)
@@ -59,17 +62,17 @@ def extract(html: str, url: str) -> Extracted:
     if root is None:
         return Extracted(title=None, text="")
     title = _find_title(root)
+    base = _base_url(root, url)
     _remove_unread(root)
-    _make_links_absolute(root, url)
-    _drop_nameless_images(root)
-    body = root.find("body")
-    if body is None:
-        body = root
-    body_text = _words(body.text_content())
-    article = _main_content(root)
-    if not article or len(_words(_text_of(article))) < _MIN_SHARE_OF_BODY * len(body_text):
-        article = lxml.html.tostring(body, encoding="unicode")
-    return Extracted(title=title, text=_to_markdown(article))
+    body = root.body if root.find("body") is not None else root
+    remove_boilerplate(body)
+    content = _main_content(root)
+    if content is None or _too_short(content, body):
+        content = body
+    _make_links_absolute(content, base)
+    _drop_nameless_images(content)
+    markdown = _to_markdown(lxml.html.tostring(content, encoding="unicode"))
+    return Extracted(title=title, text=markdown)
 
 
 def _parse(html: str) -> HtmlElement | None:
@@ -106,7 +109,7 @@ def _find_title(root: HtmlElement) -> str | None:
 
 def _remove_unread(root: HtmlElement) -> None:
     doomed = root.xpath(_UNREAD_XPATH)
-    doomed += [e for e in root.iter() if isinstance(e, HtmlElement) and _is_hidden(e)]
+    doomed += [e for e in root.xpath(_MAYBE_HIDDEN_XPATH) if _is_hidden(e)]
     for element in doomed:
         if element is not root and element.getparent() is not None:
             element.drop_tree()
@@ -121,37 +124,41 @@ def _is_hidden(element: HtmlElement) -> bool:
     return bool(_HIDDEN_STYLE.search(attrib.get("style", "")))
 
 
-def _make_links_absolute(root: HtmlElement, url: str) -> None:
+def _base_url(root: HtmlElement, url: str) -> str:
+    base = root.xpath("string(//base[@href][1]/@href)").strip()
     try:
-        root.make_links_absolute(url, resolve_base_href=True, handle_failures="discard")
+        return urljoin(url, base) if base else url
     except ValueError:
-        log.debug("links left relative: %r is not a usable base URL", url)
+        return url
 
 
-def _drop_nameless_images(root: HtmlElement) -> None:
-    for image in list(root.iter("img")):
+def _make_links_absolute(content: HtmlElement, base: str) -> None:
+    try:
+        content.make_links_absolute(base, resolve_base_href=False, handle_failures="discard")
+    except ValueError:
+        log.debug("links left relative: %r is not a usable base URL", base)
+
+
+def _drop_nameless_images(content: HtmlElement) -> None:
+    for image in list(content.iter("img")):
         src = image.get("src", "")
         if not image.get("alt", "").strip() or not src or src.startswith("data:"):
             image.drop_tree()
 
 
-def _main_content(root: HtmlElement) -> str:
+def _main_content(root: HtmlElement) -> HtmlElement | None:
     try:
-        return Document(root).summary(html_partial=True)
+        summary = Document(root).summary(html_partial=True)
+        return lxml.html.fragment_fromstring(summary, create_parent="div")
     except Exception:  # readability wraps any failure in Unparseable; the body is the fallback
         log.debug("readability found no article", exc_info=True)
-        return ""
+        return None
 
 
-def _text_of(fragment: str) -> str:
-    try:
-        return lxml.html.document_fromstring(fragment).text_content()
-    except (lxml.etree.ParserError, ValueError):
-        return ""
-
-
-def _words(text: str) -> list[str]:
-    return text.split()
+def _too_short(content: HtmlElement, body: HtmlElement) -> bool:
+    # A few words out of a much longer page mean readability missed, as on pages with no article.
+    found = len(content.text_content().split())
+    return found < _MIN_ARTICLE_WORDS and found < len(body.text_content().split()) / 2
 
 
 def _to_markdown(fragment: str) -> str:

@@ -1,0 +1,86 @@
+"""Removes page furniture (forms, asides, sharing, comments, link lists) before readability runs.
+
+Every rule is structural, the same on every site: readability then scores a smaller tree, which
+is both faster and less likely to keep furniture that sits inside the article's container.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lxml.html import HtmlElement
+
+# Controls and embedded media, never the article's prose.
+_CONTROL_TAGS = (
+    "button",
+    "select",
+    "textarea",
+    "input",
+    "label",
+    "svg",
+    "canvas",
+    "video",
+    "audio",
+    "object",
+    "embed",
+    "dialog",
+    "menu",
+    "figcaption",
+)
+_CONTROLS_XPATH = " | ".join(f"descendant::{tag}" for tag in _CONTROL_TAGS)
+# Side matter, unless it wraps most of the page (some sites put the whole page in one form).
+_SIDE_XPATH = "descendant::aside | descendant::form"
+# Class and id words that name furniture, matched as whole words of the attribute.
+_FURNITURE_NAMES = re.compile(
+    r"(?:^|[\s_-])(?:comments?|commenting|disqus|share|sharing|social|socials|related|"
+    r"recommended|newsletter|subscribe|subscription|signup|promo|promos|advert|adverts|"
+    r"advertisement|ads?|sponsored|cookies?|consent|popup|modal|breadcrumbs?|byline|"
+    r"author|caption|credits?|tags|taglist|outbrain|taboola|toolbar|"
+    r"pagination|pager|sr-only|screen-reader-text|visually-hidden|skip-link)(?:$|[\s_-])",
+    re.I,
+)
+_KEPT_TAGS = frozenset({"html", "body", "main", "article"})
+# A named block holding more than this share of the body's text is the content, whatever its name.
+_MAX_SHARE_OF_BODY = 0.4
+# Blocks whose text is mostly link text are menus and link lists.
+_LINK_LIST_TAGS = ("ul", "ol", "dl", "table", "div", "section")
+_LINK_LISTS_XPATH = " | ".join(f"descendant::{tag}" for tag in _LINK_LIST_TAGS)
+_MAX_LINK_DENSITY = 0.6
+_MIN_LINK_LIST_CHARS = 30
+
+
+def remove_boilerplate(body: HtmlElement) -> None:
+    """Remove from ``body`` the controls, side matter and link lists that are not content."""
+    for element in body.xpath(_CONTROLS_XPATH):
+        _drop(element)
+    body_chars = len(body.text_content())
+    for element in body.xpath(_SIDE_XPATH):
+        if _share(element, body_chars) <= _MAX_SHARE_OF_BODY:
+            _drop(element)
+    for element in body.xpath("descendant::*[@class or @id]"):
+        if element.tag in _KEPT_TAGS or element.getparent() is None:
+            continue
+        names = f"{element.get('class', '')} {element.get('id', '')}"
+        if _FURNITURE_NAMES.search(names) and _share(element, body_chars) <= _MAX_SHARE_OF_BODY:
+            _drop(element)
+    # Innermost first, so a container's density is judged after its menus are gone.
+    for element in reversed(body.xpath(_LINK_LISTS_XPATH)):
+        if _is_link_list(element) and _share(element, body_chars) <= _MAX_SHARE_OF_BODY:
+            _drop(element)
+
+
+def _share(element: HtmlElement, body_chars: int) -> float:
+    return len(element.text_content()) / body_chars if body_chars else 0.0
+
+
+def _is_link_list(element: HtmlElement) -> bool:
+    text = " ".join(element.text_content().split())
+    if len(text) < _MIN_LINK_LIST_CHARS:
+        return False
+    linked = sum(len(" ".join(a.text_content().split())) for a in element.iter("a"))
+    return linked > _MAX_LINK_DENSITY * len(text)
+
+
+def _drop(element: HtmlElement) -> None:
+    if element.getparent() is not None:
+        element.drop_tree()
