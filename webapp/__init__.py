@@ -33,7 +33,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
 def register_parts(app: Flask) -> None:
     """Attach sessions, error handlers, blueprints, the task queue and CLI commands."""
-    from webapp import health, models, pages, queue  # noqa: F401  (models: register tables)
+    from webapp import health, models, pages, plugins, queue, turnstate  # noqa: F401
     from webapp.api import register_api
     from webapp.auth import commands, sessions, views
     from webapp.errors import register_error_handlers
@@ -46,5 +46,7 @@ def register_parts(app: Flask) -> None:
     app.register_blueprint(health.bp)
     register_api(app)
     queue.init_queue(app)
+    turnstate.init_redis(app)
+    plugins.init_plugins(app)
     commands.init_commands(app)
     app.jinja_env.globals["app_name"] = app.config["APP_NAME"]

@@ -2,9 +2,16 @@
 
 from flask import Flask
 
-from webapp.api import accounts, tokens
+from webapp.api import accounts, conversations, plugins, providers, tokens, turns
 
-BLUEPRINTS = (accounts.bp, tokens.bp)
+BLUEPRINTS = (
+    accounts.bp,
+    tokens.bp,
+    plugins.bp,
+    providers.bp,
+    conversations.bp,
+    turns.bp,
+)
 
 
 def register_api(app: Flask) -> None:

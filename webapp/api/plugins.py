@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Blueprint, current_app, jsonify, request
+from flask import Blueprint, current_app, jsonify
 from flask_login import current_user
 
 from tools.api import IngesterRegistry, PluginConfigError, validate_options
@@ -12,6 +12,7 @@ from tools.host import PluginState, is_enabled, start
 from tools.schema import json_schema
 from tools.settings import mask, merge_save
 from webapp import plugins
+from webapp.api.bodies import json_object
 from webapp.auth.guards import admin_required, api_login_required
 from webapp.errors import ApiError
 from webapp.extensions import db
@@ -19,14 +20,6 @@ from webapp.models import UserPluginSettings, UserToolSetting
 from webapp.models.base import utcnow
 
 bp = Blueprint("api_plugins", __name__, url_prefix="/api")
-
-
-def json_body() -> dict[str, Any]:
-    """Return the request's JSON object, or raise a 400 saying what to send."""
-    body = request.get_json(silent=True)
-    if not isinstance(body, dict):
-        raise ApiError("Send a JSON object in the request body.", 400)
-    return body
 
 
 def get_active_plugin(plugin_id: str) -> PluginState:
@@ -87,7 +80,7 @@ def switch_tool(plugin_id: str, name: str):
         raise ApiError(f"The plugin {plugin_id} has no tool {name}.", 404)
     if not tool.user_toggle:
         raise ApiError(f"The tool {name} cannot be switched on or off by users.", 400)
-    enabled = json_body().get("enabled")
+    enabled = json_object().get("enabled")
     if not isinstance(enabled, bool):
         raise ApiError("Send enabled: true or false.", 400, {"enabled": ["Must be a boolean."]})
     row = db.session.get(UserToolSetting, (current_user.id, name))
@@ -109,7 +102,7 @@ def save_settings(plugin_id: str):
         raise ApiError(f"The plugin {plugin_id} has no settings for users.", 404)
     stored = plugins.find_settings(current_user.id, plugin_id)
     try:
-        valid = validate_options(schema, merge_save(schema, stored, json_body()), "settings")
+        valid = validate_options(schema, merge_save(schema, stored, json_object()), "settings")
     except PluginConfigError as error:
         raise config_error(error) from error
     row = db.session.get(UserPluginSettings, (current_user.id, plugin_id))
@@ -166,7 +159,7 @@ def save_plugin_options(plugin_id: str):
     if state is None or state.plugin is None:
         raise ApiError(f"There is no loadable plugin {plugin_id}.", 404)
     schema = state.plugin.options_schema
-    merged = merge_save(schema, state.stored, json_body())
+    merged = merge_save(schema, state.stored, json_object())
     try:
         app_name, public_url = current_app.config["APP_NAME"], current_app.config["PUBLIC_URL"]
         start(state.plugin, merged, IngesterRegistry(), app_name, public_url)

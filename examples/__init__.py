@@ -1,0 +1,1 @@
+"""Example plugins for plugin authors; the test suite loads and runs them."""

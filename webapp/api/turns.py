@@ -1,0 +1,202 @@
+"""Turns over the API: start one (queued for a worker), read it, cancel it, stream its events."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, request
+from flask_login import current_user
+from marshmallow import Schema, fields, validate
+
+from webapp import queue
+from webapp.api.bodies import load_json
+from webapp.api.conversations import get_conversation
+from webapp.auth.guards import api_login_required
+from webapp.errors import ApiError
+from webapp.extensions import db
+from webapp.models import Conversation, Message, Turn
+from webapp.models.providers import find_model
+from webapp.turns import OPEN_STATUSES, cancel_turn, finish_turn, show_turn, turn_state
+from webapp.turnstate import TERMINAL_EVENTS
+
+bp = Blueprint("api_turns", __name__, url_prefix="/api")
+KEEPALIVE_MS = 15000
+MAX_CONTENT = 100_000
+
+
+class GenerationSchema(Schema):
+    """Per-turn generation options; ``tools`` present (even empty) names the tools exactly."""
+
+    tools = fields.List(fields.String(), allow_none=True)
+
+
+class TurnRequest(Schema):
+    """The body of ``POST /api/conversations/<id>/turns``."""
+
+    content = fields.String(validate=validate.Length(min=1, max=MAX_CONTENT))
+    model = fields.String(required=True, validate=validate.Length(min=3, max=300))
+    parentMessageId = fields.String(allow_none=True)
+    generation = fields.Nested(GenerationSchema, load_default=dict)
+
+
+def read_turn_request() -> dict[str, Any]:
+    """Return the checked body of a new turn; 400 with per-field messages otherwise."""
+    data = load_json(TurnRequest, "turn")
+    if "tools" in data["generation"] and data["generation"]["tools"] is None:
+        del data["generation"]["tools"]  # null means "not given": the user's enabled tools
+    return data
+
+
+def find_parent(conversation: Conversation, parent_id: str | None) -> Message | None:
+    """Return the message to continue from: the one named, or the newest of the conversation."""
+    if parent_id is None:
+        return db.session.scalar(
+            db.select(Message)
+            .filter_by(conversation_id=conversation.id)
+            .order_by(Message.created_at.desc())
+            .limit(1)
+        )
+    parent = db.session.get(Message, parent_id)
+    if parent is None or parent.conversation_id != conversation.id:
+        raise ApiError(
+            "parentMessageId is not a message of this conversation.",
+            400,
+            {"parentMessageId": ["Not a message of this conversation."]},
+        )
+    return parent
+
+
+@bp.post("/conversations/<conversation_id>/turns")
+@api_login_required
+def start_turn(conversation_id: str):
+    """Store the user's message at once and queue the turn; answer 202 with its events URL."""
+    conversation = get_conversation(conversation_id)
+    data = read_turn_request()
+    if find_model(data["model"]) is None:
+        raise ApiError(
+            f"The model {data['model']} is not available. Pick one from GET /api/models.",
+            400,
+            {"model": ["Unknown model."]},
+        )
+    busy = db.session.scalar(
+        db.select(Turn).filter(
+            Turn.conversation_id == conversation.id, Turn.status.in_(OPEN_STATUSES)
+        )
+    )
+    if busy is not None:
+        raise ApiError(
+            "A turn is still running in this conversation. Wait for it, or cancel it first.", 409
+        )
+    parent = find_parent(conversation, data.get("parentMessageId"))
+    if "content" in data:
+        user_message = Message(
+            conversation_id=conversation.id,
+            parent_id=parent.id if parent else None,
+            role="user",
+            parts=[{"type": "text", "text": data["content"]}],
+            status="completed",
+        )
+        db.session.add(user_message)
+        if not conversation.title:
+            conversation.title = " ".join(data["content"].split())[:60]
+    elif parent is not None and parent.role == "user" and data.get("parentMessageId"):
+        user_message = parent  # regenerate: answer this message again on a new branch
+    else:
+        raise ApiError(
+            "Send content, or parentMessageId naming a user message to answer it again.",
+            400,
+            {"content": ["Required unless regenerating a user message."]},
+        )
+    db.session.flush()
+    turn = Turn(
+        conversation_id=conversation.id,
+        user_message_id=user_message.id,
+        model=data["model"],
+        generation=data["generation"],
+        roles=list(current_user.roles),
+        status="queued",
+    )
+    db.session.add(turn)
+    conversation.updated_at = db.func.now()
+    db.session.commit()
+    try:
+        task_id = queue.enqueue("lookout.run_turn_step", turn.id, 0)
+    except queue.QueueError as exc:
+        finish_turn(turn.id, "failed", "The task queue could not be reached. Send it again soon.")
+        raise ApiError(
+            "Your message was saved, but no worker could be reached to answer it. "
+            "Try again in a moment.",
+            503,
+        ) from exc
+    turn_state(turn.id).remember_task(task_id)
+    return (
+        jsonify({"turn": show_turn(turn, full=False), "eventsUrl": f"/api/turns/{turn.id}/events"}),
+        202,
+    )
+
+
+def get_turn(turn_id: str) -> Turn:
+    """Return a turn of the signed-in user; 404 for anyone else's."""
+    turn = db.session.get(Turn, turn_id)
+    if turn is None:
+        raise ApiError("There is no such turn.", 404)
+    get_conversation(turn.conversation_id)
+    return turn
+
+
+@bp.get("/turns/<turn_id>")
+@api_login_required
+def read_turn(turn_id: str):
+    """Return a turn with its status, reply message, error and token usage."""
+    return jsonify(show_turn(get_turn(turn_id)))
+
+
+@bp.post("/turns/<turn_id>/cancel")
+@api_login_required
+def cancel(turn_id: str):
+    """Cancel a queued or running turn; 409 when it has already ended."""
+    turn = get_turn(turn_id)
+    if turn.status not in OPEN_STATUSES or not cancel_turn(turn):
+        db.session.refresh(turn)
+        raise ApiError(
+            f"This turn has already ended ({turn.status}), so there is nothing to cancel.", 409
+        )
+    db.session.refresh(turn)
+    return jsonify(show_turn(turn))
+
+
+@bp.get("/turns/<turn_id>/events")
+@api_login_required
+def stream_events(turn_id: str):
+    """Stream the turn's events as Server-Sent Events, resuming after ``Last-Event-ID``."""
+    turn = get_turn(turn_id)
+    after = request.headers.get("Last-Event-ID") or request.args.get("after") or "0"
+    state = turn_state(turn.id)
+    app = current_app._get_current_object()
+
+    def ended_status() -> str | None:
+        with app.app_context():
+            status = db.session.scalar(db.select(Turn.status).filter_by(id=turn_id))
+            return None if status in OPEN_STATUSES else status
+
+    def generate() -> Iterator[str]:
+        last, block = after, None  # the first read does not wait, so an ended turn ends at once
+        while True:
+            events = state.read(after=last, block_ms=block)
+            block = KEEPALIVE_MS
+            for entry_id, name, data in events:
+                last = entry_id
+                yield f"id: {entry_id}\nevent: {name}\ndata: {json.dumps(data)}\n\n"
+                if name in TERMINAL_EVENTS:
+                    return
+            if not events:
+                status = ended_status()
+                if status is not None:  # ended, and its stream already expired
+                    yield f"event: turn.{status}\ndata: {{}}\n\n"
+                    return
+                yield ": keep-alive\n\n"
+
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    return Response(generate(), mimetype="text/event-stream", headers=headers)

@@ -1,0 +1,337 @@
+"""The model-step task: stream one model call of a turn, then end the turn or fan out its tools.
+
+A step is claimed atomically in the database before it runs, so a task delivered twice runs
+once; a step whose worker died (its heartbeat went stale) is taken over and run again. Tool
+calls go out as a chord of ``run_tool_call`` tasks whose callback is the next step: no task
+ever waits on another task's result.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from datetime import timedelta
+from typing import Any
+
+from celery import chord
+from flask import current_app
+from sqlalchemy import update
+
+from tools.api import Signal
+from tools.citations import CitationList
+from webapp.extensions import db
+from webapp.models import Message, Provider, ToolCall, Turn
+from webapp.models.base import utcnow
+from webapp.models.providers import find_model
+from webapp.turns import finish_turn, turn_state
+from workers.celery_app import celery
+from workers.context import cited_urls
+from workers.prompts import StoredMessage, build_messages
+from workers.providers import (
+    ProviderCancelled,
+    ProviderError,
+    SourceEvent,
+    TextDelta,
+    ToolCallRequest,
+    ToolSpec,
+    Usage,
+)
+from workers.runtime import beat, forget_beat, get_provider, get_watcher
+from workers.selection import Offered, TurnFailed
+from workers.toolcalls import run_tool_call
+from workers.turn_tools import is_untrusted_name, offered_tools
+
+TAKEOVER_AFTER_SECONDS = 20
+BAD_ARGUMENTS = {"outcome": "error", "error": "The arguments were not valid JSON."}
+log = logging.getLogger("lookout.turns")
+
+
+@celery.task(name="lookout.run_turn_step", bind=True, max_retries=None)
+def run_turn_step(self, turn_id: str, step: int) -> str:
+    """Run step ``step`` of a turn, once."""
+    turn = db.session.get(Turn, turn_id)
+    if turn is None:
+        return "gone"
+    claim = claim_step(turn, step)
+    if claim == "busy":
+        raise self.retry(countdown=5)
+    if claim != "claimed":
+        return claim
+    try:
+        model_step(turn, step)
+    except TurnFailed as exc:
+        end(turn_id, "failed", exc.message)
+    except ProviderError as exc:
+        end(turn_id, "failed", exc.message)
+    except Exception:
+        log.exception("turn %s failed in step %s", turn_id, step)
+        db.session.rollback()
+        end(turn_id, "failed", "Something went wrong while answering. Send the message again.")
+    return "done"
+
+
+def claim_step(turn: Turn, step: int) -> str:
+    """Claim the step: "claimed", "busy" (another worker runs it), or why it will not run."""
+    now = utcnow()
+    if step == 0:
+        where = [Turn.status == "queued"]
+        values: dict[str, Any] = {"status": "running", "started_at": now, "step": 0}
+    else:
+        where = [Turn.status == "running", Turn.step == step - 1]
+        values = {"step": step}
+    claimed = db.session.execute(
+        update(Turn)
+        .where(Turn.id == turn.id, *where)
+        .values(heartbeat_at=now, **values)
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    db.session.commit()
+    db.session.refresh(turn)
+    if claimed:
+        if step == 0:
+            start_reply(turn)
+        return "claimed"
+    if turn.status != "running" or turn.step != step:
+        return "ended" if turn.status not in ("queued", "running") else "stale-task"
+    return take_over(turn, step)
+
+
+def take_over(turn: Turn, step: int) -> str:
+    """Run a step again whose worker stopped beating; "busy" while its heartbeat is fresh."""
+    stale_before = utcnow() - timedelta(seconds=TAKEOVER_AFTER_SECONDS)
+    beat_at = turn.heartbeat_at
+    if beat_at is not None and beat_at.tzinfo is None:
+        beat_at = beat_at.replace(tzinfo=stale_before.tzinfo)
+    if beat_at is not None and beat_at > stale_before:
+        return "busy"
+    taken = db.session.execute(
+        update(Turn)
+        .where(Turn.id == turn.id, Turn.step == step, Turn.heartbeat_at == turn.heartbeat_at)
+        .values(heartbeat_at=utcnow())
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    db.session.commit()
+    if not taken:
+        return "busy"
+    log.warning("turn %s: taking over step %s from a worker that stopped", turn.id, step)
+    if step == 0 and turn.assistant_message_id is None:
+        start_reply(turn)
+    calls = db.session.scalars(db.select(ToolCall).filter_by(turn_id=turn.id, step=step)).all()
+    if calls:  # the step had written its tool calls: only their dispatch may be missing
+        dispatch(turn, step, [c.call_id for c in sorted(calls, key=lambda c: c.position)])
+        return "redispatched"
+    return "claimed"
+
+
+def start_reply(turn: Turn) -> None:
+    """Create the assistant message the turn writes into, and announce the start."""
+    message = Message(
+        conversation_id=turn.conversation_id,
+        parent_id=turn.user_message_id,
+        role="assistant",
+        parts=[],
+        status="running",
+    )
+    db.session.add(message)
+    db.session.flush()
+    turn.assistant_message_id = message.id
+    db.session.commit()
+    turn_state(turn.id).publish("turn.started", {"assistantMessageId": message.id})
+
+
+def branch(message_id: str) -> list[Message]:
+    """Return the messages from the conversation's start down to ``message_id``."""
+    path: list[Message] = []
+    current = db.session.get(Message, message_id)
+    while current is not None:
+        path.append(current)
+        current = db.session.get(Message, current.parent_id) if current.parent_id else None
+    return list(reversed(path))
+
+
+def results_of(turn: Turn, step: int, already_cited: set[str]) -> list[dict[str, Any]]:
+    """Return the tool-result and source parts of a finished step's tool calls, in order."""
+    calls = db.session.scalars(
+        db.select(ToolCall).filter_by(turn_id=turn.id, step=step).order_by(ToolCall.position)
+    ).all()
+    parts: list[dict[str, Any]] = []
+    for call in calls:
+        part: dict[str, Any] = {"type": "tool-result", "callId": call.call_id, "name": call.name}
+        if call.outcome == "ok":
+            part["output"] = call.output
+        else:
+            part["error"] = call.error or "The call did not finish."
+        part["outcome"] = call.outcome or "cancelled"
+        parts.append(part)
+    for call in calls:
+        for citation in call.citations or []:
+            if citation["url"] not in already_cited:
+                already_cited.add(citation["url"])
+                parts.append({"type": "source", **citation})
+    return parts
+
+
+def model_step(turn: Turn, step: int) -> None:
+    """Stream one model call and store what it said; end the turn or dispatch its tools."""
+    config = current_app.config
+    offers = offered_tools(turn)
+    last_step = step >= config["TURN_MAX_STEPS"] - 1
+    message = db.session.get(Message, turn.assistant_message_id)
+    already_cited = set(cited_urls(turn, include_calls=False))
+    prior = results_of(turn, step - 1, already_cited) if step > 0 else []
+    history = [StoredMessage(m.role, m.parts) for m in branch(turn.user_message_id)]
+    history.append(StoredMessage("assistant", list(message.parts) + prior))
+    messages = build_messages(
+        history, is_untrusted_name(offers), config["CONTEXT_TOOL_CHARS"], config["APP_NAME"]
+    )
+    provider_row, model = find_model(turn.model) or (None, None)
+    if provider_row is None:
+        raise TurnFailed(f"The model {turn.model} is not available. Pick another model.")
+    specs = [] if last_step else [spec_of(o) for o in offers]
+    reply = stream_reply(turn, provider_row, model["name"], messages, specs, already_cited)
+    parts = prior + reply.sources
+    if reply.text:
+        parts.append({"type": "text", "text": reply.text})
+    turn.usage = add_usage(turn.usage, reply.usage)
+    if reply.cancelled:
+        save_parts(message, parts, "cancelled")
+        end(turn.id, "cancelled")
+        return
+    if reply.calls:
+        call_ids = store_calls(turn, step, offers, reply.calls, parts)
+        save_parts(message, parts, "running")
+        dispatch(turn, step, call_ids)
+        return
+    save_parts(message, parts, "completed")
+    end(turn.id, "completed")
+
+
+def spec_of(offered: Offered) -> ToolSpec:
+    """Return the tool as offered to the model, its JSON Schema derived from its input schema."""
+    tool = offered.tool
+    return ToolSpec(tool.name, tool.description, tool.json_schema())
+
+
+class Reply:
+    """What one model call said."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.sources: list[dict[str, Any]] = []
+        self.calls: list[ToolCallRequest] = []
+        self.usage: Usage | None = None
+        self.cancelled = False
+
+
+def stream_reply(
+    turn: Turn,
+    provider_row: Provider,
+    model_name: str,
+    messages: list[dict[str, Any]],
+    specs: list[ToolSpec],
+    already_cited: set[str],
+) -> Reply:
+    """Stream the model's answer, publishing text and sources as they come."""
+    state = turn_state(turn.id)
+    reply = Reply()
+    citations = CitationList(seen=already_cited)
+    signal = Signal()
+    with get_watcher().watching(turn.id, signal):
+        try:
+            events = get_provider(provider_row).stream(
+                model_name, messages, specs or None, cancelled=lambda: signal.cancelled
+            )
+            for event in events:
+                if isinstance(event, TextDelta) and event.text:
+                    reply.text += event.text
+                    state.publish("text.delta", {"text": event.text})
+                    beat(turn.id)
+                elif isinstance(event, SourceEvent):
+                    cited = citations.add(event.url, event.title)
+                    if cited is not None:
+                        reply.sources.append(
+                            {"type": "source", "url": cited.url, "title": cited.title}
+                        )
+                        state.publish("source.added", {"url": cited.url, "title": cited.title})
+                elif isinstance(event, ToolCallRequest):
+                    reply.calls.append(event)
+                elif isinstance(event, Usage):
+                    reply.usage = event
+        except ProviderCancelled:
+            reply.cancelled = True
+    reply.cancelled = reply.cancelled or signal.cancelled
+    return reply
+
+
+def add_usage(total: dict | None, usage: Usage | None) -> dict | None:
+    """Return the turn's token usage with one more model call's counts added."""
+    if usage is None:
+        return total
+    total = dict(total or {"inputTokens": 0, "outputTokens": 0})
+    total["inputTokens"] += usage.input_tokens
+    total["outputTokens"] += usage.output_tokens
+    return total
+
+
+def store_calls(
+    turn: Turn,
+    step: int,
+    offers: list[Offered],
+    calls: list[ToolCallRequest],
+    parts: list[dict[str, Any]],
+) -> list[str]:
+    """Store the tool calls (rows and parts) of a step and return their ids in order."""
+    plugins = {o.tool.name: o.plugin for o in offers}
+    taken = {
+        c for (c,) in db.session.execute(db.select(ToolCall.call_id).filter_by(turn_id=turn.id))
+    }
+    ids = []
+    for position, call in enumerate(calls):
+        call_id = call.id if call.id and call.id not in taken else f"call_{uuid.uuid4().hex}"
+        taken.add(call_id)
+        ids.append(call_id)
+        db.session.add(
+            ToolCall(
+                turn_id=turn.id,
+                call_id=call_id,
+                step=step,
+                position=position,
+                name=call.name,
+                plugin=plugins.get(call.name),
+                input=call.arguments if call.arguments is not None else {},
+                citations=[],
+                **({} if call.arguments is not None else BAD_ARGUMENTS),
+            )
+        )
+        parts.append(
+            {"type": "tool-call", "id": call_id, "name": call.name, "input": call.arguments or {}}
+        )
+    return ids
+
+
+def save_parts(message: Message, parts: list[dict[str, Any]], status: str) -> None:
+    """Append the step's parts to the reply and commit everything the step stored."""
+    message.parts = list(message.parts) + parts
+    message.status = status
+    db.session.commit()
+
+
+def dispatch(turn: Turn, step: int, call_ids: list[str]) -> None:
+    """Send the step's tool calls as a chord whose callback runs the next step."""
+    state = turn_state(turn.id)
+    header = []
+    for call_id in call_ids:
+        task_id = uuid.uuid4().hex
+        state.remember_task(task_id)
+        header.append(run_tool_call.si(turn.id, call_id).set(task_id=task_id))
+    callback = run_turn_step.si(turn.id, step + 1)
+    chord(header)(callback)
+
+
+def end(turn_id: str, status: str, error: str | None = None) -> None:
+    """End the turn (if nothing ended it already) and forget its per-process state."""
+    db.session.rollback()
+    finish_turn(turn_id, status, error)
+    if status == "cancelled":
+        turn_state(turn_id).clear_cancel()
+    forget_beat(turn_id)

@@ -1,0 +1,158 @@
+"""The tool-call task: run one tool call of a turn under its deadline and store the raw result."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from tools.api import Cancelled, Signal, Tool, ToolError, ToolRefused
+from webapp.extensions import db
+from webapp.models import ToolCall, Turn
+from webapp.models.base import utcnow
+from webapp.turns import turn_state
+from workers.celery_app import celery
+from workers.context import make_tool_context
+from workers.runtime import beat, get_watcher
+from workers.selection import TurnFailed
+from workers.turn_tools import find_offered
+
+GRACE_SECONDS = 1.0
+log = logging.getLogger("lookout.tools")
+
+
+@dataclass
+class Outcome:
+    """What one call came to: output or error, and the outcome word logged and stored."""
+
+    outcome: str
+    output: Any = None
+    error: str | None = None
+
+
+def execute_with_deadline(tool: Tool, input: dict[str, Any], ctx: Any, tick) -> Outcome:
+    """Run ``tool.execute`` in its own thread, giving up at the signal's deadline or cancel.
+
+    A tool that ignores its signal is left behind (its result is dropped), so the turn never
+    waits longer than the tool's deadline plus a short grace.
+    """
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["output"] = tool.execute(input, ctx)
+        except BaseException as exc:  # stored, then judged below  # noqa: BLE001
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name=f"tool-{tool.name}", daemon=True)
+    thread.start()
+    signal: Signal = ctx.signal
+    while thread.is_alive() and not signal.cancelled:
+        thread.join(timeout=min(1.0, max(0.01, signal.remaining())))
+        tick()
+    thread.join(timeout=GRACE_SECONDS)
+    if thread.is_alive() or (signal.cancelled and "error" in box):
+        return _stopped(tool, signal)
+    if "error" in box:
+        return _judge(tool, box["error"], signal)
+    try:
+        json.dumps(box.get("output"))
+    except (TypeError, ValueError):
+        return Outcome("error", error=f"The tool {tool.name} returned output that is not JSON.")
+    return Outcome("ok", output=box.get("output"))
+
+
+def _stopped(tool: Tool, signal: Signal) -> Outcome:
+    if signal.timed_out:
+        return Outcome(
+            "timeout", error=f"{tool.name} did not finish within {tool.timeout_seconds:g} seconds."
+        )
+    return Outcome("cancelled", error="The turn was cancelled before this call finished.")
+
+
+def _judge(tool: Tool, exc: BaseException, signal: Signal) -> Outcome:
+    if isinstance(exc, ToolRefused):
+        return Outcome("refused", error=exc.message)
+    if isinstance(exc, ToolError):
+        return Outcome("error", error=exc.message)
+    if isinstance(exc, Cancelled):
+        return _stopped(tool, signal)
+    log.error("tool %s raised an unexpected error", tool.name, exc_info=exc)
+    return Outcome(
+        "error", error=f"The tool {tool.name} failed unexpectedly. Try again, or answer without it."
+    )
+
+
+@celery.task(name="lookout.run_tool_call", bind=True, acks_late=True)
+def run_tool_call(self, turn_id: str, call_id: str) -> str:
+    """Run one stored tool call, once: a call that already has an outcome is left alone."""
+    call = db.session.get(ToolCall, (turn_id, call_id))
+    turn = db.session.get(Turn, turn_id)
+    if call is None or turn is None or call.outcome is not None:
+        return "skipped"
+    started = time.monotonic()
+    call.started_at = utcnow()
+    db.session.commit()
+    state = turn_state(turn_id)
+    if turn.status != "running" or state.cancel_requested():
+        result = Outcome("cancelled", error="The turn was cancelled before this call started.")
+    else:
+        state.publish("tool.started", {"callId": call_id, "name": call.name, "input": call.input})
+        result = run_call(turn, call)
+    store(call, result)
+    duration_ms = round((time.monotonic() - started) * 1000)
+    log.info(
+        "tool_call turn=%s plugin=%s tool=%s duration_ms=%d outcome=%s",
+        turn_id,
+        call.plugin,
+        call.name,
+        duration_ms,
+        result.outcome,
+        extra={
+            "turn": turn_id,
+            "plugin": call.plugin,
+            "tool": call.name,
+            "duration_ms": duration_ms,
+            "outcome": result.outcome,
+        },
+    )
+    finished: dict[str, Any] = {"callId": call_id, "name": call.name, "outcome": result.outcome}
+    finished.update(error=result.error) if result.error else finished.update(output=result.output)
+    state.publish("tool.finished", finished)
+    return result.outcome
+
+
+def run_call(turn: Turn, call: ToolCall) -> Outcome:
+    """Resolve the tool, validate the input and run it under its deadline."""
+    try:
+        offered = find_offered(turn, call.name)
+    except TurnFailed as exc:
+        return Outcome("error", error=exc.message)
+    if offered is None:
+        return Outcome("error", error=f"The tool {call.name} was not offered in this turn.")
+    tool = offered.tool
+    try:
+        input = tool.validate_input(call.input)
+    except ToolError as exc:
+        return Outcome("error", error=exc.message)
+    signal = Signal.after(tool.timeout_seconds)
+    with get_watcher().watching(turn.id, signal):
+        ctx, citations = make_tool_context(turn, call, offered, signal)
+        try:
+            result = execute_with_deadline(tool, input, ctx, tick=lambda: beat(turn.id))
+        finally:
+            ctx.fetch.close()
+    call.citations = [{"url": c.url, "title": c.title} for c in citations.citations]
+    return result
+
+
+def store(call: ToolCall, result: Outcome) -> None:
+    """Store the raw output or the error, once."""
+    call.outcome = result.outcome
+    call.output = result.output if result.outcome == "ok" else None
+    call.error = result.error
+    call.finished_at = utcnow()
+    db.session.commit()
