@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import socket
 import time
 from typing import Any
 
@@ -101,7 +102,7 @@ def _send(
         raise ToolError(
             f"{engine.name} could not be reached. Check its address, or try again later."
         ) from None
-    undo = signal.on_cancel(response.close)
+    undo = signal.on_cancel(lambda: _abort(response))
     try:
         data = _read(engine, response, deadline, signal)
     finally:
@@ -130,6 +131,20 @@ def _read(engine: SearchEngine, response: Any, deadline: float, signal: Signal) 
         raise ToolError(f"{engine.name} stopped answering halfway. Try again later.") from None
     signal.raise_if_cancelled()
     return b"".join(chunks)
+
+
+def _abort(response: Any) -> None:
+    # Closing a response does not wake a read blocked in another thread; shutting the socket does.
+    sock = getattr(getattr(response.raw, "connection", None), "sock", None)
+    if sock is None:  # http.client hands the socket to the response it is reading
+        sock = getattr(getattr(getattr(response.raw, "_fp", None), "fp", None), "raw", None)
+        sock = getattr(sock, "_sock", None)
+    try:
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    response.close()
 
 
 def _too_slow(engine: SearchEngine) -> str:

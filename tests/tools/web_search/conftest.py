@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -59,3 +61,57 @@ def search() -> Callable[..., tuple[dict[str, Any], list[Citation]]]:
         return tool.execute(tool.validate_input({"query": query}), ctx), citations
 
     return run
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """Answers every request with the server's ``reply(handler)``; records the requests."""
+
+    def do_GET(self) -> None:
+        self.server.seen.append((self.command, self.path, dict(self.headers)))  # type: ignore[attr-defined]
+        self.server.reply(self)  # type: ignore[attr-defined]
+
+    do_POST = do_GET
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def loopback() -> Iterator[Callable[..., Any]]:
+    """Return ``serve(reply, host="127.0.0.1")``: a real HTTP server; ``.url`` and ``.seen``."""
+    servers: list[ThreadingHTTPServer] = []
+
+    def serve(reply: Callable[[BaseHTTPRequestHandler], None], host: str = "127.0.0.1") -> Any:
+        server = ThreadingHTTPServer((host, 0), _Handler)
+        server.daemon_threads = True
+        server.reply = reply  # type: ignore[attr-defined]
+        server.seen = []  # type: ignore[attr-defined]
+        server.url = f"http://{host}:{server.server_address[1]}"  # type: ignore[attr-defined]
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return server
+
+    yield serve
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def reply_with(body: str, status: int = 200, content_type: str = "application/json") -> Any:
+    """Return a loopback reply sending ``body`` with ``status``."""
+
+    def reply(handler: BaseHTTPRequestHandler) -> None:
+        data = body.encode("utf-8")
+        handler.send_response(status)
+        handler.send_header("Content-Type", content_type)
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    return reply
+
+
+@pytest.fixture
+def replying() -> Callable[..., Any]:
+    """Return ``reply_with(body, status=200, content_type=...)`` for ``loopback``."""
+    return reply_with

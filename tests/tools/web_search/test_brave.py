@@ -40,7 +40,7 @@ def test_brave_strong_tags_and_entities_are_stripped(brave, search, engine_repli
     assert first["title"] == "Requests: HTTP for Humans™ — Requests 2.32.3 documentation"
     assert first["snippet"] == (
         "Requests is an elegant and simple HTTP library for Python, built for human beings. "
-        "Tom & Jerry's \"favourite\"."
+        'Tom & Jerry\'s "favourite".'
     )
     assert output["results"][2]["snippet"].startswith("In this tutorial on Python's Requests")
 
@@ -112,9 +112,9 @@ def test_brave_error_statuses_become_sentences_naming_brave(
 def test_brave_is_asked_for_at_most_max_results(web_search, search, engine_replies, recording):
     tool = web_search(engine="brave", apiKey="key-123456", maxResults=2)
     engine_replies.get(
-        URL, body=recording("brave_results.json"), match=[responses.matchers.query_param_matcher(
-            {"q": "python requests", "count": "2"}
-        )]
+        URL,
+        body=recording("brave_results.json"),
+        match=[responses.matchers.query_param_matcher({"q": "python requests", "count": "2"})],
     )
     output, citations = search(tool)
     assert len(output["results"]) == 2 and len(citations) == 2

@@ -60,7 +60,7 @@ def test_duckduckgo_tags_and_entities_are_stripped(duckduckgo, search, engine_re
     assert first["title"] == "Requests: HTTP for Humans™ — Requests 2.32 documentation"
     assert first["snippet"] == (
         "Requests is an elegant and simple HTTP library for Python, built for human beings. "
-        "It's \"the\" way."
+        'It\'s "the" way.'
     )
     assert third["title"] == "Python's Requests Library (Guide) – Real Python"
     assert "you'll see some" in third["snippet"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import fields
+from marshmallow import fields, validate
 
 from tools.web_search.engine import (
     EngineRequest,
@@ -29,6 +29,7 @@ class _Web(Lenient):
 
 
 class _Response(Lenient):
+    type = fields.String(required=True, validate=validate.Equal("search"))
     # Brave leaves out ``web`` altogether when nothing was found.
     web = fields.Nested(_Web, load_default=None)
 

@@ -1,0 +1,182 @@
+"""The shared search code: cleaning text, timeouts, cancelling, unreachable engines, and keys."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+
+import pytest
+import requests
+
+from tools.api import Cancelled, Signal, ToolError
+from tools.web_search.engines import brave, kagi, tavily
+from tools.web_search.search import clean_text
+
+RESULTS = '{"results": [{"title": "T", "url": "https://example.com/", "content": "c"}]}'
+
+
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [
+        ("<strong>Bold</strong> &amp; <em>plain</em>", "Bold & plain"),
+        (
+            "Tom &amp; Jerry&#39;s &quot;show&quot;&nbsp;&mdash;  now\n\tlive",
+            'Tom & Jerry\'s "show" — now live',
+        ),
+        ("1 < 2 and 3 > 2", "1 < 2 and 3 > 2"),
+        ("no markup at all", "no markup at all"),
+        ("nul\x00byte and\x1bescape", "nul byte and escape"),
+        ("", ""),
+    ],
+)
+def test_titles_and_snippets_lose_html_tags_and_entities(raw, clean):
+    assert clean_text(raw) == clean
+
+
+def test_an_engine_that_does_not_answer_in_time_is_a_tool_error(
+    web_search, search, loopback, monkeypatch
+):
+    monkeypatch.setattr("tools.web_search.search.TIMEOUT_SECONDS", 0.3)
+
+    def silent(handler):
+        time.sleep(1.5)
+
+    server = loopback(silent)
+    with pytest.raises(ToolError) as info:
+        search(web_search(engine="searxng", baseURL=server.url))
+    assert info.value.message == "SearXNG did not answer within 0.3 seconds. Try again later."
+
+
+def test_a_body_that_drips_past_the_timeout_is_a_tool_error(
+    web_search, search, loopback, monkeypatch
+):
+    monkeypatch.setattr("tools.web_search.search.TIMEOUT_SECONDS", 0.5)
+
+    def drip(handler):
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.end_headers()
+        for _ in range(20):
+            handler.wfile.write(b" ")
+            handler.wfile.flush()
+            time.sleep(0.1)
+
+    server = loopback(drip)
+    with pytest.raises(ToolError) as info:
+        search(web_search(engine="searxng", baseURL=server.url))
+    assert "did not answer within 0.5 seconds" in info.value.message
+
+
+def test_cancelling_the_turn_stops_a_search_that_is_reading(web_search, search, loopback):
+    release = threading.Event()
+
+    def hang(handler):
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", "1000")
+        handler.end_headers()
+        handler.wfile.write(b'{"results": [')
+        handler.wfile.flush()
+        release.wait(5)
+
+    server = loopback(hang)
+    signal = Signal()
+    threading.Timer(0.3, signal.cancel).start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(Cancelled):
+            search(web_search(engine="searxng", baseURL=server.url), signal=signal)
+    finally:
+        release.set()
+    assert time.monotonic() - started < 3
+
+
+def test_a_cancelled_signal_stops_the_search_before_it_is_sent(web_search, search, loopback):
+    server = loopback(lambda handler: None)
+    signal = Signal()
+    signal.cancel()
+    with pytest.raises(Cancelled):
+        search(web_search(engine="searxng", baseURL=server.url), signal=signal)
+    assert server.seen == []
+
+
+def test_an_unreachable_engine_is_a_tool_error_naming_it(web_search, search, loopback):
+    server = loopback(lambda handler: None)
+    url = server.url
+    server.shutdown()
+    server.server_close()
+    with pytest.raises(ToolError) as info:
+        search(web_search(engine="searxng", baseURL=url))
+    assert info.value.message == (
+        "SearXNG could not be reached. Check its address, or try again later."
+    )
+
+
+def test_the_engines_explanation_is_cut_to_300_characters_with_whitespace_collapsed(
+    web_search, search, engine_replies, api_key
+):
+    detail = "Something\n\n   went   wrong. " * 40
+    engine_replies.get(brave.URL, json={"error": {"detail": detail}}, status=500)
+    with pytest.raises(ToolError) as info:
+        search(web_search(engine="brave", apiKey=api_key))
+    said = info.value.message.split(' Brave said: "', 1)[1][:-1]
+    assert len(said) == 300 and "  " not in said and said.startswith("Something went wrong.")
+
+
+def _echoing(engine_id, key):
+    """Error bodies that repeat the key back, in each engine's own shape."""
+    return {
+        "brave": {"error": {"detail": f"Token {key} is invalid", "code": "X"}},
+        "tavily": {"detail": {"error": f"Unauthorized: {key}"}},
+        "kagi": {"error": [{"code": 1, "msg": f"Bad token {key}"}]},
+    }[engine_id]
+
+
+KEYED = [("brave", "GET", brave.URL), ("tavily", "POST", tavily.URL), ("kagi", "GET", kagi.URL)]
+
+
+@pytest.mark.parametrize(("engine_id", "method", "url"), KEYED)
+@pytest.mark.parametrize("status", [400, 401, 403, 422, 429, 432, 433, 500, 200])
+def test_no_key_appears_in_an_error_or_a_log_line_on_any_failure_path(
+    web_search, search, engine_replies, api_key, caplog, engine_id, method, url, status
+):
+    caplog.set_level(logging.DEBUG)
+    body = _echoing(engine_id, api_key)
+    if status == 422 and engine_id == "brave":
+        body["error"]["code"] = "SUBSCRIPTION_TOKEN_INVALID"
+    engine_replies.add(method, url, body=json.dumps(body), status=status)
+    with pytest.raises(ToolError) as info:
+        search(web_search(engine=engine_id, apiKey=api_key))
+    assert api_key not in info.value.message
+    assert api_key not in str(info.value.__cause__ or "")
+    assert api_key not in caplog.text
+
+
+@pytest.mark.parametrize(("engine_id", "method", "url"), KEYED)
+@pytest.mark.parametrize(
+    "failure", [requests.ConnectTimeout(), requests.ConnectionError(), requests.ReadTimeout()]
+)
+def test_no_key_appears_when_an_engine_cannot_be_reached(
+    web_search, search, engine_replies, api_key, caplog, engine_id, method, url, failure
+):
+    caplog.set_level(logging.DEBUG)
+    failure.args = (f"failed with {api_key}",)
+    engine_replies.add(method, url, body=failure)
+    with pytest.raises(ToolError) as info:
+        search(web_search(engine=engine_id, apiKey=api_key))
+    assert api_key not in info.value.message and api_key not in caplog.text
+    assert info.value.__cause__ is None
+
+
+def test_no_key_appears_when_a_stored_engine_is_gone_or_a_key_is_missing(
+    web_search, search, api_key, caplog
+):
+    caplog.set_level(logging.DEBUG)
+    tool = web_search(engine="brave", apiKey=api_key)
+    for settings in ({"engine": "gone", "apiKey": api_key}, {"engine": "kagi"}):
+        with pytest.raises(ToolError) as info:
+            search(tool, settings=settings, roles=["user"])
+        assert api_key not in info.value.message
+    assert api_key not in caplog.text
