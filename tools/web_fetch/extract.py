@@ -2,13 +2,16 @@
 
 The pipeline: lxml parses the page; scripts, styles, navigation, headers, footers and every
 element hidden from readers are removed (hidden text is where injected instructions hide);
-links and images are made absolute against the page's URL; readability-lxml picks the main
-content; html2text writes it as Markdown. When readability finds nothing, or far less than the
-page holds, the cleaned body is converted instead, so a page without an article still reads.
+page furniture is pruned by structure (``extract_boilerplate``); readability-lxml picks the
+main content from that smaller tree; its links are made absolute against the page's URL (or
+its ``<base>``); html2text writes it as Markdown. When readability finds nothing, or a few
+words out of a much longer page, the cleaned body is converted instead, so a page without an
+article still reads.
 
-Images are kept only when they carry alt text: the model cannot see pictures, so an image is
-worth its characters only as a described, citable link; nameless ones (spacers, tracking
-pixels, icons) and inline ``data:`` images would spend the reading budget on nothing.
+Images are left out. The model reads text: an image reaches it only as alt text, which mostly
+repeats the caption or headline beside it, and a long URL, which spends the reading budget
+and is the very thing an injected page would like the model to repeat into the chat (the UI
+loads Markdown images only on a click for that reason). A linked picture leaves no empty link.
 """
 
 from __future__ import annotations
@@ -70,7 +73,6 @@ def extract(html: str, url: str) -> Extracted:
     if content is None or _too_short(content, body):
         content = body
     _make_links_absolute(content, base)
-    _drop_nameless_images(content)
     markdown = _to_markdown(lxml.html.tostring(content, encoding="unicode"))
     return Extracted(title=title, text=markdown)
 
@@ -139,13 +141,6 @@ def _make_links_absolute(content: HtmlElement, base: str) -> None:
         log.debug("links left relative: %r is not a usable base URL", base)
 
 
-def _drop_nameless_images(content: HtmlElement) -> None:
-    for image in list(content.iter("img")):
-        src = image.get("src", "")
-        if not image.get("alt", "").strip() or not src or src.startswith("data:"):
-            image.drop_tree()
-
-
 def _main_content(root: HtmlElement) -> HtmlElement | None:
     try:
         summary = Document(root).summary(html_partial=True)
@@ -166,7 +161,7 @@ def _to_markdown(fragment: str) -> str:
     converter.body_width = 0
     converter.unicode_snob = True
     converter.ignore_links = False
-    converter.ignore_images = False
+    converter.ignore_images = True
     text = converter.handle(fragment)
     text = _BLANK_RUNS.sub("\n\n", _TRAILING_SPACE.sub("", text)).strip()
     # Text without a single letter or digit (stray brackets, entities) has nothing to read.

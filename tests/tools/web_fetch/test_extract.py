@@ -123,30 +123,33 @@ def test_visible_text_with_aria_hidden_false_is_kept():
     assert PARAGRAPH in extract(html, "https://daily.example/").text
 
 
-def test_links_and_images_are_made_absolute():
+def test_links_are_made_absolute():
     html = page(
         f"""<article><p>{PARAGRAPH} Read <a href="../more?x=1#top">more</a> and
-        <a href="//cdn.example/file.pdf">the file</a>.</p>
-        <p><img src="/img/river.jpg" alt="The river at dawn"> {PARAGRAPH}</p></article>"""
+        <a href="//cdn.example/file.pdf">the file</a> or <a href="/">home</a>.</p></article>"""
     )
 
     text = extract(html, "https://daily.example/news/2024/flood.html").text
 
     assert "[more](https://daily.example/news/more?x=1#top)" in text
     assert "[the file](https://cdn.example/file.pdf)" in text
-    assert "![The river at dawn](https://daily.example/img/river.jpg)" in text
+    assert "[home](https://daily.example/)" in text
 
 
-def test_images_without_alt_text_or_inline_data_are_dropped():
+def test_images_are_left_out_without_leaving_empty_links():
     html = page(
-        f"""<article><p>{PARAGRAPH}<img src="/pixel.gif"><img src="/icon.png" alt=" ">
-        <img src="data:image/png;base64,iVBORw0KGgo=" alt="inline"></p></article>"""
+        f"""<article><p>{PARAGRAPH}<img src="/img/river.jpg" alt="The river at dawn">
+        <a href="/gallery"><img src="/img/thumb.jpg" alt="Gallery"></a>
+        <img src="data:image/png;base64,iVBORw0KGgo=" alt="inline"></p>
+        <picture><source srcset="/img/a.webp"><img src="/img/a.jpg" alt="A"></picture>
+        <p>{PARAGRAPH}</p></article>"""
     )
 
     text = extract(html, "https://daily.example/").text
 
     assert PARAGRAPH in text
-    assert "pixel.gif" not in text and "icon.png" not in text and "base64" not in text
+    for image_part in ("river.jpg", "thumb", "gallery", "base64", "a.webp", "![", "[]"):
+        assert image_part not in text
 
 
 def test_base_element_is_honoured_for_relative_links():
