@@ -51,10 +51,14 @@ class CitationList:
         self,
         seen: Iterable[str] = (),
         on_add: Callable[[Citation], None] | None = None,
+        claim: Callable[[str], bool] | None = None,
     ) -> None:
+        """``seen``: URLs the reply already cites; ``claim(url)``: whether a URL shared with
+        other processes (parallel tool calls of one reply) is new; ``on_add``: told of each."""
         self.citations: list[Citation] = []
         self._seen = set(seen)
         self._on_add = on_add
+        self._claim = claim
         self._lock = threading.Lock()
 
     def add(self, url: str, title: str | None = None) -> Citation | None:
@@ -62,7 +66,7 @@ class CitationList:
         if not is_presentable_url(url):
             return None
         with self._lock:
-            if url in self._seen:
+            if url in self._seen or (self._claim is not None and not self._claim(url)):
                 return None
             self._seen.add(url)
             citation = Citation(url=url, title=cut_title(title))

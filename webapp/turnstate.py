@@ -4,6 +4,7 @@ Keys, all under ``lookout:turn:<id>:``
     events   a Redis Stream of turn events; the entry id is the SSE ``id:``
     cancel   set when the turn is cancelled; every step and tool call watches it
     tasks    the ids of the turn's queued Celery tasks, revoked on cancel
+    cited    the URLs the reply cites, so parallel tool calls add each source once
     cache    a hash of JSON values, one field per ``<tool>\\0<key>``
 The cache and the flag are deleted when the turn ends; the stream expires a while later.
 TTLs on all three are only the safety net.
@@ -77,6 +78,13 @@ class TurnState:
         """Lower the cancel flag once the work that had to see it has stopped."""
         self.client.delete(key(self.turn_id, "cancel"))
 
+    def claim_citation(self, url: str) -> bool:
+        """Record that the reply cites ``url``; False when a parallel call already did."""
+        pipe = self.client.pipeline(transaction=False)
+        pipe.sadd(key(self.turn_id, "cited"), url)
+        pipe.expire(key(self.turn_id, "cited"), SAFETY_TTL_SECONDS)
+        return bool(pipe.execute()[0])
+
     def remember_task(self, task_id: str) -> None:
         """Record a queued task of the turn, so a cancel can revoke it."""
         pipe = self.client.pipeline(transaction=False)
@@ -100,7 +108,10 @@ class TurnState:
         """Delete the turn cache and the cancel flag; let the event stream expire later."""
         pipe = self.client.pipeline(transaction=False)
         pipe.delete(
-            key(self.turn_id, "cache"), key(self.turn_id, "cancel"), key(self.turn_id, "tasks")
+            key(self.turn_id, "cache"),
+            key(self.turn_id, "cancel"),
+            key(self.turn_id, "tasks"),
+            key(self.turn_id, "cited"),
         )
         pipe.expire(key(self.turn_id, "events"), stream_ttl_seconds)
         pipe.execute()

@@ -37,6 +37,7 @@ def make_tool_context(
     citations = CitationList(
         seen=cited_urls(turn),
         on_add=lambda c: state.publish("source.added", {"url": c.url, "title": c.title}),
+        claim=state.claim_citation,
     )
     user = owner_id(turn)
     plugin = offered.plugin if offered.plugin and not offered.plugin.startswith("source:") else None

@@ -234,7 +234,7 @@ def stream_reply(
     """Stream the model's answer, publishing text and sources as they come."""
     state = turn_state(turn.id)
     reply = Reply()
-    citations = CitationList(seen=already_cited)
+    citations = CitationList(seen=already_cited, claim=state.claim_citation)
     signal = Signal()
     with get_watcher().watching(turn.id, signal):
         try:
