@@ -2,8 +2,8 @@
 
 Errors: `ConfigError` (a sentence naming the setting and what is valid) stops start-up.
 
-Run `python -m webapp.config --markdown` for the README table, or
-`python -m webapp.config --export NAME...` to validate everything and print shell assignments.
+`main(["--markdown"])` prints the README table; `main(["--export", NAME, ...])` validates every
+setting and prints shell assignments (./run uses it).
 """
 
 from __future__ import annotations
@@ -284,9 +284,5 @@ def main(argv: list[str]) -> int:
         for name in argv[1:]:
             print(f"export {name}={shlex.quote(environ[name])}")
         return 0
-    print("usage: python -m webapp.config --markdown | --export NAME...", file=sys.stderr)
+    print("usage: main([--markdown | --export NAME...])", file=sys.stderr)
     return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

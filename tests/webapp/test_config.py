@@ -9,6 +9,7 @@ from tests.support.processes import ROOT
 from webapp.config import SETTINGS, ConfigError, load_config
 
 NAMES = [setting.name for setting in SETTINGS]
+MAIN = "import sys; from webapp.config import main; sys.exit(main(sys.argv[1:]))"
 
 
 @pytest.mark.parametrize("setting", SETTINGS, ids=NAMES)
@@ -97,12 +98,12 @@ def test_the_flask_command_stops_with_the_sentence_on_invalid_config():
 
 def test_the_export_command_validates_and_prints_shell_assignments():
     ok = subprocess.run(
-        [sys.executable, "-m", "webapp.config", "--export", "PORT", "HOST"],
+        [sys.executable, "-c", MAIN, "--export", "PORT", "HOST"],
         cwd=ROOT, env={"PORT": "8123", "SECRET_KEY": "k"}, capture_output=True, text=True,
     )
     assert ok.stdout.splitlines() == ["export PORT=8123", "export HOST=127.0.0.1"]
     bad = subprocess.run(
-        [sys.executable, "-m", "webapp.config", "--export", "PORT"],
+        [sys.executable, "-c", MAIN, "--export", "PORT"],
         cwd=ROOT, env={"PORT": "abc", "SECRET_KEY": "k"}, capture_output=True, text=True,
     )
     assert bad.returncode == 2
