@@ -1,4 +1,4 @@
-"""The ./run command: it serves, refuses bad settings, fails on no tests, and leaves no process behind."""
+"""./run serves, refuses bad settings, fails on no tests, and leaves no process behind."""
 
 from __future__ import annotations
 
@@ -29,8 +29,12 @@ def run_environ(tmp_path, **settings) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items()}
     for setting in SETTINGS:
         env.pop(setting.name, None)
-    env.update(SECRET_KEY="run-test", DATABASE_URL=f"sqlite:///{tmp_path}/run.db",
-               CELERY_QUEUE=f"lookout-run-{uuid.uuid4().hex[:8]}", WORKER_CONCURRENCY="4")
+    env.update(
+        SECRET_KEY="run-test",
+        DATABASE_URL=f"sqlite:///{tmp_path}/run.db",
+        CELERY_QUEUE=f"lookout-run-{uuid.uuid4().hex[:8]}",
+        WORKER_CONCURRENCY="4",
+    )
     env.update(settings)
     return env
 
@@ -53,8 +57,11 @@ def test_run_serves_and_stops_every_child_on_a_signal(tmp_path, signum):
     process = start_process([str(ROOT / "run")], log, env=env)
     children: set[int] = set()
     try:
-        wait_until(lambda: process.poll() is not None or healthy(url), 90,
-                   f"./run did not become healthy; see {log}")
+        wait_until(
+            lambda: process.poll() is not None or healthy(url),
+            90,
+            f"./run did not become healthy; see {log}",
+        )
         assert process.poll() is None, log.read_text()
         page = requests.get(url + "/sign-in", timeout=5)
         assert page.status_code == 200 and "Sign in" in page.text
@@ -64,8 +71,11 @@ def test_run_serves_and_stops_every_child_on_a_signal(tmp_path, signum):
 
         process.send_signal(signum)
         process.wait(40)
-        wait_until(lambda: not any(alive(pid) for pid in children), 10,
-                   f"./run left processes behind: {[p for p in children if alive(p)]}")
+        wait_until(
+            lambda: not any(alive(pid) for pid in children),
+            10,
+            f"./run left processes behind: {[p for p in children if alive(p)]}",
+        )
     finally:
         for pid in children:
             if alive(pid):
@@ -75,16 +85,34 @@ def test_run_serves_and_stops_every_child_on_a_signal(tmp_path, signum):
 
 
 def test_run_refuses_an_invalid_setting_with_a_sentence(tmp_path):
-    result = subprocess.run([str(ROOT / "run")], cwd=ROOT, env=run_environ(tmp_path, PORT="abc"),
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [str(ROOT / "run")],
+        cwd=ROOT,
+        env=run_environ(tmp_path, PORT="abc"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 2
     assert "PORT must be a whole number between 1 and 65535, not 'abc'." in result.stderr
 
 
 def test_run_test_fails_when_no_test_is_collected(tmp_path, redis_url):
     env = run_environ(tmp_path, REDIS_URL=redis_url)
-    result = subprocess.run([str(ROOT / "run"), "test", "-q", "-k", "no_test_has_this_name",
-                             "tests/webapp/test_config.py"], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [
+            str(ROOT / "run"),
+            "test",
+            "-q",
+            "-k",
+            "no_test_has_this_name",
+            "tests/webapp/test_config.py",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 1, result.stdout + result.stderr
     assert "pytest collected no tests: that counts as a failure" in result.stderr

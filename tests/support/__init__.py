@@ -1,1 +1,1 @@
-"""Helpers the test fixtures are built from: processes, private Redis servers, workers, databases."""
+"""Helpers the fixtures are built from: processes, private Redis servers, workers, databases."""

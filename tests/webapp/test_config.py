@@ -25,10 +25,24 @@ def test_every_setting_appears_in_the_readme(name):
 
 
 def test_the_required_settings_are_all_in_the_table():
-    required = {"DATABASE_URL", "REDIS_URL", "SECRET_KEY", "PUBLIC_URL", "HOST", "PORT",
-                "APP_NAME", "ALLOW_PRIVATE_NETWORKS", "LOOKOUT_PLUGINS", "ATTACHMENT_MAX_BYTES",
-                "CONTEXT_TOOL_CHARS", "TURN_MAX_STEPS", "EVENT_STREAM_TTL_SECONDS",
-                "WORKER_CONCURRENCY", "LOG_LEVEL", "CELERY_QUEUE"}
+    required = {
+        "DATABASE_URL",
+        "REDIS_URL",
+        "SECRET_KEY",
+        "PUBLIC_URL",
+        "HOST",
+        "PORT",
+        "APP_NAME",
+        "ALLOW_PRIVATE_NETWORKS",
+        "LOOKOUT_PLUGINS",
+        "ATTACHMENT_MAX_BYTES",
+        "CONTEXT_TOOL_CHARS",
+        "TURN_MAX_STEPS",
+        "EVENT_STREAM_TTL_SECONDS",
+        "WORKER_CONCURRENCY",
+        "LOG_LEVEL",
+        "CELERY_QUEUE",
+    }
     assert required <= set(NAMES)
 
 
@@ -89,8 +103,11 @@ def test_the_secret_key_is_generated_once_and_kept(tmp_path):
 def test_the_flask_command_stops_with_the_sentence_on_invalid_config():
     result = subprocess.run(
         [sys.executable, "-m", "flask", "--app", "webapp", "routes"],
-        cwd=ROOT, env={"PATH": "/usr/bin:/bin", "PORT": "abc", "SECRET_KEY": "k"},
-        capture_output=True, text=True, timeout=60,
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "PORT": "abc", "SECRET_KEY": "k"},
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode != 0
     assert "PORT must be a whole number between 1 and 65535, not 'abc'." in result.stderr
@@ -99,12 +116,24 @@ def test_the_flask_command_stops_with_the_sentence_on_invalid_config():
 def test_the_export_command_validates_and_prints_shell_assignments():
     ok = subprocess.run(
         [sys.executable, "-c", MAIN, "--export", "PORT", "HOST"],
-        cwd=ROOT, env={"PORT": "8123", "SECRET_KEY": "k"}, capture_output=True, text=True,
+        cwd=ROOT,
+        env={"PORT": "8123", "SECRET_KEY": "k"},
+        capture_output=True,
+        text=True,
     )
     assert ok.stdout.splitlines() == ["export PORT=8123", "export HOST=127.0.0.1"]
     bad = subprocess.run(
         [sys.executable, "-c", MAIN, "--export", "PORT"],
-        cwd=ROOT, env={"PORT": "abc", "SECRET_KEY": "k"}, capture_output=True, text=True,
+        cwd=ROOT,
+        env={"PORT": "abc", "SECRET_KEY": "k"},
+        capture_output=True,
+        text=True,
     )
     assert bad.returncode == 2
     assert "Lookout cannot start: PORT must be a whole number" in bad.stderr
+
+
+def test_the_readme_table_is_the_generated_one():
+    from webapp.config import markdown_table
+
+    assert markdown_table() in (ROOT / "README.md").read_text()

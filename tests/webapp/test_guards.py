@@ -19,8 +19,9 @@ def test_the_admin_page_is_refused_to_a_user_with_a_403_page(signed_in_client):
 def test_the_admin_api_is_refused_to_a_user_with_403_json(client, make_user, bearer):
     response = client.get("/api/admin/users", headers=bearer(make_user("alice")))
     assert response.status_code == 403
-    assert response.get_json() == {"error": {"message": "Only administrators may do this.",
-                                             "fields": {}}}
+    assert response.get_json() == {
+        "error": {"message": "Only administrators may do this.", "fields": {}}
+    }
 
 
 def test_the_admin_api_lists_users_for_an_admin(client, make_user, bearer):
@@ -35,8 +36,12 @@ def test_the_admin_api_lists_users_for_an_admin(client, make_user, bearer):
 
 @pytest.mark.parametrize(
     ("method", "path", "status"),
-    [("get", "/api/me", 401), ("get", "/api/nowhere", 404), ("put", "/api/tokens", 405),
-     ("post", "/api/tokens", 400)],
+    [
+        ("get", "/api/me", 401),
+        ("get", "/api/nowhere", 404),
+        ("put", "/api/tokens", 405),
+        ("post", "/api/tokens", 400),
+    ],
 )
 def test_api_errors_all_have_one_shape(client, method, path, status):
     response = getattr(client, method)(path, json={})

@@ -41,6 +41,15 @@ def test_json_columns_round_trip_on_postgresql(make_app, migrated_postgres_url):
 def test_the_migrated_schema_has_every_table(app):
     with app.app_context():
         names = set(db.inspect(db.engine).get_table_names())
-    assert {"users", "api_tokens", "conversations", "messages", "turns", "tool_calls",
-            "providers", "plugin_options", "user_plugin_settings",
-            "user_tool_settings"} <= names
+    assert {
+        "users",
+        "api_tokens",
+        "conversations",
+        "messages",
+        "turns",
+        "tool_calls",
+        "providers",
+        "plugin_options",
+        "user_plugin_settings",
+        "user_tool_settings",
+    } <= names

@@ -106,6 +106,8 @@ def test_sign_in_returns_to_a_local_next_page_only(client, make_user):
     make_user("alice")
     page = client.get("/sign-in?next=//evil.example/")
     token = csrf_token_from(page.get_data(as_text=True))
-    response = client.post("/sign-in?next=//evil.example/",
-                           data={"name": "alice", "password": "password", "csrf_token": token})
+    response = client.post(
+        "/sign-in?next=//evil.example/",
+        data={"name": "alice", "password": "password", "csrf_token": token},
+    )
     assert response.headers["Location"] == "/"

@@ -1,4 +1,4 @@
-"""API tokens: created once-shown over the API or CLI, listed without values, revoked, used as Bearer."""
+"""API tokens: shown once, listed without values, revoked, and used as Bearer without CSRF."""
 
 import hashlib
 
@@ -66,8 +66,11 @@ def test_revoking_a_token_stops_it_working(client, make_user, make_token):
     alice = make_user("alice")
     keep = {"Authorization": f"Bearer {make_token(alice, 'keep')}"}
     doomed_token = make_token(alice, "doomed")
-    doomed = next(row for row in client.get("/api/tokens", headers=keep).get_json()["tokens"]
-                  if row["name"] == "doomed")
+    doomed = next(
+        row
+        for row in client.get("/api/tokens", headers=keep).get_json()["tokens"]
+        if row["name"] == "doomed"
+    )
     assert client.delete(f"/api/tokens/{doomed['id']}", headers=keep).status_code == 204
     response = client.get("/api/me", headers={"Authorization": f"Bearer {doomed_token}"})
     assert response.status_code == 401
