@@ -13,6 +13,7 @@ Scripted replies are served first in, first out; with the queue empty the server
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -105,6 +106,18 @@ class Reply:
     def raw(cls, body: str) -> Reply:
         """A 200 event stream whose body is ``body`` verbatim (for malformed streams)."""
         return cls(raw_body=body)
+
+
+class QuietServer(ThreadingHTTPServer):
+    """A threading server for many streams that ignores clients hanging up between requests."""
+
+    daemon_threads = True
+    request_queue_size = 1024
+    allow_reuse_address = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
 
 
 @dataclass(frozen=True)
@@ -215,12 +228,7 @@ class FakeModel:
 
     def start(self) -> FakeModel:
         """Listen on a free loopback port and serve in a daemon thread."""
-        server = ThreadingHTTPServer((self.host, 0), FakeModelHandler, bind_and_activate=False)
-        server.daemon_threads = True
-        server.request_queue_size = 1024
-        server.allow_reuse_address = True
-        server.server_bind()
-        server.server_activate()
+        server = QuietServer((self.host, 0), FakeModelHandler)
         server.fake = self  # type: ignore[attr-defined]
         self._server = server
         self._thread = threading.Thread(

@@ -167,9 +167,10 @@ class FakeModelHandler(BaseHTTPRequestHandler):
         while reply.endless:
             self._pause(reply.delay)
             self._send(chunk.delta({"content": reply.content}))
+        # Chunks are due on a fixed schedule, so a loaded client does not slow the "model" down.
+        start = time.monotonic()
         for index, piece in enumerate(split(reply.content, reply.chunks) if reply.content else []):
-            if index or reply.delay:
-                self._pause(reply.delay)
+            self._pause_until(start + (index + 1) * reply.delay)
             self._send(chunk.delta({"content": piece}))
         if reply.sources:
             notes = [
@@ -218,7 +219,10 @@ class FakeModelHandler(BaseHTTPRequestHandler):
 
     def _pause(self, seconds: float) -> None:
         """Sleep ``seconds``; raise ClientGone as soon as the client closes the connection."""
-        deadline = time.monotonic() + seconds
+        self._pause_until(time.monotonic() + seconds)
+
+    def _pause_until(self, deadline: float) -> None:
+        """Sleep until ``deadline`` (monotonic); raise ClientGone if the client goes away."""
         while True:
             if self.fake.stopping.is_set():
                 raise ClientGone

@@ -300,3 +300,16 @@ def failure_of(call: Callable[[], object]) -> ProviderError:
     with pytest.raises(ProviderError) as caught:
         call()
     return caught.value
+
+
+def test_comment_lines_and_multi_line_data_are_read_as_server_sent_events(fake, provider):
+    chunk = '{"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": "stop"}]}'
+    first, second = chunk.split(", ", 1)  # one event whose data spans two lines
+    fake.script(Reply.raw(f": ping\n\ndata: {first},\ndata: {second}\n\ndata: [DONE]\n\n"))
+    assert collect(provider.stream("fake-model", HELLO)) == [TextDelta("Hi"), Finished("stop")]
+
+
+def test_an_error_event_before_the_first_token_is_retried(fake, provider, waits):
+    fake.script(Reply.text("", then="error"), Reply.text("Recovered."))
+    assert text_of(collect(provider.stream("fake-model", HELLO))) == "Recovered."
+    assert waits.delays == [0.5]

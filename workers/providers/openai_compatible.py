@@ -33,7 +33,7 @@ from workers.providers.base import (
     ToolSpec,
     never_cancelled,
 )
-from workers.providers.chunks import ReplyAssembler
+from workers.providers.chunks import ReplyAssembler, sse_payloads
 from workers.providers.openai_errors import ProviderIdentity, translate
 
 log = logging.getLogger(__name__)
@@ -162,26 +162,30 @@ class OpenAICompatibleProvider:
         }
         if tools:
             request["tools"] = [tool.to_openai() for tool in tools]
+        create = self._client.chat.completions.with_streaming_response.create
         try:
-            chunks = self._client.chat.completions.create(**request)
-        except (openai.OpenAIError, ValueError) as exc:
-            raise translate(exc, self._who, model, streaming=False) from exc
-        watcher = _CancelWatcher(chunks.response, cancelled, self.cancel_poll_seconds)
+            with create(**request) as response:
+                yield from self._read(response.http_response, model, cancelled, progress)
+        except (openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError, ValueError) as exc:
+            if cancelled():
+                raise ProviderCancelled from exc
+            raise translate(exc, self._who, model, progress.started) from exc
+
+    def _read(
+        self,
+        response: httpx2.Response,
+        model: str,
+        cancelled: Callable[[], bool],
+        progress: _Progress,
+    ) -> Iterator[ProviderEvent]:
+        """The events of an open event stream; closes it when cancelled."""
+        watcher = _CancelWatcher(response, cancelled, self.cancel_poll_seconds)
         reply = ReplyAssembler(self._who)
         try:
-            iterator = iter(chunks)
-            while True:
+            for payload in sse_payloads(response.iter_lines()):
                 if cancelled():
                     raise ProviderCancelled
-                try:
-                    chunk = next(iterator)
-                except StopIteration:
-                    break
-                except (openai.OpenAIError, ValueError) as exc:
-                    if cancelled() or watcher.fired:
-                        raise ProviderCancelled from exc
-                    raise translate(exc, self._who, model, progress.started) from exc
-                for event in reply.add(chunk):
+                for event in reply.add(payload):
                     progress.started = True
                     yield event
             if cancelled():
@@ -191,7 +195,7 @@ class OpenAICompatibleProvider:
                 yield event
         finally:
             watcher.stop()
-            chunks.close()
+            response.close()
 
 
 class _Progress:
@@ -204,7 +208,6 @@ class _CancelWatcher:
     """Shuts a streaming response's socket down once ``cancelled()`` turns true."""
 
     def __init__(self, response: Any, cancelled: Callable[[], bool], poll: float | None) -> None:
-        self.fired = False
         self._response = response
         self._cancelled = cancelled
         self._poll = poll
@@ -216,7 +219,6 @@ class _CancelWatcher:
         assert self._poll is not None
         while not self._stopped.wait(self._poll):
             if self._cancelled():
-                self.fired = True
                 self._shut()
                 return
 

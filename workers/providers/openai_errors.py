@@ -1,4 +1,4 @@
-"""Turns the openai SDK's exceptions into ProviderError sentences that never contain the key."""
+"""Turns openai SDK and httpx2 exceptions into ProviderError sentences that never hold the key."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import email.utils
 import time
 from dataclasses import dataclass
 
+import httpx2
 import openai
 
 from workers.providers.base import ProviderError
@@ -31,14 +32,14 @@ class ProviderIdentity:
 def translate(
     exc: Exception, who: ProviderIdentity, model: str | None, streaming: bool
 ) -> ProviderError:
-    """The ProviderError for an openai exception (or an unreadable stream's ValueError)."""
+    """The ProviderError for an openai or httpx2 exception (a ValueError: an unreadable reply)."""
     name = who.name
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
         return ProviderError(
             f"The provider {name} did not answer in time. Try again later; if it keeps "
             "happening, the model may be overloaded or too slow for the configured timeout.",
         )
-    if isinstance(exc, openai.APIConnectionError):
+    if isinstance(exc, openai.APIConnectionError | httpx2.TransportError | httpx2.StreamError):
         if streaming:
             return ProviderError(
                 f"The connection to the provider {name} broke during the reply. Try again.",
@@ -52,7 +53,7 @@ def translate(
     if isinstance(exc, openai.APIStatusError):
         return _status_error(exc, who, model)
     if isinstance(exc, openai.APIError):
-        return _stream_error(exc, who)
+        return stream_error(exc.body, who)
     if isinstance(exc, ValueError):
         return unreadable(who)
     return ProviderError(f"The provider {name} failed: {who.redact(str(exc))}")
@@ -103,26 +104,25 @@ def _status_error(
             retry_after=retry_after(exc),
         )
     return ProviderError(
-        f"The provider {name} refused the request (HTTP {status}){_said(exc, who)}",
+        f"The provider {name} refused the request (HTTP {status}){_said(exc.body, who)}",
         status=status,
     )
 
 
-def _stream_error(exc: openai.APIError, who: ProviderIdentity) -> ProviderError:
+def stream_error(error: object, who: ProviderIdentity) -> ProviderError:
     """An error event inside a stream; a numeric ``code`` in it is kept as the status."""
-    code = getattr(exc, "code", None)
-    status = int(code) if isinstance(code, str) and code.isdigit() else None
+    code = error.get("code") if isinstance(error, dict) else None
+    status = int(code) if isinstance(code, int | str) and str(code).isdigit() else None
     retryable = status is not None and (status == 429 or status >= 500)
     return ProviderError(
-        f"The provider {who.name} reported an error during the reply{_said(exc, who)}",
+        f"The provider {who.name} reported an error during the reply{_said(error, who)}",
         retryable=retryable,
         status=status,
     )
 
 
-def _said(exc: openai.APIError, who: ProviderIdentity) -> str:
-    """``: "<the provider's explanation>".`` cut and redacted, or ``.`` without one."""
-    body = exc.body
+def _said(body: object, who: ProviderIdentity) -> str:
+    """``. <name> said: "<explanation>"`` cut and redacted, or a next step without one."""
     message = None
     if isinstance(body, dict):
         inner = body.get("error", body)
