@@ -234,7 +234,8 @@ def test_a_silent_provider_times_out_with_a_clear_message(fake, waits):
 
 
 def test_an_unreadable_stream_is_reported(fake, provider):
-    fake.script(*[Reply.raw("data: {this is not json\n\n")] * 4)
+    fake.script(Reply.raw("data: {this is not json\n\n"), Reply.raw('{"not": "a stream"}'))
+    assert "sent a reply Lookout could not read" in failure(provider).message
     assert "sent a reply Lookout could not read" in failure(provider).message
 
 

@@ -34,7 +34,7 @@ from workers.providers.base import (
     never_cancelled,
 )
 from workers.providers.chunks import ReplyAssembler, sse_payloads
-from workers.providers.openai_errors import ProviderIdentity, translate
+from workers.providers.openai_errors import ProviderIdentity, translate, unreadable
 
 log = logging.getLogger(__name__)
 
@@ -181,15 +181,19 @@ class OpenAICompatibleProvider:
         """The events of an open event stream; closes it when cancelled."""
         watcher = _CancelWatcher(response, cancelled, self.cancel_poll_seconds)
         reply = ReplyAssembler(self._who)
+        seen = False
         try:
             for payload in sse_payloads(response.iter_lines()):
                 if cancelled():
                     raise ProviderCancelled
+                seen = True
                 for event in reply.add(payload):
                     progress.started = True
                     yield event
             if cancelled():
                 raise ProviderCancelled
+            if not seen:  # e.g. a server that ignored stream=True and sent one JSON body
+                raise unreadable(self._who)
             for event in reply.finish():
                 progress.started = True
                 yield event
