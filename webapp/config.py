@@ -182,6 +182,18 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("TURN_MAX_STEPS", "10", "Most model steps one turn may take.", int_parser(1, 1000)),
     Setting(
+        "TURN_STALE_SECONDS",
+        "60",
+        "A running turn whose worker sent no heartbeat for this long is failed by the reaper.",
+        int_parser(2, 86400),
+    ),
+    Setting(
+        "REAPER_INTERVAL_SECONDS",
+        "15",
+        "How often one of the workers looks for running turns whose worker died.",
+        int_parser(1, 3600),
+    ),
+    Setting(
         "EVENT_STREAM_TTL_SECONDS",
         "600",
         "How long a finished turn's event stream stays in Redis for reconnecting pages.",

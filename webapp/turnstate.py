@@ -20,13 +20,17 @@ import redis
 from flask import Flask, current_app
 
 SAFETY_TTL_SECONDS = 24 * 3600
+READ_TIMEOUT_SECONDS = 30  # above the longest blocking read (the event stream's 15 s)
 TERMINAL_EVENTS = ("turn.completed", "turn.failed", "turn.cancelled")
 
 
 def init_redis(app: Flask) -> None:
     """Attach one Redis client (a thread-safe connection pool) to the app."""
     app.extensions["lookout_redis"] = redis.Redis.from_url(
-        app.config["REDIS_URL"], socket_connect_timeout=2, health_check_interval=30
+        app.config["REDIS_URL"],
+        socket_connect_timeout=2,
+        socket_timeout=READ_TIMEOUT_SECONDS,
+        health_check_interval=30,
     )
 
 

@@ -15,7 +15,7 @@ from webapp.turnstate import get_redis
 from workers.providers import OpenAICompatibleProvider
 from workers.watch import CancelWatcher
 
-HEARTBEAT_SECONDS = 5.0
+HEARTBEAT_SECONDS = 5.0  # at most; a quarter of TURN_STALE_SECONDS when that is shorter
 
 _lock = threading.Lock()
 _last_beat: dict[str, float] = {}
@@ -37,8 +37,9 @@ def get_watcher() -> CancelWatcher:
 def beat(turn_id: str, force: bool = False) -> None:
     """Record that the turn's work is alive, at most every few seconds per turn."""
     now = time.monotonic()
+    interval = min(HEARTBEAT_SECONDS, current_app.config["TURN_STALE_SECONDS"] / 4)
     with _lock:
-        if not force and now - _last_beat.get(turn_id, 0.0) < HEARTBEAT_SECONDS:
+        if not force and now - _last_beat.get(turn_id, 0.0) < interval:
             return
         _last_beat[turn_id] = now
     db.session.execute(

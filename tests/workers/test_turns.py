@@ -6,7 +6,7 @@ import re
 
 from tests.support.fake_model import Reply
 from webapp.extensions import db
-from webapp.models import UserToolSetting
+from webapp.models import Message, UserToolSetting
 
 BOUNDARY = re.compile(r'<untrusted_tool_output id="([0-9a-f]{32})">')
 
@@ -242,3 +242,44 @@ def test_another_users_conversation_and_turn_are_not_found(make_chat, fake_model
         json={"content": "x", "model": model_ids[0]},
     )
     assert response.status_code == 404
+
+
+def test_tools_from_a_tool_source_are_offered_only_when_named_and_always_wrapped(
+    chat, fake_model, model_ids
+):
+    conversation = chat.new_conversation()
+    chat.run(conversation, "hi", model_ids[0])
+    assert "remote_lookup" not in offered(fake_model.last_request())
+    fake_model.script(Reply.tool_calls([("remote_lookup", {"text": "x"})]), Reply.text("ok"))
+    turn = chat.run(conversation, "look", model_ids[0], generation={"tools": ["remote_lookup"]})
+    assert turn["status"] == "completed"
+    (content,) = tool_messages(fake_model.last_request())
+    assert BOUNDARY.match(content) and "Remote says x." in content
+
+
+def test_replayed_output_of_a_tool_no_longer_registered_is_wrapped(
+    chat, chat_app, fake_model, model_ids
+):
+    conversation = chat.new_conversation()
+    with chat_app.app_context():
+        question = Message(
+            conversation_id=conversation, role="user", parts=[{"type": "text", "text": "q"}]
+        )
+        db.session.add(question)
+        db.session.flush()
+        answer = Message(
+            conversation_id=conversation,
+            parent_id=question.id,
+            role="assistant",
+            parts=[
+                {"type": "tool-call", "id": "c1", "name": "ghost", "input": {}},
+                {"type": "tool-result", "callId": "c1", "name": "ghost", "output": "Boo."},
+                {"type": "text", "text": "A ghost said boo."},
+            ],
+        )
+        db.session.add(answer)
+        db.session.commit()
+        parent = answer.id
+    chat.run(conversation, "and then?", model_ids[0], parentMessageId=parent)
+    (content,) = tool_messages(fake_model.last_request())
+    assert BOUNDARY.match(content) and "\nBoo.\n" in content

@@ -37,6 +37,11 @@ def setup(ctx):
         time.sleep(5)  # ignores its signal: the worker must give up at the deadline anyway
         return "too late"
 
+    def waiter(input, tool):
+        tool.signal.wait(30)
+        tool.signal.raise_if_cancelled()
+        return "waited"
+
     def failing(input, tool):
         raise ToolError("The thing failed. Try another thing.")
 
@@ -50,9 +55,24 @@ def setup(ctx):
     ctx.tools.register(Tool("slow", "Wait.", Empty, slow, timeout_seconds=1))
     ctx.tools.register(Tool("stubborn", "Sleep.", Empty, stubborn, timeout_seconds=1))
     ctx.tools.register(Tool("failing", "Fail.", Empty, failing))
+    ctx.tools.register(Tool("waiter", "Wait for a cancel.", Empty, waiter, timeout_seconds=30))
+    ctx.tool_sources.register(RemoteSource())
     ctx.tools.register(
         Tool("switchable", "Off unless switched on.", Empty, settings, user_toggle=True)
     )
+
+
+class RemoteSource:
+    """A tool source, the seam for MCP servers: its tools are offered only when named."""
+
+    id = "remote"
+
+    def list_tools(self):
+        return [Tool("remote_lookup", "Look it up remotely.", TextInput, remote_lookup)]
+
+
+def remote_lookup(input, tool):
+    return f"Remote says {input['text']}."
 
 
 class Settings(Schema):

@@ -1,0 +1,72 @@
+"""Ends turns whose worker died: a running turn whose heartbeat stopped is marked failed.
+
+A worker on the threads pool that is killed loses its in-flight tasks until Redis redelivers
+them after ``visibility_timeout`` (half an hour); the reaper ends such turns within about a
+minute instead, with a reason the user reads. One worker at a time reaps (a Redis lock).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import timedelta
+
+from celery.signals import worker_ready
+from flask import current_app
+
+from webapp.extensions import db
+from webapp.models import Turn
+from webapp.models.base import utcnow
+from webapp.turns import finish_turn
+from webapp.turnstate import get_redis
+
+LOCK_KEY = "lookout:reaper:lock"
+DIED = (
+    "The worker answering this turn stopped before it finished. Send the message again; "
+    "if this keeps happening, tell an administrator."
+)
+log = logging.getLogger("lookout.reaper")
+
+
+def reap_stale_turns(stale_seconds: float) -> list[str]:
+    """Fail every running turn whose heartbeat is older than ``stale_seconds``; return their ids."""
+    cutoff = utcnow() - timedelta(seconds=stale_seconds)
+    stale = db.session.scalars(
+        db.select(Turn.id).filter(Turn.status == "running", Turn.heartbeat_at < cutoff)
+    ).all()
+    db.session.rollback()
+    reaped = [turn_id for turn_id in stale if finish_turn(turn_id, "failed", DIED)]
+    for turn_id in reaped:
+        log.warning("turn=%s failed: its heartbeat stopped (worker died)", turn_id)
+    return reaped
+
+
+def reap_once() -> list[str]:
+    """Reap while holding the cluster-wide lock; return the turns failed (none without the lock)."""
+    config = current_app.config
+    interval = config["REAPER_INTERVAL_SECONDS"]
+    if not get_redis().set(LOCK_KEY, "1", nx=True, ex=max(1, int(interval))):
+        return []
+    return reap_stale_turns(config["TURN_STALE_SECONDS"])
+
+
+def run_forever(app) -> None:
+    """Reap every REAPER_INTERVAL_SECONDS until the process ends."""
+    stop = threading.Event()
+    while not stop.wait(app.config["REAPER_INTERVAL_SECONDS"]):
+        with app.app_context():
+            try:
+                reap_once()
+            except Exception:  # the reaper must outlive a database or Redis hiccup
+                log.exception("reaping stale turns failed; trying again later")
+            finally:
+                db.session.remove()
+
+
+@worker_ready.connect
+def start_reaper(**_kwargs) -> None:
+    """Start the reaper thread when a worker process is ready."""
+    from workers.celery_app import get_flask_app
+
+    app = get_flask_app()
+    threading.Thread(target=run_forever, args=(app,), name="reaper", daemon=True).start()
