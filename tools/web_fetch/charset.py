@@ -1,0 +1,59 @@
+"""Decodes a downloaded page: the charset from Content-Type, else (HTML) a BOM or <meta>, else UTF-8."""
+
+from __future__ import annotations
+
+import codecs
+import re
+from email.message import Message
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+# As browsers do, look for a <meta> declaration only near the start of the page.
+_META_WINDOW = 4096
+_META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([a-zA-Z0-9._:-]+)""", re.I)
+
+
+def charset_from_content_type(content_type: str) -> str | None:
+    """Return the ``charset`` parameter of a Content-Type header, or None."""
+    message = Message()
+    message["Content-Type"] = content_type
+    charset = message.get_param("charset")
+    return charset.strip() if isinstance(charset, str) and charset.strip() else None
+
+
+def decode_page(data: bytes, mime_type: str, declared: str | None) -> str:
+    """Return the page's text, bad bytes replaced; ``declared`` is the Content-Type charset."""
+    encoding = _known(declared)
+    if encoding is None and mime_type in HTML_TYPES:
+        encoding = _sniff_html(data)
+    text = data.decode(encoding or "utf-8", errors="replace")
+    return text.removeprefix("\ufeff")
+
+
+def _sniff_html(data: bytes) -> str | None:
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return encoding
+    match = _META_CHARSET.search(data[:_META_WINDOW])
+    if match is None:
+        return None
+    return _known(match.group(1).decode("ascii", "replace"))
+
+
+def _known(name: str | None) -> str | None:
+    """Return a codec name Python knows for ``name``, or None (an unknown label is ignored)."""
+    if not name:
+        return None
+    try:
+        info = codecs.lookup(name)
+    except LookupError:
+        return None
+    # WHATWG treats ASCII and Latin-1 labels as windows-1252, which every such page expects.
+    if info.name in ("ascii", "latin-1", "iso8859-1"):
+        return "cp1252"
+    return info.name

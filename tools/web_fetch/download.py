@@ -1,0 +1,281 @@
+"""Downloads one URL for web_fetch: guarded hops, redirects by hand, byte limits, prompt stops.
+
+``download`` raises ``ToolRefused`` for a refused address or domain, ``ToolError`` for every
+other failure (HTTP status, redirects, unsupported type, size, timeout, network), and
+``Cancelled`` when the turn's signal trips, whether by cancellation or its deadline; no
+``requests`` exception escapes. The fetch's own ``timeoutSeconds`` budget, covering every hop
+and the body, is a ``ToolError`` ("took longer than"), so the model can try another page.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import NoReturn
+from urllib.parse import unquote, urljoin, urlsplit
+
+import requests
+
+from tools.api import Cancelled, Signal, ToolError, ToolRefused, normalise_mime_type
+from tools.net import AddressNotAllowed, redact_url
+from tools.web_fetch.charset import charset_from_content_type
+from tools.web_fetch.options import DomainRules
+
+PAGE_TYPES = frozenset(
+    {"text/html", "application/xhtml+xml", "text/plain", "text/markdown", "application/json"}
+)
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+MAX_REDIRECTS = 5
+ACCEPT = "text/markdown, text/html;q=0.9, application/xhtml+xml;q=0.9, text/plain;q=0.8, */*;q=0.5"
+_CHUNK_BYTES = 64 * 1024
+_FILENAME = re.compile(r"""filename\s*=\s*"?([^";]+)"?""", re.I)
+
+
+@dataclass(frozen=True)
+class FetchLimits:
+    """What bounds a download: domain rules, byte limits, the time budget and the User-Agent."""
+
+    rules: DomainRules
+    max_bytes: int
+    max_file_bytes: int
+    timeout_seconds: float
+    user_agent: str
+
+
+@dataclass(frozen=True)
+class Download:
+    """A downloaded body: the final URL, its bare MIME type and charset, and the bytes read."""
+
+    url: str
+    mime_type: str
+    charset: str | None
+    data: bytes
+    filename: str | None
+
+    @property
+    def is_page(self) -> bool:
+        """Whether the body is a page (read as text) rather than a file for the ingesters."""
+        return self.mime_type in PAGE_TYPES
+
+
+def download(
+    url: str,
+    session: requests.Session,
+    signal: Signal,
+    limits: FetchLimits,
+    accepts_file: Callable[[str], bool],
+    log: logging.Logger,
+) -> Download:
+    """Return the body at ``url`` after following redirects; see the module docstring for errors."""
+    budget = _budget(signal, limits.timeout_seconds)
+    interrupter = Interrupter()
+    undo_turn = signal.on_cancel(budget.cancel)
+    undo_budget = budget.on_cancel(interrupter.trip)
+    try:
+        with _translated(url, signal, budget, limits.timeout_seconds):
+            return _Fetch(session, budget, limits, interrupter, log).run(url, accepts_file)
+    finally:
+        undo_budget()
+        undo_turn()
+        budget.cancel()  # stops the budget's timer thread now rather than at its deadline
+
+
+def _budget(signal: Signal, seconds: float) -> Signal:
+    """Return a signal tripping at this fetch's time limit, or the turn's deadline if sooner."""
+    deadline = time.monotonic() + seconds
+    if signal.deadline is not None:
+        deadline = min(deadline, signal.deadline)
+    return Signal(deadline=deadline)
+
+
+@contextmanager
+def _translated(url: str, signal: Signal, budget: Signal, seconds: float) -> Iterator[None]:
+    """Turn a stop into ``Cancelled`` or the time-limit error, and requests errors into sentences."""
+    try:
+        yield
+    except (Cancelled, requests.RequestException, OSError) as exc:
+        if signal.cancelled:
+            raise Cancelled(signal.reason or "cancelled") from exc
+        if budget.cancelled or isinstance(exc, requests.Timeout):
+            raise ToolError(f"Fetching {url} took longer than {seconds:g} seconds.") from exc
+        if isinstance(exc, Cancelled):
+            raise
+        raise ToolError(_describe_network_error(url, exc)) from exc
+
+
+def _describe_network_error(url: str, exc: Exception) -> str:
+    text = repr(exc)
+    if "NameResolutionError" in text or "gaierror" in text:
+        return f"Fetching {url} failed: its host name could not be found."
+    if isinstance(exc, requests.exceptions.SSLError):
+        return f"Fetching {url} failed: the site's TLS certificate could not be verified."
+    if isinstance(exc, requests.exceptions.InvalidURL):
+        return f"{url} is not a valid URL."
+    if isinstance(exc, requests.exceptions.ContentDecodingError):
+        return f"Fetching {url} failed: the site sent a body that could not be decompressed."
+    return f"Fetching {url} failed: the connection broke off. Try again, or try another page."
+
+
+class _Fetch:
+    """One download in progress: the hops and the body, stoppable through ``interrupter``."""
+
+    def __init__(
+        self,
+        session: requests.Session,
+        budget: Signal,
+        limits: FetchLimits,
+        interrupter: Interrupter,
+        log: logging.Logger,
+    ) -> None:
+        self.session = session
+        self.budget = budget
+        self.limits = limits
+        self.interrupter = interrupter
+        self.log = log
+
+    def run(self, url: str, accepts_file: Callable[[str], bool]) -> Download:
+        response, final_url = self._follow(url)
+        with response:
+            content_type = response.headers.get("Content-Type", "")
+            mime_type = normalise_mime_type(content_type) or "application/octet-stream"
+            if mime_type in PAGE_TYPES:
+                data = self._read(response, self.limits.max_bytes)[: self.limits.max_bytes]
+            else:
+                data = self._read_file(response, final_url, mime_type, accepts_file)
+            self.budget.raise_if_cancelled()  # a stop may end a body early without an error
+        return Download(
+            url=final_url,
+            mime_type=mime_type,
+            charset=charset_from_content_type(content_type),
+            data=data,
+            filename=_filename(response, final_url),
+        )
+
+    def _follow(self, url: str) -> tuple[requests.Response, str]:
+        current = url
+        for hop in range(MAX_REDIRECTS + 1):
+            response = self._get(current)
+            status = response.status_code
+            if status in REDIRECT_STATUSES and response.headers.get("Location"):
+                location = response.headers["Location"]
+                response.close()
+                if hop == MAX_REDIRECTS:
+                    raise ToolError(f"Fetching {url} stopped after {MAX_REDIRECTS} redirects.")
+                current = urljoin(current, location)
+                continue
+            if status >= 400 or status in REDIRECT_STATUSES:
+                response.close()
+                raise ToolError(f"Fetching {current} failed (HTTP {status}).")
+            return response, current
+        raise AssertionError("unreachable: the loop returns or raises")
+
+    def _get(self, url: str) -> requests.Response:
+        if urlsplit(url).scheme.lower() not in ("http", "https"):
+            self._refuse(url, "a redirect led to a scheme other than http or https")
+        reason = self.limits.rules.refusal(urlsplit(url).hostname)
+        if reason is not None:
+            self._refuse(url, reason)
+        timeout = self.budget.timeout(self.limits.timeout_seconds)
+        try:
+            response = self.session.get(
+                url,
+                headers={"User-Agent": self.limits.user_agent, "Accept": ACCEPT},
+                allow_redirects=False,
+                stream=True,
+                timeout=None if math.isinf(timeout) else timeout,
+            )
+        except AddressNotAllowed as exc:
+            self._refuse(url, str(exc), exc)
+        self.interrupter.watch(response)
+        return response
+
+    def _refuse(self, url: str, reason: str, cause: Exception | None = None) -> NoReturn:
+        self.log.warning("web_fetch refused %s: %s", redact_url(url), reason)
+        raise ToolRefused(f"Fetching {url} is not allowed.") from cause
+
+    def _read_file(
+        self,
+        response: requests.Response,
+        url: str,
+        mime_type: str,
+        accepts_file: Callable[[str], bool],
+    ) -> bytes:
+        if not accepts_file(mime_type):
+            raise ToolError(f"{url} is a {mime_type} file, which Lookout cannot read.")
+        limit = self.limits.max_file_bytes
+        too_large = ToolError(f"{url} is larger than the {limit / 1_000_000:g} MB limit for files.")
+        declared = response.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > limit:
+            raise too_large
+        data = self._read(response, limit + 1)
+        if len(data) > limit:
+            raise too_large
+        return data
+
+    def _read(self, response: requests.Response, limit: int) -> bytes:
+        """Return the body's first ``limit`` bytes or more, checking the budget between chunks."""
+        chunks: list[bytes] = []
+        total = 0
+        for chunk in response.iter_content(_CHUNK_BYTES):
+            self.budget.raise_if_cancelled()
+            chunks.append(chunk)
+            total += len(chunk)
+            if total >= limit:
+                break  # leaving the with-block closes the connection: the rest is never read
+        return b"".join(chunks)
+
+
+class Interrupter:
+    """Shuts the socket of the response being read when tripped, so a blocked read ends at once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._response: requests.Response | None = None
+        self._tripped = False
+
+    def watch(self, response: requests.Response) -> None:
+        """Make ``response`` the one to stop (at once when already tripped)."""
+        with self._lock:
+            self._response = response
+            tripped = self._tripped
+        if tripped:
+            _shut(response)
+
+    def trip(self) -> None:
+        """Stop the watched response, and any watched later."""
+        with self._lock:
+            self._tripped = True
+            response = self._response
+        if response is not None:
+            _shut(response)
+
+
+def _shut(response: requests.Response) -> None:
+    # Shutting the socket down (not closing it, which the reading thread owns) wakes a blocked
+    # recv in any thread. urllib3 keeps the socket on its connection, or, once http.client has
+    # handed a closing connection over to the response, only inside the response's file object.
+    connection = getattr(response.raw, "connection", None)
+    sock = getattr(connection, "sock", None)
+    if sock is None:
+        buffered = getattr(getattr(response.raw, "_fp", None), "fp", None)
+        sock = getattr(getattr(buffered, "raw", None), "_sock", None)
+    if isinstance(sock, socket.socket):
+        try:
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        except OSError:
+            pass  # already closed: nothing left to stop
+
+
+def _filename(response: requests.Response, url: str) -> str | None:
+    match = _FILENAME.search(response.headers.get("Content-Disposition", ""))
+    if match:
+        return match.group(1).strip() or None
+    last = unquote(urlsplit(url).path.rsplit("/", 1)[-1])
+    return last or None

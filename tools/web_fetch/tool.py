@@ -1,0 +1,148 @@
+"""The web_fetch tool: fetch a page or file, turn it into text, and serve it in parts.
+
+The whole text of a URL is kept in the turn cache under the URL as requested, so asking for
+another part in the same turn downloads nothing. ``execute`` raises what ``download`` raises
+(``ToolRefused``, ``ToolError``, ``Cancelled``), plus ``ToolError`` for a non-http(s) URL, an
+offset past the end, and a file its ingester cannot read.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from marshmallow import Schema, fields, validate
+
+from tools.api import IngesterRegistry, IngestError, IngestInput, Tool, ToolContext, ToolError
+from tools.web_fetch.charset import HTML_TYPES, decode_page
+from tools.web_fetch.download import Download, FetchLimits, download
+from tools.web_fetch.extract import extract
+from tools.web_fetch.options import DomainRules
+
+NAME = "web_fetch"
+DESCRIPTION = (
+    "Fetch a web page or document, such as a PDF, and return its main text. Long pages come in "
+    "parts; call again with nextOffset for the next part."
+)
+# The worker's deadline for the whole call leaves this much beyond the download's own limit
+# for extraction and ingesting.
+DEADLINE_MARGIN_SECONDS = 5
+
+
+class WebFetchInput(Schema):
+    """The model's input: a URL and where in its text to start."""
+
+    url = fields.String(
+        required=True,
+        validate=validate.Length(min=1, max=8192),
+        metadata={"description": "The http or https URL of the page or document."},
+    )
+    offset = fields.Integer(
+        load_default=0,
+        validate=validate.Range(min=0),
+        metadata={"description": "Character position to start from: nextOffset of a call."},
+    )
+
+
+@dataclass(frozen=True)
+class Page:
+    """A fetched URL's whole text: the final URL, its title and the text."""
+
+    url: str
+    title: str | None
+    text: str
+
+    def to_cache(self) -> dict[str, Any]:
+        """Return the JSON-serialisable form kept in the turn cache."""
+        return {"url": self.url, "title": self.title, "text": self.text}
+
+    @classmethod
+    def from_cache(cls, value: Any) -> Page | None:
+        """Return the page a turn cache entry holds, or None when it holds none."""
+        if not isinstance(value, dict) or not isinstance(value.get("text"), str):
+            return None
+        return cls(url=str(value.get("url") or ""), title=value.get("title"), text=value["text"])
+
+
+def make_tool(
+    options: dict[str, Any],
+    ingesters: IngesterRegistry,
+    user_agent: str,
+    log: logging.Logger,
+) -> Tool:
+    """Return the web_fetch tool configured by validated ``options``."""
+    limits = FetchLimits(
+        rules=DomainRules.from_lists(options["allowDomains"], options["denyDomains"]),
+        max_bytes=options["maxBytes"],
+        max_file_bytes=options["maxFileBytes"],
+        timeout_seconds=options["timeoutSeconds"],
+        user_agent=user_agent,
+    )
+    max_characters: int = options["maxCharacters"]
+
+    def execute(input: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+        url: str = input["url"].strip()
+        if urlsplit(url).scheme.lower() not in ("http", "https") or not urlsplit(url).netloc:
+            raise ToolError(f"Only http and https URLs can be fetched, and {url} is not one.")
+        page = Page.from_cache(ctx.turn_cache.get(url))
+        if page is None:
+            body = download(url, ctx.fetch, ctx.signal, limits, ingesters.accepts, log)
+            page = read_page(body, ingesters)
+            ctx.turn_cache[url] = page.to_cache()
+        ctx.cite(page.url, page.title)
+        return part_of(page, input["offset"], max_characters)
+
+    return Tool(
+        name=NAME,
+        description=DESCRIPTION,
+        input_schema=WebFetchInput,
+        execute=execute,
+        default_enabled=True,
+        user_toggle=options["userToggle"],
+        untrusted=True,
+        timeout_seconds=options["timeoutSeconds"] + DEADLINE_MARGIN_SECONDS,
+    )
+
+
+def read_page(body: Download, ingesters: IngesterRegistry) -> Page:
+    """Return the text of a download: HTML extracted, other pages as is, files ingested."""
+    if not body.is_page:
+        file = IngestInput(body.data, body.mime_type, body.filename, body.url)
+        try:
+            result = ingesters.ingest(file)
+        except IngestError as exc:
+            raise ToolError(exc.message) from exc
+        if result is None:
+            raise ToolError(f"{body.url} is a {body.mime_type} file, which Lookout cannot read.")
+        return Page(url=body.url, title=None, text=result.text)
+    text = decode_page(body.data, body.mime_type, body.charset)
+    if body.mime_type in HTML_TYPES:
+        extracted = extract(text, body.url)
+        return Page(url=body.url, title=extracted.title, text=extracted.text)
+    return Page(url=body.url, title=None, text=text)
+
+
+def part_of(page: Page, offset: int, size: int) -> dict[str, Any]:
+    """Return the tool output for the part of ``page`` starting at ``offset``.
+
+    A part ends at the last line break in its second half when there is one, else after
+    ``size`` characters. Raises ``ToolError`` for an offset past the end.
+    """
+    total = len(page.text)
+    if offset > total or (offset == total and total > 0):
+        raise ToolError(f"Offset {offset} is past the end of the page ({total} characters).")
+    end = min(offset + size, total)
+    if end < total:
+        line_break = page.text.rfind("\n", offset + size // 2, end)
+        if line_break != -1:
+            end = line_break + 1
+    output: dict[str, Any] = {"url": page.url}
+    if page.title:
+        output["title"] = page.title
+    output.update(content=page.text[offset:end], offset=offset)
+    if end < total:
+        output["nextOffset"] = end
+    output["totalCharacters"] = total
+    return output
