@@ -1,4 +1,4 @@
-"""Decodes a downloaded page: the charset from Content-Type, else (HTML) a BOM or <meta>, else UTF-8."""
+"""Decodes a downloaded page: Content-Type charset, else (HTML) a BOM or <meta>, else UTF-8."""
 
 from __future__ import annotations
 

@@ -97,7 +97,7 @@ def _budget(signal: Signal, seconds: float) -> Signal:
 
 @contextmanager
 def _translated(url: str, signal: Signal, budget: Signal, seconds: float) -> Iterator[None]:
-    """Turn a stop into ``Cancelled`` or the time-limit error, and requests errors into sentences."""
+    """Turn a stop into ``Cancelled`` or the time-limit error, requests errors into sentences."""
     try:
         yield
     except (Cancelled, requests.RequestException, OSError) as exc:
