@@ -8,7 +8,6 @@ from typing import Any
 from flask import Flask
 
 from webapp import config as settings
-from webapp.extensions import db, migrate
 
 MIGRATIONS_DIR = str(settings.ROOT / "migrations")
 
@@ -24,6 +23,9 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {"pool_pre_ping": True})
     app.config["MAX_CONTENT_LENGTH"] = values["ATTACHMENT_MAX_BYTES"] + 1024 * 1024
     settings.configure_logging(values["LOG_LEVEL"])
+
+    # Imported here so that `import webapp.config` (./run's settings check) stays light.
+    from webapp.extensions import db, migrate
 
     db.init_app(app)
     migrate.init_app(app, db, directory=MIGRATIONS_DIR)
