@@ -16,6 +16,7 @@ loads Markdown images only on a click for that reason). A linked picture leaves 
 
 from __future__ import annotations
 
+import copy
 import logging
 import re
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ _UNREAD_TAGS = (
 _UNREAD_XPATH = " | ".join(f"//{tag}" for tag in _UNREAD_TAGS)
 _MAYBE_HIDDEN_XPATH = "//*[@hidden or @aria-hidden or @style]"
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
+_FOLLOWABLE_SCHEMES = ("http:", "https:", "mailto:", "ftp:")
 _MIN_ARTICLE_WORDS = 50
 _WORD = re.compile(r"\w")
 _BLANK_RUNS = re.compile(r"\n{3,}")
@@ -139,11 +141,25 @@ def _make_links_absolute(content: HtmlElement, base: str) -> None:
         content.make_links_absolute(base, resolve_base_href=False, handle_failures="discard")
     except ValueError:
         log.debug("links left relative: %r is not a usable base URL", base)
+    # A javascript: or app link cannot be followed by the model; its text stays.
+    for link in content.xpath("descendant-or-self::a[@href]"):
+        if not link.get("href", "").lower().startswith(_FOLLOWABLE_SCHEMES):
+            del link.attrib["href"]
+
+
+class _CleanedDocument(Document):
+    """readability's Document for a tree this module has already cleaned and pruned."""
+
+    def _parse(self, input: HtmlElement) -> HtmlElement:
+        # readability would clean again (a deep copy and a pass over every link of the page);
+        # the copy is still needed, as a second, less ruthless pass starts from the tree again.
+        self.encoding = "utf-8"
+        return copy.deepcopy(input)
 
 
 def _main_content(root: HtmlElement) -> HtmlElement | None:
     try:
-        summary = Document(root).summary(html_partial=True)
+        summary = _CleanedDocument(root).summary(html_partial=True)
         return lxml.html.fragment_fromstring(summary, create_parent="div")
     except Exception:  # readability wraps any failure in Unparseable; the body is the fallback
         log.debug("readability found no article", exc_info=True)

@@ -47,7 +47,7 @@ _KEPT_TAGS = frozenset({"html", "body", "main", "article"})
 _MAX_SHARE_OF_BODY = 0.4
 # Blocks whose text is mostly link text are menus, link lists and teasers.
 _LINK_LIST_TAGS = ("p", "ul", "ol", "dl", "table", "div", "section")
-_LINK_LISTS_XPATH = " | ".join(f"descendant::{tag}" for tag in _LINK_LIST_TAGS)
+_LINK_LISTS_XPATH = " | ".join(f"descendant::{tag}[descendant::a]" for tag in _LINK_LIST_TAGS)
 _MAX_LINK_DENSITY = 0.6
 _MIN_LINK_LIST_CHARS = 30
 
@@ -63,11 +63,16 @@ def remove_boilerplate(body: HtmlElement) -> None:
     for element in body.xpath(_SIDE_XPATH):
         if _share(element, body_chars) <= _MAX_SHARE_OF_BODY:
             _drop(element)
+    dropped: set[HtmlElement] = set()
     for element in body.xpath("descendant::*[@class or @id]"):
-        if element.tag in _KEPT_TAGS or element.getparent() is None:
-            continue
         names = f"{element.get('class', '')} {element.get('id', '')}"
-        if _FURNITURE_NAMES.search(names) and _share(element, body_chars) <= _MAX_SHARE_OF_BODY:
+        if (
+            _FURNITURE_NAMES.search(names)
+            and element.tag not in _KEPT_TAGS
+            and dropped.isdisjoint(element.iterancestors())
+            and _share(element, body_chars) <= _MAX_SHARE_OF_BODY
+        ):
+            dropped.add(element)
             _drop(element)
     # Innermost first, so a container's density is judged after its menus are gone.
     for element in reversed(body.xpath(_LINK_LISTS_XPATH)):

@@ -136,6 +136,20 @@ def test_links_are_made_absolute():
     assert "[home](https://daily.example/)" in text
 
 
+def test_links_that_cannot_be_followed_keep_only_their_text():
+    html = page(
+        f"""<article><p>{PARAGRAPH} <a href="javascript:void(0)">Print</a>
+        <a href="whatsapp://send?text=x">Send</a> <a href="mailto:desk@daily.example">Mail us</a>
+        </p></article>"""
+    )
+
+    text = extract(html, "https://daily.example/").text
+
+    assert "Print" in text and "Send" in text
+    assert "javascript" not in text and "whatsapp" not in text
+    assert "[Mail us](mailto:desk@daily.example)" in text
+
+
 def test_images_are_left_out_without_leaving_empty_links():
     html = page(
         f"""<article><p>{PARAGRAPH}<img src="/img/river.jpg" alt="The river at dawn">
