@@ -93,10 +93,14 @@ def _parse(html: str) -> HtmlElement | None:
 
 
 def _looks_binary(html: str) -> bool:
-    # As file(1) does: text never holds NUL, and a page is not mostly control characters.
+    # As file(1) judges: a text is not full of control characters (a stray one is forgiven).
     head = html[:4096]
-    controls = sum(1 for char in head if char < " " and char not in "\t\n\r\f")
-    return not head.strip() or "\0" in head or controls > len(head) // 10
+    controls = sum(1 for char in head if _is_control(char))
+    return not head.strip() or controls > len(head) // 10
+
+
+def _is_control(char: str) -> bool:
+    return (char < " " and char not in "\t\n\r\f") or "\x7f" <= char <= "\x9f"
 
 
 def _find_title(root: HtmlElement) -> str | None:

@@ -199,6 +199,12 @@ def test_empty_or_garbage_input_gives_empty_text(garbage):
     assert extracted.text == ""
 
 
+def test_a_stray_control_character_does_not_make_a_page_garbage():
+    html = page(f"<article><p>{PARAGRAPH}</p><p>\x00 {PARAGRAPH}</p></article>")
+
+    assert PARAGRAPH in extract(html, "https://daily.example/").text
+
+
 def test_xml_declaration_with_an_encoding_does_not_stop_parsing():
     html = '<?xml version="1.0" encoding="iso-8859-1"?>' + page(
         f"<article><p>{PARAGRAPH}</p></article>"
