@@ -20,7 +20,6 @@ from webapp.models.base import utcnow
 from webapp.turns import finish_turn
 from webapp.turnstate import get_redis
 
-LOCK_KEY = "lookout:reaper:lock"
 DIED = (
     "The worker answering this turn stopped before it finished. Send the message again; "
     "if this keeps happening, tell an administrator."
@@ -45,7 +44,8 @@ def reap_once() -> list[str]:
     """Reap while holding the cluster-wide lock; return the turns failed (none without the lock)."""
     config = current_app.config
     interval = config["REAPER_INTERVAL_SECONDS"]
-    if not get_redis().set(LOCK_KEY, "1", nx=True, ex=max(1, int(interval))):
+    lock = f"lookout:reaper:{config['CELERY_QUEUE']}"  # one deployment, one queue, one reaper
+    if not get_redis().set(lock, "1", nx=True, ex=max(1, int(interval))):
         return []
     return reap_stale_turns(config["TURN_STALE_SECONDS"])
 

@@ -91,9 +91,28 @@ def claim_step(turn: Turn, step: int) -> str:
         if step == 0:
             start_reply(turn)
         return "claimed"
+    if turn.status == "cancelled" and step > 0:
+        return close_cancelled(turn, step)
     if turn.status != "running" or turn.step != step:
         return "ended" if turn.status not in ("queued", "running") else "stale-task"
     return take_over(turn, step)
+
+
+def close_cancelled(turn: Turn, step: int) -> str:
+    """Keep the results of the tool calls a cancel interrupted, once, and lower the flag."""
+    claimed = db.session.execute(
+        update(Turn)
+        .where(Turn.id == turn.id, Turn.status == "cancelled", Turn.step == step - 1)
+        .values(step=step)
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    if claimed and turn.assistant_message_id:
+        message = db.session.get(Message, turn.assistant_message_id)
+        already = set(cited_urls(turn, include_calls=False))
+        message.parts = list(message.parts) + results_of(turn, step - 1, already)
+    db.session.commit()
+    turn_state(turn.id).clear_cancel()
+    return "ended"
 
 
 def take_over(turn: Turn, step: int) -> str:

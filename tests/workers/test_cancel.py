@@ -1,0 +1,161 @@
+"""Ending turns: cancellation mid-stream and mid-tool, cleanup of turn state, dead workers."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from tests.support.chat import ChatClient
+from tests.support.fake_model import FakeModel, Reply
+from tests.support.live_server import LiveServer
+from tests.support.workers import CeleryWorker
+from tests.workers.conftest import CHAT_SETTINGS
+from webapp.extensions import db
+from webapp.models import ApiToken, Provider, User
+from webapp.turnstate import TurnState, get_redis
+
+
+class EventReader(threading.Thread):
+    """Reads a turn's events in the background, noting when each arrived."""
+
+    def __init__(self, chat: ChatClient, turn_id: str) -> None:
+        super().__init__(daemon=True)
+        self.chat, self.turn_id = chat, turn_id
+        self.events: list = []
+        self.ended_at: float | None = None
+
+    def run(self) -> None:
+        from tests.support.chat import parse_sse
+
+        response = self.chat.call(
+            "GET", f"/api/turns/{self.turn_id}/events", stream=True, timeout=30
+        )
+        for event in parse_sse(response.iter_lines(decode_unicode=True)):
+            self.events.append(event)
+        self.ended_at = time.monotonic()
+
+    def wait_for(self, name: str, count: int = 1, timeout: float = 10) -> None:
+        deadline = time.monotonic() + timeout
+        while sum(e.name == name for e in self.events) < count:
+            assert time.monotonic() < deadline, f"no {count} {name} events: {self.events}"
+            time.sleep(0.02)
+
+
+def state_of(app, turn_id: str) -> TurnState:
+    with app.app_context():
+        return TurnState(get_redis(), turn_id)
+
+
+def test_cancel_mid_stream_ends_the_stream_fast_and_keeps_partial_text(
+    chat, chat_app, fake_model, model_ids
+):
+    fake_model.script(Reply.forever("tick ", delay=0.05))
+    started = chat.start(chat.new_conversation(), "talk", model_ids[0])
+    turn_id = started["turn"]["id"]
+    reader = EventReader(chat, turn_id)
+    reader.start()
+    reader.wait_for("text.delta", 3)
+    asked = time.monotonic()
+    response = chat.call("POST", f"/api/turns/{turn_id}/cancel")
+    assert response.status_code == 200 and response.json()["status"] == "cancelled"
+    reader.join(5)
+    assert reader.events[-1].name == "turn.cancelled"
+    assert reader.ended_at - asked < 1.0
+    fake_model.wait_for_disconnects(1)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        reply = chat.reply(chat.turn(turn_id))
+        if reply["parts"]:
+            break
+        time.sleep(0.05)
+    assert reply["status"] == "cancelled"
+    assert reply["parts"][0]["text"].startswith("tick tick tick")
+    state = state_of(chat_app, turn_id)
+    deadline = time.monotonic() + 5
+    while state.exists("cancel") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not state.exists("cancel") and not state.exists("cache")
+
+
+def test_cancel_mid_tool_call_stops_the_tool_and_records_it_cancelled(
+    chat, chat_app, fake_model, model_ids
+):
+    fake_model.script(Reply.tool_calls([("waiter", {})]))
+    started = chat.start(
+        chat.new_conversation(), "wait", model_ids[0], generation={"tools": ["waiter"]}
+    )
+    turn_id = started["turn"]["id"]
+    reader = EventReader(chat, turn_id)
+    reader.start()
+    reader.wait_for("tool.started")
+    assert chat.call("POST", f"/api/turns/{turn_id}/cancel").status_code == 200
+    reader.join(5)
+    assert reader.events[-1].name == "turn.cancelled"
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        results = [p for p in chat.reply(chat.turn(turn_id))["parts"] if p["type"] == "tool-result"]
+        if results:
+            break
+        time.sleep(0.05)
+    assert results[0]["outcome"] == "cancelled"
+    assert len(fake_model.chat_requests()) == 1  # no model step after the cancel
+
+
+def test_cancelling_a_finished_turn_is_a_conflict_that_says_why(chat, fake_model, model_ids):
+    turn = chat.run(chat.new_conversation(), "hi", model_ids[0])
+    response = chat.call("POST", f"/api/turns/{turn['id']}/cancel")
+    assert response.status_code == 409
+    assert response.json()["error"]["message"] == (
+        "This turn has already ended (completed), so there is nothing to cancel."
+    )
+
+
+def test_a_finished_turn_deletes_its_cache_and_flag_and_its_stream_expires(
+    chat, chat_app, fake_model, model_ids
+):
+    fake_model.script(Reply.tool_calls([("page", {"text": "a"})]), Reply.text("ok"))
+    turn = chat.run(chat.new_conversation(), "read", model_ids[0])
+    state = state_of(chat_app, turn["id"])
+    assert not state.exists("cache") and not state.exists("cancel")
+    with chat_app.app_context():
+        ttl = get_redis().ttl(f"lookout:turn:{turn['id']}:events")
+    assert 0 < ttl <= chat_app.config["EVENT_STREAM_TTL_SECONDS"]
+
+
+def test_a_failed_turn_deletes_its_cache_too(chat, chat_app, fake_model, model_ids):
+    fake_model.script(Reply.tool_calls([("page", {"text": "a"})]), Reply.error(401))
+    turn = chat.run(chat.new_conversation(), "read", model_ids[0])
+    assert turn["status"] == "failed"
+    assert not state_of(chat_app, turn["id"]).exists("cache")
+
+
+def test_a_turn_whose_worker_is_killed_is_failed_with_a_reason(make_app, tmp_path, redis_url):
+    """The threads pool loses a SIGKILLed worker's tasks until visibility_timeout; the reaper
+    of another worker ends the turn within TURN_STALE_SECONDS instead."""
+    app = make_app(**CHAT_SETTINGS)
+    with FakeModel() as fake, LiveServer(app) as web:
+        fake.script(Reply.forever("tick ", delay=0.05))
+        with app.app_context():
+            db.session.add(
+                Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
+            )
+            user = User.make("victim", "password")
+            db.session.add(user)
+            row, token = ApiToken.make(user, "t")
+            db.session.add(row)
+            db.session.commit()
+        chat = ChatClient(web.url, token)
+        doomed = CeleryWorker(app, tmp_path).start()
+        started = chat.start(chat.new_conversation(), "talk", "fake/m")
+        turn_id = started["turn"]["id"]
+        reader = EventReader(chat, turn_id)
+        reader.start()
+        reader.wait_for("text.delta", 2)
+        doomed.process.kill()
+        doomed.process.wait(10)
+        with CeleryWorker(app, tmp_path):
+            turn = chat.wait(turn_id, timeout=20)
+        reader.join(5)
+    assert turn["status"] == "failed"
+    assert turn["error"].startswith("The worker answering this turn stopped")
+    assert reader.events[-1].name == "turn.failed"
