@@ -1,0 +1,135 @@
+"""Prompt building: replay of stored parts, wrapping of untrusted output, the context budget."""
+
+from __future__ import annotations
+
+import re
+
+from workers.prompts import StoredMessage, build_messages
+
+BOUNDARY = re.compile(r'^<untrusted_tool_output id="([0-9a-f]{32})">\n')
+
+
+def call(id_, name, input_):
+    return {"type": "tool-call", "id": id_, "name": name, "input": input_}
+
+
+def result(id_, name, output=None, error=None):
+    part = {"type": "tool-result", "callId": id_, "name": name, "outcome": "ok"}
+    if error is not None:
+        part.update(error=error, outcome="error")
+    else:
+        part["output"] = output
+    return part
+
+
+def build(history, untrusted=("page",), budget=60_000):
+    return build_messages(history, lambda name: name in untrusted, budget, "Lookout")
+
+
+def test_a_branch_becomes_system_user_assistant_and_tool_messages_in_order():
+    messages = build(
+        [
+            StoredMessage("user", [{"type": "text", "text": "Find it"}]),
+            StoredMessage(
+                "assistant",
+                [
+                    {"type": "text", "text": "Looking."},
+                    call("c1", "echo", {"text": "a"}),
+                    result("c1", "echo", {"echo": "a"}),
+                    {"type": "source", "url": "https://example.com", "title": "E"},
+                    {"type": "text", "text": "Found."},
+                ],
+            ),
+        ]
+    )
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool", "assistant"]
+    assert messages[0]["content"].startswith("You are Lookout")
+    assert messages[2]["content"] == "Looking."
+    assert messages[2]["tool_calls"][0]["function"] == {
+        "name": "echo",
+        "arguments": '{"text": "a"}',
+    }
+    assert messages[3] == {"role": "tool", "tool_call_id": "c1", "content": '{"echo": "a"}'}
+    assert messages[4]["content"] == "Found."
+
+
+def test_untrusted_output_and_errors_are_wrapped_with_a_fresh_boundary_each_build():
+    history = [
+        StoredMessage("user", [{"type": "text", "text": "q"}]),
+        StoredMessage(
+            "assistant",
+            [
+                call("c1", "page", {}),
+                call("c2", "page", {}),
+                result("c1", "page", "Raw page"),
+                result("c2", "page", error="Fetching x failed (HTTP 404)."),
+            ],
+        ),
+    ]
+    first = [m["content"] for m in build(history) if m["role"] == "tool"]
+    again = [m["content"] for m in build(history) if m["role"] == "tool"]
+    assert "\nRaw page\n" in first[0]
+    assert "\nError: Fetching x failed (HTTP 404).\n" in first[1]
+    boundaries = {BOUNDARY.match(c).group(1) for c in first + again}
+    assert len(boundaries) == 4
+    assert history[1].parts[2]["output"] == "Raw page"  # the record stays raw
+
+
+def test_a_call_without_a_result_is_answered_so_the_prompt_stays_valid():
+    messages = build(
+        [
+            StoredMessage("user", [{"type": "text", "text": "q"}]),
+            StoredMessage("assistant", [call("c1", "echo", {}), {"type": "text", "text": "…"}]),
+        ]
+    )
+    tool = next(m for m in messages if m["role"] == "tool")
+    assert tool == {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "content": "The call to echo did not finish.",
+    }
+
+
+def test_past_the_budget_the_oldest_results_become_a_note_and_the_newest_stays():
+    parts = []
+    for index in range(3):
+        parts += [call(f"c{index}", "page", {"n": index}), result(f"c{index}", "page", "x" * 500)]
+    history = [
+        StoredMessage("user", [{"type": "text", "text": "q"}]),
+        StoredMessage("assistant", parts),
+    ]
+    contents = [m["content"] for m in build(history, budget=1000) if m["role"] == "tool"]
+    assert contents[0] == (
+        '[This result of page with input {"n": 0} was cleared to keep the conversation short. '
+        "Call page again with the same input if you need it; within this turn that is free.]"
+    )
+    assert BOUNDARY.match(contents[1]) and BOUNDARY.match(contents[2])
+
+
+def test_the_newest_result_is_kept_even_when_alone_it_exceeds_the_budget():
+    history = [
+        StoredMessage("user", [{"type": "text", "text": "q"}]),
+        StoredMessage("assistant", [call("c1", "echo", {}), result("c1", "echo", "y" * 5000)]),
+    ]
+    (content,) = [m["content"] for m in build(history, budget=1000) if m["role"] == "tool"]
+    assert content == "y" * 5000
+
+
+def test_attachments_follow_the_users_text():
+    messages = build(
+        [
+            StoredMessage(
+                "user",
+                [
+                    {"type": "text", "text": "Summarise"},
+                    {
+                        "type": "attachment",
+                        "filename": "a.pdf",
+                        "mimeType": "application/pdf",
+                        "text": "PDF text",
+                    },
+                ],
+            )
+        ]
+    )
+    assert messages[1]["content"] == "Summarise\n\n[Attached file: a.pdf]\nPDF text"
