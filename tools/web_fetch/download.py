@@ -104,7 +104,8 @@ def _translated(url: str, signal: Signal, budget: Signal, seconds: float) -> Ite
         if signal.cancelled:
             raise Cancelled(signal.reason or "cancelled") from exc
         if budget.cancelled or isinstance(exc, requests.Timeout):
-            raise ToolError(f"Fetching {url} took longer than {seconds:g} seconds.") from exc
+            unit = "second" if seconds == 1 else "seconds"
+            raise ToolError(f"Fetching {url} took longer than {seconds:g} {unit}.") from exc
         if isinstance(exc, Cancelled):
             raise
         raise ToolError(_describe_network_error(url, exc)) from exc
@@ -120,6 +121,8 @@ def _describe_network_error(url: str, exc: Exception) -> str:
         return f"{url} is not a valid URL."
     if isinstance(exc, requests.exceptions.ContentDecodingError):
         return f"Fetching {url} failed: the site sent a body that could not be decompressed."
+    if "NewConnectionError" in text:
+        return f"Fetching {url} failed: the site could not be reached. Try again later."
     return f"Fetching {url} failed: the connection broke off. Try again, or try another page."
 
 

@@ -1,0 +1,61 @@
+"""Decoding pages: the Content-Type charset, else (HTML) a BOM or <meta>, else UTF-8."""
+
+from __future__ import annotations
+
+import codecs
+
+import pytest
+
+from tools.web_fetch.charset import charset_from_content_type, decode_page
+
+
+def test_the_content_type_charset_wins():
+    assert decode_page("café".encode("cp1252"), "text/plain", "windows-1252") == "café"
+
+
+@pytest.mark.parametrize(
+    ("content_type", "charset"),
+    [
+        ("text/html; charset=ISO-8859-1", "ISO-8859-1"),
+        ('text/html; charset="utf-8"', "utf-8"),
+        ("text/html", None),
+        ("text/html; charset=", None),
+    ],
+)
+def test_the_charset_parameter_is_read_from_content_type(content_type, charset):
+    assert charset_from_content_type(content_type) == charset
+
+
+def test_an_html_byte_order_mark_is_used_without_a_declared_charset():
+    data = codecs.BOM_UTF16_LE + "<p>naïve</p>".encode("utf-16-le")
+    assert decode_page(data, "text/html", None) == "<p>naïve</p>"
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        b'<meta charset="windows-1252">',
+        b"<meta charset=iso-8859-1>",
+        b'<meta http-equiv="Content-Type" content="text/html; charset=windows-1252">',
+    ],
+)
+def test_an_html_meta_charset_is_used_without_a_declared_charset(meta):
+    data = b"<html><head>" + meta + b"</head><body>" + "café".encode("cp1252") + b"</body>"
+    assert "café" in decode_page(data, "text/html", None)
+
+
+def test_a_meta_charset_is_ignored_outside_html():
+    data = b'<meta charset="windows-1252">' + "café".encode()
+    assert decode_page(data, "text/plain", None).endswith("café")
+
+
+def test_utf8_is_the_default_and_bad_bytes_are_replaced():
+    assert decode_page(b"ok \xff end", "text/plain", None) == "ok \ufffd end"
+
+
+def test_an_unknown_charset_falls_back_to_utf8():
+    assert decode_page("é".encode(), "text/plain", "no-such-charset") == "é"
+
+
+def test_a_utf8_bom_is_not_part_of_the_text():
+    assert decode_page(codecs.BOM_UTF8 + b"hello", "text/plain", "utf-8") == "hello"
