@@ -22,6 +22,7 @@ from typing import NoReturn
 from urllib.parse import unquote, urljoin, urlsplit
 
 import requests
+import urllib3.exceptions
 
 from tools.api import Cancelled, Signal, ToolError, ToolRefused, normalise_mime_type
 from tools.net import AddressNotAllowed, redact_url
@@ -100,7 +101,7 @@ def _translated(url: str, signal: Signal, budget: Signal, seconds: float) -> Ite
     """Turn a stop into ``Cancelled`` or the time-limit error, requests errors into sentences."""
     try:
         yield
-    except (Cancelled, requests.RequestException, OSError) as exc:
+    except (Cancelled, requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
         if signal.cancelled:
             raise Cancelled(signal.reason or "cancelled") from exc
         if budget.cancelled or isinstance(exc, requests.Timeout):

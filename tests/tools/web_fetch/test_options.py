@@ -96,3 +96,11 @@ def test_deny_is_checked_before_allow():
 
 def test_empty_lists_refuse_nothing():
     assert DomainRules.from_lists([], []).refusal("anything.example") is None
+
+
+def test_every_option_has_a_title_for_the_admin_form():
+    from tools.schema import json_schema
+
+    properties = json_schema(WebFetchOptions)["properties"]
+    assert set(properties) == set(WebFetchOptions().load({}))
+    assert all(field.get("title") for field in properties.values())

@@ -282,3 +282,22 @@ def test_a_url_resolving_to_a_private_address_is_refused(site, dns, web_fetch, c
         assert refused.value.message == f"Fetching {url} is not allowed."
     assert "private network" in caplog.text
     assert site.requests == []
+
+
+def test_a_negative_offset_is_refused_before_any_download(site, dns, web_fetch):
+    site.route("/page.txt", lambda h: h.reply(200, "text/plain", b"text"))
+    with pytest.raises(ToolError) as error:
+        web_fetch()(site.url("/page.txt"), offset=-1)
+    assert "offset" in error.value.message
+    assert site.requests == []
+
+
+def test_the_model_sees_a_json_schema_with_url_and_offset():
+    schema = start_plugin(plugin, {})["web_fetch"].json_schema()
+    assert schema["required"] == ["url"]
+    assert schema["properties"]["offset"] == {
+        "type": "integer",
+        "minimum": 0,
+        "default": 0,
+        "description": "Character position to start from: nextOffset of a call.",
+    }
