@@ -161,5 +161,7 @@ def test_a_users_search_key_is_dropped_when_the_engine_changes(app, signed_in_cl
 def test_settings_need_a_signed_in_user(client):
     assert client.get("/api/plugins/settings").status_code == 401
     stranger = {"Authorization": "Bearer not-a-token"}
-    response = client.put("/api/plugins/alpha/tools/whisper", json={"enabled": True}, headers=stranger)
+    response = client.put(
+        "/api/plugins/alpha/tools/whisper", json={"enabled": True}, headers=stranger
+    )
     assert response.status_code == 401

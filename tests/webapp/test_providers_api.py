@@ -1,0 +1,107 @@
+"""Model providers over the API: admins manage them with write-only keys; users list models."""
+
+from __future__ import annotations
+
+import pytest
+
+from webapp.extensions import db
+from webapp.models import Provider
+
+PROVIDER = {
+    "name": "acme",
+    "kind": "openai-compatible",
+    "baseUrl": "http://127.0.0.1:9/v1",
+    "apiKey": "sk-acme-secret",
+    "models": [{"name": "org/big", "tools": True}, {"name": "small", "tools": False}],
+}
+
+
+@pytest.fixture
+def admin(signed_in_client):
+    """A client signed in as an admin."""
+    return signed_in_client("root", admin=True)
+
+
+def stored_key(app, provider_id: str) -> str | None:
+    """Return the key the database holds for a provider."""
+    with app.app_context():
+        return db.session.get(Provider, provider_id).api_key
+
+
+def test_a_created_provider_comes_back_without_its_key(app, admin):
+    response = admin.post("/api/admin/providers", json=PROVIDER)
+    assert response.status_code == 201, response.get_json()
+    body = response.get_json()
+    assert body["name"] == "acme"
+    assert body["baseUrl"] == "http://127.0.0.1:9/v1"
+    assert body["keySet"] is True
+    assert body["models"] == PROVIDER["models"]
+    assert "apiKey" not in body
+    assert stored_key(app, body["id"]) == "sk-acme-secret"
+    for path in ("/api/admin/providers", f"/api/admin/providers/{body['id']}"):
+        read = admin.get(path)
+        assert read.status_code == 200
+        assert "sk-acme-secret" not in read.get_data(as_text=True)
+    assert admin.get("/api/admin/providers").get_json()["providers"] == [body]
+    assert admin.get(f"/api/admin/providers/{body['id']}").get_json() == body
+
+
+def test_patching_a_provider_changes_only_what_is_given_and_a_blank_key_keeps_it(app, admin):
+    created = admin.post("/api/admin/providers", json=PROVIDER).get_json()
+    path = f"/api/admin/providers/{created['id']}"
+    response = admin.patch(path, json={"name": "acme2", "apiKey": ""})
+    assert response.status_code == 200, response.get_json()
+    assert response.get_json()["name"] == "acme2"
+    assert response.get_json()["models"] == PROVIDER["models"]
+    assert stored_key(app, created["id"]) == "sk-acme-secret"
+    admin.patch(path, json={"apiKey": "sk-new"})
+    assert stored_key(app, created["id"]) == "sk-new"
+
+
+def test_a_deleted_provider_is_gone(admin):
+    created = admin.post("/api/admin/providers", json=PROVIDER).get_json()
+    path = f"/api/admin/providers/{created['id']}"
+    assert admin.delete(path).status_code == 204
+    assert admin.get(path).status_code == 404
+    assert admin.get("/api/admin/providers").get_json()["providers"] == []
+
+
+def test_a_provider_name_with_a_slash_is_refused(admin):
+    response = admin.post("/api/admin/providers", json={**PROVIDER, "name": "a/b"})
+    assert response.status_code == 400
+    assert response.get_json()["error"]["fields"]["name"] == [
+        'A provider name may not contain "/".'
+    ]
+    assert admin.get("/api/admin/providers").get_json()["providers"] == []
+
+
+def test_a_provider_needs_a_unique_name_and_a_base_url(admin):
+    assert admin.post("/api/admin/providers", json=PROVIDER).status_code == 201
+    taken = admin.post("/api/admin/providers", json=PROVIDER)
+    assert taken.status_code == 400
+    assert taken.get_json()["error"]["fields"] == {"name": ["Already taken."]}
+    missing = admin.post("/api/admin/providers", json={"name": "other"})
+    assert missing.status_code == 400
+    assert "baseUrl" in missing.get_json()["error"]["fields"]
+
+
+def test_models_are_listed_by_provider_and_model_name(admin, signed_in_client):
+    admin.post("/api/admin/providers", json=PROVIDER)
+    response = signed_in_client("alice").get("/api/models")
+    assert response.status_code == 200
+    assert response.get_json()["models"] == [
+        {"id": "acme/org/big", "provider": "acme", "name": "org/big", "tools": True},
+        {"id": "acme/small", "provider": "acme", "name": "small", "tools": False},
+    ]
+
+
+def test_provider_routes_refuse_other_users(admin, signed_in_client, client):
+    created = admin.post("/api/admin/providers", json=PROVIDER).get_json()
+    user = signed_in_client("alice")
+    path = f"/api/admin/providers/{created['id']}"
+    assert user.get("/api/admin/providers").status_code == 403
+    assert user.post("/api/admin/providers", json=PROVIDER).status_code == 403
+    assert user.get(path).status_code == 403
+    assert user.patch(path, json={"name": "mine"}).status_code == 403
+    assert user.delete(path).status_code == 403
+    assert client.get("/api/models").status_code == 401
