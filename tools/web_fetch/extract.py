@@ -48,6 +48,8 @@ _MAYBE_HIDDEN_XPATH = "//*[@hidden or @aria-hidden or @style]"
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
 _FOLLOWABLE_SCHEMES = ("http:", "https:", "mailto:", "ftp:")
 _MIN_ARTICLE_WORDS = 50
+# Fewer words than this left by pruning means the pruning took the page for furniture.
+_MIN_PRUNED_WORDS = 10
 _WORD = re.compile(r"\w")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _TRAILING_SPACE = re.compile(r"[ \t]+$", re.M)
@@ -74,6 +76,8 @@ def extract(html: str, url: str) -> Extracted:
     content = _main_content(root)
     if content is None or _too_short(content, body):
         content = body
+    if _word_count(content) < _MIN_PRUNED_WORDS:
+        content = _unpruned_body(html, content)
     _make_links_absolute(content, base)
     markdown = _to_markdown(lxml.html.tostring(content, encoding="unicode"))
     return Extracted(title=title, text=markdown)
@@ -172,8 +176,22 @@ def _main_content(root: HtmlElement) -> HtmlElement | None:
 
 def _too_short(content: HtmlElement, body: HtmlElement) -> bool:
     # A few words out of a much longer page mean readability missed, as on pages with no article.
-    found = len(content.text_content().split())
-    return found < _MIN_ARTICLE_WORDS and found < len(body.text_content().split()) / 2
+    found = _word_count(content)
+    return found < _MIN_ARTICLE_WORDS and found < _word_count(body) / 2
+
+
+def _unpruned_body(html: str, content: HtmlElement) -> HtmlElement:
+    # A page made of link lists (a directory, a table of contents) is all furniture to the
+    # pruning; when it leaves almost nothing, the page is read again without it.
+    root = _parse(html)
+    if root is None or root.find("body") is None:
+        return content
+    _remove_unread(root)
+    return root.body if _word_count(root.body) > _word_count(content) else content
+
+
+def _word_count(element: HtmlElement) -> int:
+    return len(element.text_content().split())
 
 
 def _to_markdown(fragment: str) -> str:

@@ -88,6 +88,24 @@ def test_page_without_article_element_still_returns_its_text_with_absolute_links
     assert "script text" not in text
 
 
+def test_page_made_of_link_lists_still_returns_its_links():
+    html = page(
+        """<nav><a href="/">Home</a></nav>
+        <h1>Reading list</h1>
+        <ul><li><a href="/a">Rivers of Europe</a></li>
+            <li><a href="/b">Bridges and floods</a></li></ul>
+        <ul><li><a href="/c">Sandbag walls</a></li><li><a href="/d">Town planning</a></li></ul>
+        <script>alert("script text must not appear")</script>""",
+        head="<title>Reading list</title>",
+    )
+
+    text = extract(html, "https://library.example/lists/").text
+
+    assert "[Rivers of Europe](https://library.example/a)" in text
+    assert "[Town planning](https://library.example/d)" in text
+    assert "Home" not in text and "script text" not in text
+
+
 @pytest.mark.parametrize(
     "hidden_element",
     [
