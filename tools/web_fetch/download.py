@@ -237,7 +237,11 @@ class _Fetch:
 
 
 class Interrupter:
-    """Shuts the socket of the response being read when tripped, so a blocked read ends at once."""
+    """Shuts the socket of the response being read when tripped, so a blocked read ends at once.
+
+    Before a response's headers arrive there is no socket to reach: a stop then waits for the
+    HTTP timeout, which the budget keeps from running past the fetch's own time limit.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
