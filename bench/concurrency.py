@@ -1,0 +1,165 @@
+"""Concurrency: many turns at once on one worker, against a model that streams for 2 s.
+
+Run from the project root:
+``.venv/bin/python -m bench.concurrency [--turns 200] [--database sqlite|postgres|both]``.
+
+One worker process (threads pool, ``--concurrency`` threads, default one per turn) answers
+``--turns`` text turns started together; the fake model runs in its own process and streams
+``--tokens`` tokens over ``--seconds`` to each. Reported: whether all completed, the time each
+added over the model's stream, seen by the client (POST sent to SSE stream ended) and by the
+database (turn created to turn finished, which leaves out the API and the client), the wait
+in the queue (created to started), and the worker's resident memory (process and children),
+idle before and at its peak. The API is the werkzeug server in this process, as in the tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+import time
+
+from bench.harness import EventReader, FakeModelProcess, Stack, machine, summary, table
+from tests.support.chat import ChatClient
+from webapp.extensions import db
+from webapp.models import Turn
+
+
+class Sampler(threading.Thread):
+    """Samples the worker's memory every 100 ms until stopped; keeps the peak."""
+
+    def __init__(self, stack: Stack) -> None:
+        super().__init__(daemon=True)
+        self.stack = stack
+        self.peak = 0.0
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopping.wait(0.1):
+            self.peak = max(self.peak, self.stack.worker_rss_mib())
+
+
+def one_turn(chat: ChatClient, conversation: str, model: str, barrier, out: dict) -> None:
+    """Start a turn when every thread is ready, read its stream to the end, note the times."""
+    barrier.wait()
+    posted = time.perf_counter()
+    try:
+        started = chat.start(conversation, "hi", model, generation={"tools": []})
+        reader = EventReader(chat, started["turn"]["id"], timeout=120)
+        reader.run()
+        out.update(
+            turn=started["turn"]["id"], ms=(reader.ended_at - posted) * 1000, end=reader.names()[-1]
+        )
+    except Exception as exc:  # noqa: BLE001 - counted as unfinished and shown
+        out.update(error=repr(exc))
+
+
+def run_once(turns: int, concurrency: int, database: str, tokens: int, seconds: float) -> dict:
+    """Run one round on one database and return its figures."""
+    model_args = ("stream", "--tokens", str(tokens), "--seconds", str(seconds))
+    stack = Stack(database=database, concurrency=concurrency)
+    with stack, FakeModelProcess(*model_args) as fake:
+        model = stack.add_provider(fake.base_url)
+        owner = stack.chat()
+        warm = owner.start(owner.new_conversation(), "warm up", model, generation={"tools": []})
+        owner.wait(warm["turn"]["id"], timeout=60)
+        conversations = [owner.new_conversation() for _ in range(turns)]
+        idle = stack.worker_rss_mib()
+        sampler = Sampler(stack)
+        sampler.start()
+        barrier = threading.Barrier(turns)
+        results: list[dict] = [{} for _ in range(turns)]
+        threads = [
+            threading.Thread(
+                target=one_turn,
+                args=(ChatClient(owner.base_url, owner.token), conversation, model, barrier, out),
+            )
+            for conversation, out in zip(conversations, results, strict=True)
+        ]
+        began = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(300)
+        wall = time.perf_counter() - began
+        sampler.stopping.set()
+        sampler.join()
+        ids = [r["turn"] for r in results if "turn" in r]
+        with stack.app.app_context():
+            rows = db.session.scalars(db.select(Turn).where(Turn.id.in_(ids))).all()
+            stored = {
+                row.id: (row.status, row.created_at, row.started_at, row.finished_at)
+                for row in rows
+            }
+    completed = [r for r in results if r.get("end") == "turn.completed"]
+    server = [
+        (finished - created).total_seconds() * 1000
+        for status, created, _started, finished in stored.values()
+        if status == "completed"
+    ]
+    queued = [
+        (started - created).total_seconds() * 1000
+        for status, created, started, _finished in stored.values()
+        if started is not None
+    ]
+    failures = sorted({r.get("error") or r.get("end") or "" for r in results} - {"turn.completed"})
+    failures += sorted({s for s, *_ in stored.values()} - {"completed"})
+    return {
+        "database": database,
+        "completed": len(completed),
+        "client": [r["ms"] - seconds * 1000 for r in completed],
+        "server": [ms - seconds * 1000 for ms in server],
+        "queued": queued,
+        "idle": idle,
+        "peak": sampler.peak,
+        "wall": wall,
+        "failures": failures,
+    }
+
+
+def report(rounds: list[dict], turns: int, concurrency: int, tokens: int, seconds: float) -> str:
+    """Return the Markdown table of every round."""
+    header = [
+        "database", "completed", "client added p50 ms", "client added p95 ms",
+        "server added p50 ms", "server added p95 ms", "queue wait p95 ms",
+        "worker RSS idle MiB", "worker RSS peak MiB", "wall s",
+    ]  # fmt: skip
+    rows = []
+    for r in rounds:
+        rows.append(
+            [
+                r["database"], f"{r['completed']}/{turns}", *summary(r["client"]),
+                *summary(r["server"]), summary(r["queued"])[1], r["idle"], r["peak"], r["wall"],
+            ]
+        )  # fmt: skip
+    lines = [
+        f"Concurrency: {turns} turns at once, one worker with {concurrency} threads, model "
+        f"streaming {tokens} tokens over {seconds:g} s; {machine()}",
+        "",
+        table(header, rows),
+    ]
+    for r in rounds:
+        if r["failures"]:
+            lines += ["", f"{r['database']}: did not complete: " + "; ".join(r["failures"])[:2000]]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Parse the flags, run each database's round, print the report."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--concurrency", type=int, help="worker threads; default: --turns")
+    parser.add_argument("--database", choices=["sqlite", "postgres", "both"], default="both")
+    parser.add_argument("--tokens", type=int, default=50)
+    parser.add_argument("--seconds", type=float, default=2.0)
+    args = parser.parse_args()
+    concurrency = args.concurrency or args.turns
+    databases = ["sqlite", "postgres"] if args.database == "both" else [args.database]
+    rounds = [
+        run_once(args.turns, concurrency, database, args.tokens, args.seconds)
+        for database in databases
+    ]
+    print(report(rounds, args.turns, concurrency, args.tokens, args.seconds))
+
+
+if __name__ == "__main__":
+    main()
