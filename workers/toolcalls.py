@@ -141,9 +141,13 @@ def run_call(turn: Turn, call: ToolCall) -> Outcome:
     signal = Signal.after(tool.timeout_seconds)
     with get_watcher().watching(turn.id, signal):
         ctx, citations = make_tool_context(turn, call, offered, signal)
+        # A cancel or the deadline shuts the call's connections down, waking blocked reads
+        # (a plain session, with private networks allowed, can only be closed).
+        undo = signal.on_cancel(getattr(ctx.fetch, "abort", ctx.fetch.close))
         try:
             result = execute_with_deadline(tool, input, ctx, tick=lambda: beat(turn.id))
         finally:
+            undo()
             ctx.fetch.close()
     call.citations = [{"url": c.url, "title": c.title} for c in citations.citations]
     return result

@@ -589,3 +589,28 @@ def test_https_to_a_private_name_is_refused_before_the_handshake(
     with pytest.raises(AddressNotAllowed) as refused:
         session.get("https://lookout.test/", verify=str(certificate[0]))
     assert refused.value.reason == "private network"
+
+
+def test_abort_wakes_a_read_blocked_before_the_response_headers():
+    """Regression: a cancelled tool call waited for a silent server until the HTTP timeout."""
+    import socket as socket_module
+    import threading
+    import time
+
+    listener = socket_module.socket()
+    listener.bind(("127.0.0.2", 0))
+    listener.listen()
+    accepted = []
+    threading.Thread(target=lambda: accepted.append(listener.accept()), daemon=True).start()
+    session = GuardedSession(address_allowed=lambda ip: ip == "127.0.0.2")
+    url = f"http://127.0.0.2:{listener.getsockname()[1]}/silent"
+    threading.Timer(0.3, session.abort).start()
+    started = time.monotonic()
+    with pytest.raises(requests.RequestException):
+        session.get(url, timeout=10, allow_redirects=False)
+    assert time.monotonic() - started < 2
+    with pytest.raises(requests.RequestException):
+        session.get(url, timeout=10, allow_redirects=False)  # aborted sessions stay aborted
+    for connection, _address in accepted:
+        connection.close()
+    listener.close()
