@@ -35,7 +35,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
 def register_parts(app: Flask) -> None:
     """Attach sessions, error handlers, blueprints, the task queue and CLI commands."""
-    from webapp import health, models, pages, plugins, queue, turnstate  # noqa: F401
+    from webapp import health, models, pages, plugin_pages, plugins, queue, turnstate  # noqa: F401
     from webapp.api import register_api
     from webapp.auth import commands, sessions, views
     from webapp.errors import register_error_handlers
@@ -45,6 +45,8 @@ def register_parts(app: Flask) -> None:
     app.register_blueprint(views.bp)
     app.register_blueprint(pages.home)
     app.register_blueprint(pages.admin)
+    app.register_blueprint(plugin_pages.settings)
+    app.register_blueprint(plugin_pages.admin_plugins)
     app.register_blueprint(health.bp)
     register_api(app)
     queue.init_queue(app)

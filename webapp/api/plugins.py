@@ -35,6 +35,16 @@ def config_error(error: PluginConfigError) -> ApiError:
     return ApiError(error.message, 400, error.fields)
 
 
+def form_schema(schema: Any) -> dict[str, Any]:
+    """Return a schema's JSON Schema for forms, with ``x-order`` listing fields as declared.
+
+    Flask sorts JSON keys, so without it a form would show ``apiKey`` before ``engine``.
+    """
+    out = json_schema(schema)
+    out["x-order"] = list(out["properties"])
+    return out
+
+
 def show_user_plugin(state: PluginState, choices: dict[str, bool]) -> dict[str, Any]:
     """Return one plugin's block of the settings page for the signed-in user."""
     schema = state.settings_schema()
@@ -50,7 +60,7 @@ def show_user_plugin(state: PluginState, choices: dict[str, bool]) -> dict[str, 
             }
             for tool in state.tools
         ],
-        "schema": json_schema(schema) if schema is not None else None,
+        "schema": form_schema(schema) if schema is not None else None,
         "settings": settings if schema is not None else {},
         "secretsSet": secrets_set,
     }
@@ -136,7 +146,7 @@ def show_admin_plugin(state: PluginState) -> dict[str, Any]:
         "status": state.status,
         "reason": state.reason,
         "fields": state.fields,
-        "schema": json_schema(schema) if schema is not None else None,
+        "schema": form_schema(schema) if schema is not None else None,
         "options": options,
         "secretsSet": secrets_set,
         "tools": [tool.name for tool in state.tools],

@@ -1,0 +1,196 @@
+"""The settings and admin plugin pages in a real Chromium against a live server."""
+
+from __future__ import annotations
+
+import pytest
+
+from webapp.extensions import db
+from webapp.models import UserPluginSettings
+
+pytestmark = [pytest.mark.chromium, pytest.mark.integration]
+
+PLUGINS = ",".join(
+    ["tests.tools.sample_plugins.alpha", "tools.web_search", "tools.web_fetch", "tools.pdf"]
+)
+
+
+@pytest.fixture
+def app(make_app):
+    """An app listing a sample plugin and the three built-in ones."""
+    return make_app(LOOKOUT_PLUGINS=PLUGINS)
+
+
+@pytest.fixture
+def api(app, bearer):
+    """Return a factory of (method, path, json) -> response, as the given user over the API."""
+
+    def make(user):
+        headers = bearer(user)
+        client = app.test_client()
+        return lambda method, path, json=None: client.open(
+            path, method=method, json=json, headers=headers
+        )
+
+    return make
+
+
+@pytest.fixture
+def search_configured(api, make_user):
+    """web_search set up by an admin with DuckDuckGo, so users may pick their own engine."""
+    call = api(make_user("root", admin=True))
+    response = call("PUT", "/api/admin/plugins/web_search/options", {"engine": "duckduckgo"})
+    assert response.status_code == 200, response.get_json()
+
+
+def sign_in(page, live_server, user, path: str):
+    """Sign in through the form and open `path`, waiting for the page's script to finish."""
+    page.goto(f"{live_server.url}/sign-in")
+    page.get_by_label("Name").fill(user.name)
+    page.get_by_label("Password").fill("password")
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(f"{live_server.url}/")
+    page.goto(f"{live_server.url}{path}")
+    page.wait_for_selector("#plugins[data-ready]")
+
+
+def test_the_settings_page_has_a_checkbox_per_switchable_tool_and_saves_changes(
+    page, live_server, make_user, api
+):
+    user = make_user("alice")
+    sign_in(page, live_server, user, "/settings")
+    alpha = page.locator("#plugin-alpha")
+    assert alpha.get_by_role("checkbox", name="whisper").is_checked() is False
+    assert alpha.get_by_role("checkbox", name="shout").count() == 0  # not switchable
+    assert page.locator("#plugin-web_fetch").get_by_role("checkbox", name="web_fetch").is_checked()
+
+    alpha.get_by_role("checkbox", name="whisper").check()
+    page.wait_for_selector("#tool-alpha-whisper-status.ok")
+    page.locator("#plugin-web_fetch").get_by_role("checkbox", name="web_fetch").uncheck()
+    page.wait_for_selector("#tool-web_fetch-web_fetch-status.ok")
+
+    listed = api(user)("GET", "/api/plugins/settings").get_json()["plugins"]
+    enabled = {t["name"]: t["enabled"] for p in listed for t in p["tools"]}
+    assert enabled == {"shout": True, "whisper": True, "web_fetch": False}
+    page.reload()
+    page.wait_for_selector("#plugins[data-ready]")
+    assert page.get_by_role("checkbox", name="whisper").is_checked()
+    assert not page.get_by_role("checkbox", name="web_fetch").is_checked()
+
+
+def test_the_engine_form_shows_the_key_only_for_keyed_engines(
+    page, live_server, make_user, search_configured
+):
+    sign_in(page, live_server, make_user("alice"), "/settings")
+    block = page.locator("#plugin-web_search")
+    engine = block.get_by_label("Search engine")
+    key, base_url = block.get_by_label("API key"), block.get_by_label("Base URL")
+    assert engine.input_value() == "default"
+    assert not key.is_visible() and not base_url.is_visible()
+    engine.select_option("brave")
+    assert key.is_visible() and not base_url.is_visible()
+    assert key.get_attribute("type") == "password"
+    engine.select_option("searxng")
+    assert base_url.is_visible() and not key.is_visible()
+    engine.select_option("duckduckgo")
+    assert not key.is_visible() and not base_url.is_visible()
+
+
+def test_a_saved_key_is_never_shown_and_a_blank_keeps_it(
+    app, page, live_server, make_user, search_configured
+):
+    user = make_user("alice")
+    sign_in(page, live_server, user, "/settings")
+    block = page.locator("#plugin-web_search")
+    block.get_by_label("Search engine").select_option("brave")
+    block.get_by_label("API key").fill("brave-secret")
+    block.get_by_role("button", name="Save settings").click()
+    page.wait_for_selector("#plugin-web_search .status.ok")
+    page.reload()
+    page.wait_for_selector("#plugins[data-ready]")
+    block = page.locator("#plugin-web_search")
+    assert block.get_by_label("API key").input_value() == ""
+    assert "Set — leave blank to keep." in block.locator("[data-field=apiKey]").inner_text()
+    assert "brave-secret" not in page.content()
+    block.get_by_role("button", name="Save settings").click()
+    page.wait_for_selector("#plugin-web_search .status.ok")
+    with app.app_context():
+        row = db.session.get(UserPluginSettings, (user.id, "web_search"))
+        assert row.settings["apiKey"] == "brave-secret"
+
+
+def test_an_engine_no_longer_installed_stays_selected_and_named(
+    app, page, live_server, make_user, search_configured
+):
+    user = make_user("alice")
+    with app.app_context():
+        db.session.add(
+            UserPluginSettings(user_id=user.id, plugin_id="web_search", settings={"engine": "gone"})
+        )
+        db.session.commit()
+    sign_in(page, live_server, user, "/settings")
+    engine = page.locator("#plugin-web_search").get_by_label("Search engine")
+    assert engine.input_value() == "gone"
+    assert engine.locator("option:checked").inner_text() == "gone (not installed)"
+
+
+def test_settings_errors_show_beside_their_fields_and_reset_keeps_switches(
+    page, live_server, make_user, search_configured, api
+):
+    user = make_user("alice")
+    sign_in(page, live_server, user, "/settings")
+    block = page.locator("#plugin-web_search")
+    block.get_by_label("Search engine").select_option("searxng")
+    block.get_by_label("Base URL").fill("not a url")
+    block.get_by_role("button", name="Save settings").click()
+    error = page.locator("#setting-web_search-baseURL-error")
+    error.wait_for()
+    assert error.inner_text() == "Not a valid URL."
+    assert block.get_by_label("Base URL").get_attribute("aria-invalid") == "true"
+
+    page.get_by_role("checkbox", name="whisper").check()
+    page.wait_for_selector("#tool-alpha-whisper-status.ok")
+    alpha = page.locator("#plugin-alpha")
+    alpha.get_by_label("greeting").fill("hello")
+    alpha.get_by_role("button", name="Save settings").click()
+    page.wait_for_selector("#plugin-alpha .actions .status.ok")
+    alpha.get_by_role("button", name="Reset to defaults").click()
+    page.wait_for_function(
+        "document.querySelector('#plugin-alpha .actions .status').textContent"
+        " === 'Reset to defaults.'"
+    )
+    assert alpha.get_by_label("greeting").input_value() == "hi"
+    listed = {p["id"]: p for p in api(user)("GET", "/api/plugins/settings").get_json()["plugins"]}
+    assert listed["alpha"]["settings"] == {}
+    assert listed["alpha"]["tools"][1]["enabled"] is True
+
+
+def test_the_admin_page_saves_options_and_shows_per_field_errors(page, live_server, make_user, api):
+    admin = make_user("root", admin=True)
+    sign_in(page, live_server, admin, "/admin/plugins")
+    block = page.locator("#plugin-web_search")
+    assert block.locator(".badge").inner_text() == "Needs configuration"
+    assert page.locator("#plugin-web_fetch .badge").inner_text() == "Active"
+    block.get_by_label("Search engine").select_option("brave")
+    block.get_by_role("button", name="Save options").click()
+    error = page.locator("#option-web_search-apiKey-error")
+    error.wait_for()
+    assert error.inner_text() == "Brave needs an API key."
+    assert block.locator(".badge").inner_text() == "Needs configuration"
+
+    block.get_by_label("API key").fill("brave-admin-key")
+    block.get_by_label("Results per search").fill("7")
+    block.get_by_role("button", name="Save options").click()
+    page.wait_for_selector("#plugin-web_search .badge-active")
+    assert block.get_by_label("API key").input_value() == ""
+    listed = api(admin)("GET", "/api/admin/plugins").get_json()["plugins"]
+    search = next(p for p in listed if p["id"] == "web_search")
+    assert search["status"] == "active"
+    assert search["options"]["maxResults"] == 7
+    assert search["secretsSet"] == {"apiKey": True}
+
+
+def test_a_non_admin_gets_403_on_the_admin_plugins_page(page, live_server, make_user):
+    sign_in(page, live_server, make_user("alice"), "/settings")
+    response = page.goto(f"{live_server.url}/admin/plugins")
+    assert response.status == 403
+    assert "Only administrators may open this page." in page.content()

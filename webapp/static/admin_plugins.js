@@ -1,0 +1,88 @@
+/* The admin plugins page: each plugin's status and reason, and its options form. */
+(function () {
+  "use strict";
+
+  var el = LookoutForms.element;
+  var api = LookoutApi;
+  var root = document.getElementById("plugins");
+  var listUrl = root.getAttribute("data-api");
+  var STATUS_TEXT = {
+    "active": "Active",
+    "needs-configuration": "Needs configuration",
+    "failed": "Failed",
+  };
+
+  function say(status, text, isError) {
+    status.textContent = text;
+    status.className = "status" + (isError ? " error" : " ok");
+  }
+
+  function drawStatus(box, plugin) {
+    box.textContent = "";
+    box.appendChild(el("span", { class: "badge badge-" + plugin.status,
+      text: STATUS_TEXT[plugin.status] || plugin.status }));
+    if (plugin.reason) box.appendChild(el("p", { class: "reason", text: plugin.reason }));
+    if (plugin.tools && plugin.tools.length) {
+      box.appendChild(el("p", { class: "muted", text: "Tools: " + plugin.tools.join(", ") }));
+    }
+  }
+
+  function optionsForm(plugin, statusBox) {
+    var fieldsBox = el("div", { class: "fields" });
+    var status = el("span", { class: "status", "aria-live": "polite" });
+    var form = el("form", { class: "schema-form", novalidate: true, "data-plugin": plugin.id }, [
+      fieldsBox,
+      el("div", { class: "actions" }, [
+        el("button", { type: "submit", class: "save", text: "Save options" }), status,
+      ]),
+    ]);
+    var controller;
+    function draw(data) {
+      controller = LookoutForms.render(fieldsBox, {
+        schema: data.schema, values: data.options, secretsSet: data.secretsSet,
+        idPrefix: "option-" + data.id,
+      });
+      if (data.status === "failed" && data.fields) controller.showErrors(data.fields);
+    }
+    draw(plugin);
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      say(status, "Saving…", false);
+      var url = "/api/admin/plugins/" + encodeURIComponent(plugin.id) + "/options";
+      api.request("PUT", url, controller.collect()).then(function (result) {
+        if (result.ok) {
+          draw(result.data);
+          drawStatus(statusBox, result.data);
+          say(status, "Saved. Every process uses these options now.", false);
+        } else {
+          var error = (result.data && result.data.error) || {};
+          controller.showErrors(error.fields, api.errorMessage(result));
+          say(status, "Not saved: see the messages above.", true);
+        }
+      });
+    });
+    return form;
+  }
+
+  function pluginBlock(plugin) {
+    var headingId = "plugin-" + plugin.id + "-title";
+    var statusBox = el("div", { class: "plugin-status", "aria-live": "polite" });
+    drawStatus(statusBox, plugin);
+    var section = el("section", { class: "card plugin", id: "plugin-" + plugin.id,
+      "aria-labelledby": headingId }, [el("h2", { id: headingId, text: plugin.id }), statusBox]);
+    var hasFields = plugin.schema && Object.keys(plugin.schema.properties || {}).length;
+    if (hasFields) section.appendChild(optionsForm(plugin, statusBox));
+    else if (plugin.schema) section.appendChild(el("p", { class: "muted", text: "No options." }));
+    return section;
+  }
+
+  api.request("GET", listUrl).then(function (result) {
+    root.textContent = "";
+    if (!result.ok) {
+      root.appendChild(el("p", { class: "form-error", role: "alert", text: api.errorMessage(result) }));
+      return;
+    }
+    result.data.plugins.forEach(function (plugin) { root.appendChild(pluginBlock(plugin)); });
+    root.setAttribute("data-ready", "true");
+  });
+})();
