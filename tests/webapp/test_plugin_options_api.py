@@ -66,6 +66,7 @@ def test_each_listed_plugin_shows_its_status_and_reason(app, admin):
     assert "could not be imported" in plugins["absent"]["reason"]
     assert plugins["web_search"]["fields"]["engine"] == ["Missing data for required field."]
     assert plugins["web_search"]["schema"]["properties"]["apiKey"]["writeOnly"] is True
+    assert plugins["web_search"]["schema"]["x-order"][:3] == ["engine", "apiKey", "baseURL"]
     assert plugins["web_fetch"]["reason"] is None
     assert plugins["web_fetch"]["tools"] == ["web_fetch"]
 
