@@ -165,3 +165,12 @@ def test_settings_need_a_signed_in_user(client):
         "/api/plugins/alpha/tools/whisper", json={"enabled": True}, headers=stranger
     )
     assert response.status_code == 401
+
+
+def test_the_settings_page_sends_strangers_to_sign_in(client, signed_in_client):
+    response = client.get("/settings")
+    assert response.status_code == 302
+    assert "/sign-in" in response.headers["Location"]
+    page = signed_in_client("alice").get("/settings").get_data(as_text=True)
+    assert 'data-api="/api/plugins/settings"' in page
+    assert '<meta name="csrf-token"' in page
