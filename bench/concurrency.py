@@ -75,12 +75,14 @@ def run_once(turns: int, concurrency: int, database: str, tokens: int, seconds: 
             )
             for conversation, out in zip(conversations, results, strict=True)
         ]
+        cpu_before = stack.worker_cpu_seconds()
         began = time.perf_counter()
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(300)
         wall = time.perf_counter() - began
+        cpu = stack.worker_cpu_seconds() - cpu_before
         sampler.stopping.set()
         sampler.join()
         ids = [r["turn"] for r in results if "turn" in r]
@@ -112,6 +114,7 @@ def run_once(turns: int, concurrency: int, database: str, tokens: int, seconds: 
         "idle": idle,
         "peak": sampler.peak,
         "wall": wall,
+        "cpu_ms": cpu * 1000 / turns,
         "failures": failures,
     }
 
@@ -121,14 +124,15 @@ def report(rounds: list[dict], turns: int, concurrency: int, tokens: int, second
     header = [
         "database", "completed", "client added p50 ms", "client added p95 ms",
         "server added p50 ms", "server added p95 ms", "queue wait p95 ms",
-        "worker RSS idle MiB", "worker RSS peak MiB", "wall s",
+        "worker RSS idle MiB", "worker RSS peak MiB", "worker CPU ms per turn", "wall s",
     ]  # fmt: skip
     rows = []
     for r in rounds:
         rows.append(
             [
                 r["database"], f"{r['completed']}/{turns}", *summary(r["client"]),
-                *summary(r["server"]), summary(r["queued"])[1], r["idle"], r["peak"], r["wall"],
+                *summary(r["server"]), summary(r["queued"])[1], r["idle"], r["peak"], r["cpu_ms"],
+                r["wall"],
             ]
         )  # fmt: skip
     lines = [

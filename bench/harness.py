@@ -134,6 +134,10 @@ class Stack:
         """Return the resident memory of the worker and its children, in MiB."""
         return process_tree_rss_mib(self.worker.process.pid)
 
+    def worker_cpu_seconds(self) -> float:
+        """Return the CPU time (user and system) the worker and its children used so far."""
+        return process_tree_cpu_seconds(self.worker.process.pid)
+
     def stop(self) -> None:
         """Stop everything started and remove the files."""
         if self.web is not None:
@@ -147,7 +151,10 @@ class Stack:
             databases.drop_postgres_database(self.postgres_server, self.database_url)
         if self.redis is not None:
             self.redis.stop()
-        shutil.rmtree(self.directory, ignore_errors=True)
+        if os.environ.get("BENCH_KEEP_LOGS"):
+            print(f"Worker log kept: {self.worker.log if self.worker else None}", file=sys.stderr)
+        else:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
     def __enter__(self) -> Stack:
         try:
@@ -256,6 +263,23 @@ def process_tree_rss_mib(pid: int) -> float:
         except psutil.NoSuchProcess:
             pass
     return total / 2**20
+
+
+def process_tree_cpu_seconds(pid: int) -> float:
+    """Return the CPU seconds used by a process and its descendants."""
+    try:
+        root = psutil.Process(pid)
+        processes = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0.0
+    total = 0.0
+    for process in processes:
+        try:
+            times = process.cpu_times()
+            total += times.user + times.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
 
 
 def percentile(values: Sequence[float], share: float) -> float:
