@@ -24,6 +24,9 @@ worker_prefetch_multiplier = 1
 # longest any task may run, and Redis redelivers an unacknowledged task only after
 # visibility_timeout, which must stay well above it or running tasks would be handed out twice.
 TASK_HARD_LIMIT_SECONDS = 15 * 60
+# The backstop where the pool enforces it (prefork, gevent); the threads pool ignores it, and
+# tool calls enforce their own deadlines (Tool.timeout_seconds) in any pool.
+task_time_limit = TASK_HARD_LIMIT_SECONDS
 broker_transport_options = {"visibility_timeout": 2 * TASK_HARD_LIMIT_SECONDS + 60}
 result_backend_transport_options = {"visibility_timeout": 2 * TASK_HARD_LIMIT_SECONDS + 60}
 
