@@ -2,7 +2,7 @@
 
 from flask import Flask
 
-from webapp.api import accounts, conversations, plugins, providers, tokens, turns
+from webapp.api import accounts, conversations, plugins, providers, tokens, turns, uploads
 
 BLUEPRINTS = (
     accounts.bp,
@@ -11,6 +11,7 @@ BLUEPRINTS = (
     providers.bp,
     conversations.bp,
     turns.bp,
+    uploads.bp,
 )
 
 

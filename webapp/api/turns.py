@@ -13,6 +13,7 @@ from marshmallow import Schema, fields, validate
 from webapp import queue
 from webapp.api.bodies import load_json
 from webapp.api.conversations import get_conversation
+from webapp.api.uploads import attachment_parts
 from webapp.auth.guards import api_login_required
 from webapp.errors import ApiError
 from webapp.extensions import db
@@ -39,6 +40,7 @@ class TurnRequest(Schema):
     model = fields.String(required=True, validate=validate.Length(min=3, max=300))
     parentMessageId = fields.String(allow_none=True)
     generation = fields.Nested(GenerationSchema, load_default=dict)
+    attachments = fields.List(fields.String(), load_default=list)
 
 
 def read_turn_request() -> dict[str, Any]:
@@ -95,7 +97,8 @@ def start_turn(conversation_id: str):
             conversation_id=conversation.id,
             parent_id=parent.id if parent else None,
             role="user",
-            parts=[{"type": "text", "text": data["content"]}],
+            parts=[{"type": "text", "text": data["content"]}]
+            + attachment_parts(data["attachments"]),
             status="completed",
         )
         db.session.add(user_message)

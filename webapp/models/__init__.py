@@ -4,6 +4,7 @@ from webapp.models.accounts import ApiToken, User
 from webapp.models.chat import Conversation, Message, ToolCall, Turn
 from webapp.models.plugins import PluginOptions, UserPluginSettings, UserToolSetting
 from webapp.models.providers import Provider
+from webapp.models.uploads import Upload
 
 __all__ = [
     "ApiToken",
@@ -15,5 +16,6 @@ __all__ = [
     "Turn",
     "User",
     "UserPluginSettings",
+    "Upload",
     "UserToolSetting",
 ]

@@ -1,0 +1,93 @@
+"""Attachments: uploads become text through ingesters and join the user's message."""
+
+from __future__ import annotations
+
+import io
+
+from tests.tools.pdf.documents import encrypt_pdf, make_pdf
+from webapp.extensions import db
+from webapp.models import Message, Provider
+
+
+def upload(client, data: bytes, filename: str, mime_type: str):
+    return client.post(
+        "/api/uploads",
+        data={"file": (io.BytesIO(data), filename, mime_type)},
+        content_type="multipart/form-data",
+    )
+
+
+def test_a_pdf_upload_is_read_by_the_pdf_ingester(signed_in_client):
+    client = signed_in_client()
+    response = upload(client, make_pdf(["Hello from the PDF."]), "a.pdf", "application/pdf")
+    assert response.status_code == 201, response.get_json()
+    body = response.get_json()
+    assert body["filename"] == "a.pdf" and body["mimeType"] == "application/pdf"
+    assert body["size"] > 0 and "text" not in body
+
+
+def test_an_unreadable_type_is_refused_with_what_can_be_attached(signed_in_client):
+    response = upload(signed_in_client(), b"PK\x03\x04", "a.zip", "application/zip")
+    assert response.status_code == 415
+    assert (
+        "a.zip is a application/zip file, which Lookout cannot read"
+        in (response.get_json()["error"]["message"])
+    )
+
+
+def test_an_encrypted_pdf_is_refused_with_the_ingesters_reason(signed_in_client):
+    response = upload(
+        signed_in_client(), encrypt_pdf(make_pdf(["secret"]), "pw"), "e.pdf", "application/pdf"
+    )
+    assert response.status_code == 422
+    assert "encrypted" in response.get_json()["error"]["message"]
+
+
+def test_a_file_over_the_limit_is_refused(make_app, make_user):
+    app = make_app(ATTACHMENT_MAX_BYTES=10)
+    client = app.test_client()
+    from tests.support import accounts
+
+    with app.app_context():
+        from webapp.models import User
+
+        db.session.add(User.make("big", "password"))
+        db.session.commit()
+    accounts.sign_in(client, "big", "password")
+    client.environ_base["HTTP_X_CSRFTOKEN"] = accounts.csrf_token_from(
+        client.get("/").get_data(as_text=True)
+    )
+    response = upload(client, b"x" * 11, "big.txt", "text/plain")
+    assert response.status_code == 413
+    assert (
+        "big.txt is larger than the 10 byte limit for attachments."
+        in response.get_json()["error"]["message"]
+    )
+
+
+def test_attachments_join_the_users_message_and_only_the_owners_count(app, signed_in_client):
+    owner, stranger = signed_in_client(), signed_in_client()
+    with app.app_context():
+        db.session.add(Provider(name="p", base_url="http://127.0.0.1:9/v1", models=[{"name": "m"}]))
+        db.session.commit()
+    upload_id = upload(owner, b"col1,col2\n1,2\n", "t.csv", "text/csv").get_json()["id"]
+    conversation = owner.post("/api/conversations", json={}).get_json()["id"]
+    body = {"content": "Sum it", "model": "p/m", "attachments": [upload_id]}
+    refused = stranger.post(
+        f"/api/conversations/{stranger.post('/api/conversations', json={}).get_json()['id']}/turns",
+        json=body,
+    )
+    assert refused.status_code == 400
+    started = owner.post(f"/api/conversations/{conversation}/turns", json=body)
+    assert started.status_code == 202, started.get_json()
+    with app.app_context():
+        message = db.session.get(Message, started.get_json()["turn"]["userMessageId"])
+        assert message.parts == [
+            {"type": "text", "text": "Sum it"},
+            {
+                "type": "attachment",
+                "filename": "t.csv",
+                "mimeType": "text/csv",
+                "text": "col1,col2\n1,2\n",
+            },
+        ]

@@ -1,0 +1,92 @@
+"""File uploads: a file becomes text through its type's ingester, ready to attach to a turn."""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app, jsonify, request
+from flask_login import current_user
+
+from tools.api import IngestError, IngestInput, normalise_mime_type
+from webapp import plugins
+from webapp.auth.guards import api_login_required
+from webapp.errors import ApiError
+from webapp.extensions import db
+from webapp.models import Upload
+
+bp = Blueprint("api_uploads", __name__, url_prefix="/api/uploads")
+TEXT_TYPES = {"text/plain", "text/markdown", "text/csv", "application/json"}
+
+
+def show_upload(upload: Upload) -> dict:
+    """Return an upload's public fields (its text stays on the server until a turn uses it)."""
+    return {
+        "id": upload.id,
+        "filename": upload.filename,
+        "mimeType": upload.mime_type,
+        "size": upload.size,
+    }
+
+
+def extract_text(data: bytes, mime_type: str, filename: str) -> str:
+    """Return the file's text: plain text types as they are, others through their ingester."""
+    if mime_type in TEXT_TYPES:
+        return data.decode("utf-8", errors="replace")
+    ingesters = plugins.get_host().ingesters
+    if not ingesters.accepts(mime_type):
+        raise ApiError(
+            f"{filename} is a {mime_type} file, which Lookout cannot read. Attach text, "
+            "Markdown, CSV, JSON, or a type an installed plugin reads (such as PDF).",
+            415,
+        )
+    try:
+        result = ingesters.ingest(IngestInput(data, mime_type, filename=filename))
+    except IngestError as error:
+        raise ApiError(error.message, 422) from error
+    return result.text if result is not None else ""
+
+
+@bp.post("")
+@api_login_required
+def upload():
+    """Store the text of one uploaded file (multipart field ``file``); 201 with its id."""
+    file = request.files.get("file")
+    if file is None or not file.filename:
+        raise ApiError("Send the file as multipart form data in a field named file.", 400)
+    limit = current_app.config["ATTACHMENT_MAX_BYTES"]
+    data = file.stream.read(limit + 1)
+    if len(data) > limit:
+        size = f"{limit / 1_000_000:g} MB" if limit >= 100_000 else f"{limit} byte"
+        raise ApiError(f"{file.filename} is larger than the {size} limit for attachments.", 413)
+    mime_type = normalise_mime_type(file.mimetype or "application/octet-stream")
+    text = extract_text(data, mime_type, file.filename)
+    row = Upload(
+        owner_id=current_user.id,
+        filename=file.filename[:255],
+        mime_type=mime_type,
+        size=len(data),
+        text=text,
+    )
+    db.session.add(row)
+    db.session.commit()
+    return jsonify(show_upload(row)), 201
+
+
+def attachment_parts(upload_ids: list[str]) -> list[dict]:
+    """Return the attachment parts for a user message; 400 naming an id that is not the user's."""
+    parts = []
+    for upload_id in dict.fromkeys(upload_ids):
+        row = db.session.get(Upload, upload_id)
+        if row is None or row.owner_id != current_user.id:
+            raise ApiError(
+                f"There is no upload {upload_id}. Upload the file again with POST /api/uploads.",
+                400,
+                {"attachments": [f"Unknown upload {upload_id}."]},
+            )
+        parts.append(
+            {
+                "type": "attachment",
+                "filename": row.filename,
+                "mimeType": row.mime_type,
+                "text": row.text,
+            }
+        )
+    return parts
