@@ -20,6 +20,7 @@ import redis
 from flask import Flask, current_app
 
 SAFETY_TTL_SECONDS = 24 * 3600
+MAX_CONNECTIONS = 10_000
 READ_TIMEOUT_SECONDS = 30  # above the longest blocking read (the event stream's 15 s)
 TERMINAL_EVENTS = ("turn.completed", "turn.failed", "turn.cancelled")
 
@@ -31,6 +32,9 @@ def init_redis(app: Flask) -> None:
         socket_connect_timeout=2,
         socket_timeout=READ_TIMEOUT_SECONDS,
         health_check_interval=30,
+        # Every page following a turn holds a connection in a blocking read; redis-py's
+        # default cap of 100 broke the 101st stream.
+        max_connections=MAX_CONNECTIONS,
     )
 
 
@@ -50,14 +54,20 @@ class TurnState:
     def __init__(self, client: redis.Redis, turn_id: str) -> None:
         self.client = client
         self.turn_id = turn_id
+        self._expiry_set = False
 
     def publish(self, event: str, data: dict[str, Any] | None = None) -> str:
         """Append an event to the turn's stream and return its id."""
         stream = key(self.turn_id, "events")
-        pipe = self.client.pipeline(transaction=False)
-        pipe.xadd(stream, {"event": event, "data": json.dumps(data or {}, ensure_ascii=False)})
-        pipe.expire(stream, SAFETY_TTL_SECONDS)
-        entry_id = pipe.execute()[0]
+        fields = {"event": event, "data": json.dumps(data or {}, ensure_ascii=False)}
+        if self._expiry_set:  # one round trip per event; the safety TTL is set once per state
+            entry_id = self.client.xadd(stream, fields)
+        else:
+            pipe = self.client.pipeline(transaction=False)
+            pipe.xadd(stream, fields)
+            pipe.expire(stream, SAFETY_TTL_SECONDS)
+            entry_id = pipe.execute()[0]
+            self._expiry_set = True
         return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
 
     def read(
