@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from celery import Celery
+from celery.exceptions import TaskRevokedError
 from celery.exceptions import TimeoutError as CeleryTimeout
 from flask import Flask, current_app
 from kombu.exceptions import OperationalError
@@ -71,7 +72,7 @@ def call(name: str, *args: Any, timeout: float) -> Any:
         raise QueueError(f"The task queue (Redis) could not be reached: {error}") from error
     try:
         return result.get(timeout=timeout)
-    except CeleryTimeout:
+    except (CeleryTimeout, TaskRevokedError):  # a task that expired unanswered is revoked
         raise QueueError(f"No worker answered {name} within {timeout:g} seconds.") from None
     finally:
         result.forget()
