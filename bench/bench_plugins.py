@@ -6,13 +6,13 @@ Loaded with ``LOOKOUT_PLUGINS=bench.bench_plugins`` (and ``ALLOW_PRIVATE_NETWORK
 
 from __future__ import annotations
 
-import socket
 from typing import Any
 
 import requests
 from marshmallow import Schema, fields
 
 from tools.api import Plugin, PluginContext, Tool, ToolContext, ToolError
+from tools.net import interrupt
 
 READ_TIMEOUT_SECONDS = 30.0
 
@@ -58,16 +58,8 @@ def download(input: dict[str, Any], tool: ToolContext) -> dict[str, int]:
 
 
 def abort(response: requests.Response) -> None:
-    """Wake a read blocked in another thread: closing alone does not, shutting the socket does."""
-    sock = getattr(getattr(response.raw, "connection", None), "sock", None)
-    if sock is None:  # http.client hands the socket to the response it is reading
-        sock = getattr(getattr(getattr(response.raw, "_fp", None), "fp", None), "raw", None)
-        sock = getattr(sock, "_sock", None)
-    try:
-        if sock is not None:
-            sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
+    """Wake the download's blocked read, then close the response."""
+    interrupt(response)
     response.close()
 
 

@@ -46,6 +46,7 @@ __all__ = [
     "address_allowed",
     "find_refusal_reason",
     "find_url_problem",
+    "interrupt",
     "make_session",
     "redact_url",
 ]
@@ -371,6 +372,26 @@ class GuardedSession(requests.Session):
         location = urljoin(response.url, self.get_redirect_target(response) or "")
         response.close()
         return RedirectNotFollowed(location, response=response)
+
+
+def interrupt(response: requests.Response) -> None:
+    """Wake a read of ``response`` blocked in another thread, from any thread.
+
+    Closing a response does not wake a blocked ``recv``; shutting its socket down (not closing
+    it, which the reading thread owns) does. urllib3 keeps the socket on its connection, or,
+    once http.client has handed a closing connection to the response, only inside the
+    response's file object. The reader then sees an error or a short body: check the signal.
+    """
+    raw = getattr(response, "raw", None)
+    sock = getattr(getattr(raw, "connection", None), "sock", None)
+    if sock is None:
+        buffered = getattr(getattr(raw, "_fp", None), "fp", None)
+        sock = getattr(getattr(buffered, "raw", None), "_sock", None)
+    if isinstance(sock, socket.socket):
+        try:
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        except OSError:
+            pass  # already closed: nothing left to stop
 
 
 def _check_url(url: str) -> None:

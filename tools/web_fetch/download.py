@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import math
 import re
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -25,7 +24,7 @@ import requests
 import urllib3.exceptions
 
 from tools.api import Cancelled, Signal, ToolError, ToolRefused, normalise_mime_type
-from tools.net import AddressNotAllowed, redact_url
+from tools.net import AddressNotAllowed, interrupt, redact_url
 from tools.web_fetch.charset import charset_from_content_type
 from tools.web_fetch.options import DomainRules
 
@@ -254,7 +253,7 @@ class Interrupter:
             self._response = response
             tripped = self._tripped
         if tripped:
-            _shut(response)
+            interrupt(response)
 
     def trip(self) -> None:
         """Stop the watched response, and any watched later."""
@@ -262,23 +261,7 @@ class Interrupter:
             self._tripped = True
             response = self._response
         if response is not None:
-            _shut(response)
-
-
-def _shut(response: requests.Response) -> None:
-    # Shutting the socket down (not closing it, which the reading thread owns) wakes a blocked
-    # recv in any thread. urllib3 keeps the socket on its connection, or, once http.client has
-    # handed a closing connection over to the response, only inside the response's file object.
-    connection = getattr(response.raw, "connection", None)
-    sock = getattr(connection, "sock", None)
-    if sock is None:
-        buffered = getattr(getattr(response.raw, "_fp", None), "fp", None)
-        sock = getattr(getattr(buffered, "raw", None), "_sock", None)
-    if isinstance(sock, socket.socket):
-        try:
-            socket.socket.shutdown(sock, socket.SHUT_RDWR)
-        except OSError:
-            pass  # already closed: nothing left to stop
+            interrupt(response)
 
 
 def _filename(response: requests.Response, url: str) -> str | None:

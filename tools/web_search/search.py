@@ -10,7 +10,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import socket
 import time
 from typing import Any
 
@@ -21,7 +20,7 @@ import urllib3
 
 from tools.api import Signal, ToolError, ToolRefused
 from tools.citations import is_presentable_url
-from tools.net import AddressNotAllowed
+from tools.net import AddressNotAllowed, interrupt
 from tools.web_search.engine import (
     EngineBlocked,
     EngineRequest,
@@ -102,7 +101,7 @@ def _send(
         raise ToolError(
             f"{engine.name} could not be reached. Check its address, or try again later."
         ) from None
-    undo = signal.on_cancel(lambda: _abort(response))
+    undo = signal.on_cancel(lambda: _stop(response))
     try:
         data = _read(engine, response, deadline, signal)
     finally:
@@ -133,17 +132,8 @@ def _read(engine: SearchEngine, response: Any, deadline: float, signal: Signal) 
     return b"".join(chunks)
 
 
-def _abort(response: Any) -> None:
-    # Closing a response does not wake a read blocked in another thread; shutting the socket does.
-    sock = getattr(getattr(response.raw, "connection", None), "sock", None)
-    if sock is None:  # http.client hands the socket to the response it is reading
-        sock = getattr(getattr(getattr(response.raw, "_fp", None), "fp", None), "raw", None)
-        sock = getattr(sock, "_sock", None)
-    try:
-        if sock is not None:
-            sock.shutdown(socket.SHUT_RDWR)
-    except OSError:
-        pass
+def _stop(response: Any) -> None:
+    interrupt(response)
     response.close()
 
 
