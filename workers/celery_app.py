@@ -8,7 +8,13 @@ from celery import Celery, Task
 from flask import Flask
 
 # Modules whose tasks the worker registers; add new task modules here.
-TASK_MODULES = ["workers.health", "workers.steps", "workers.toolcalls", "workers.reaper"]
+TASK_MODULES = [
+    "workers.health",
+    "workers.steps",
+    "workers.toolcalls",
+    "workers.reaper",
+    "workers.admin_tasks",
+]
 
 _app_lock = threading.Lock()
 _flask_app: Flask | None = None
