@@ -39,6 +39,8 @@ def register_parts(app: Flask) -> None:
     from webapp.api import register_api
     from webapp.auth import commands, sessions, views
     from webapp.errors import register_error_handlers
+    from webapp.provider_pages import admin_providers
+    from webapp.token_pages import tokens_page
 
     sessions.init_sessions(app)
     register_error_handlers(app)
@@ -47,6 +49,8 @@ def register_parts(app: Flask) -> None:
     app.register_blueprint(pages.admin)
     app.register_blueprint(plugin_pages.settings)
     app.register_blueprint(plugin_pages.admin_plugins)
+    app.register_blueprint(admin_providers)
+    app.register_blueprint(tokens_page)
     app.register_blueprint(health.bp)
     register_api(app)
     queue.init_queue(app)

@@ -1,0 +1,165 @@
+"""The admin providers page in a real Chromium: add, edit keeping the key, delete, test, import."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.fake_model import FakeModel
+from webapp.extensions import db
+from webapp.models import Provider
+
+pytestmark = [pytest.mark.chromium, pytest.mark.integration]
+
+KEY = "sk-page-secret-4242"
+
+
+def sign_in(page, live_server, user, path: str = "/admin/providers"):
+    """Sign in through the form, open `path` and wait until the provider list is drawn."""
+    page.goto(f"{live_server.url}/sign-in")
+    page.get_by_label("Name").fill(user.name)
+    page.get_by_label("Password").fill("password")
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(f"{live_server.url}/")
+    page.goto(f"{live_server.url}{path}")
+    page.wait_for_selector("#providers[data-ready]")
+
+
+def stored(app, name: str) -> Provider | None:
+    """The stored provider named `name`, detached, or None."""
+    with app.app_context():
+        provider = db.session.scalar(db.select(Provider).filter_by(name=name))
+        if provider is not None:
+            db.session.expunge(provider)
+        return provider
+
+
+def store_provider(app, name: str, base_url: str, api_key: str | None, models: list) -> None:
+    """Store a provider directly."""
+    with app.app_context():
+        db.session.add(Provider(name=name, base_url=base_url, api_key=api_key, models=models))
+        db.session.commit()
+
+
+def test_an_admin_adds_edits_keeping_the_key_and_deletes_a_provider(
+    app, page, live_server, make_user, bearer
+):
+    admin = make_user("root", admin=True)
+    sign_in(page, live_server, admin)
+    page.get_by_role("button", name="Add provider").click()
+    form = page.locator("#provider-new")
+    form.get_by_label("Name *").fill("local")
+    form.get_by_label("Base URL *").fill("http://127.0.0.1:11434/v1")
+    form.get_by_label("API key").fill(KEY)
+    form.get_by_label("Model 1 name").fill("llama3.1:8b")
+    form.get_by_role("button", name="Add model").click()
+    form.get_by_label("Model 2 name").fill("qwen/qwen2.5")
+    form.get_by_label("Model 2 can use tools").uncheck()
+    form.get_by_role("button", name="Save provider").click()
+    card = page.locator("section.provider[data-name=local]")
+    card.wait_for()
+    assert "Set" in card.locator(".provider-facts").inner_text()
+    page.screenshot(path="/tmp/providers-added.png", full_page=True)
+
+    models = app.test_client().get("/api/models", headers=bearer(admin)).get_json()["models"]
+    assert models == [
+        {"id": "local/llama3.1:8b", "provider": "local", "name": "llama3.1:8b", "tools": True},
+        {"id": "local/qwen/qwen2.5", "provider": "local", "name": "qwen/qwen2.5", "tools": False},
+    ]
+
+    page.reload()
+    page.wait_for_selector("#providers[data-ready]")
+    card = page.locator("section.provider[data-name=local]")
+    card.get_by_role("button", name="Edit").click()
+    assert card.get_by_label("API key").input_value() == ""
+    assert "Set — leave blank to keep." in card.locator("[data-field=apiKey]").inner_text()
+    assert KEY not in page.content()
+    page.screenshot(path="/tmp/providers-edit.png", full_page=True)
+    card.get_by_label("Base URL *").fill("http://127.0.0.1:11435/v1")
+    card.get_by_label("Remove model 1").click()
+    card.get_by_role("button", name="Save provider").click()
+    page.locator("section.provider[data-name=local] button.edit").wait_for()
+    provider = stored(app, "local")
+    assert provider.api_key == KEY
+    assert provider.base_url == "http://127.0.0.1:11435/v1"
+    assert provider.models == [{"name": "qwen/qwen2.5", "tools": False}]
+
+    card = page.locator("section.provider[data-name=local]")
+    card.get_by_role("button", name="Delete").click()
+    card.get_by_role("button", name="Yes, delete").click()
+    card.wait_for(state="detached")
+    assert stored(app, "local") is None
+    assert app.test_client().get("/api/models", headers=bearer(admin)).get_json()["models"] == []
+
+
+def test_errors_of_a_refused_provider_show_beside_their_fields(page, live_server, make_user, app):
+    sign_in(page, live_server, make_user("root", admin=True))
+    page.get_by_role("button", name="Add provider").click()
+    form = page.locator("#provider-new")
+    form.get_by_label("Name *").fill("a/b")
+    form.get_by_label("Base URL *").fill("not a url")
+    form.get_by_role("button", name="Save provider").click()
+    error = page.locator("#provider-new-name-error")
+    error.wait_for()
+    assert error.inner_text() == 'A provider name may not contain "/".'
+    assert page.locator("#provider-new-baseUrl-error").inner_text() == "Not a valid URL."
+    assert form.get_by_label("Name *").get_attribute("aria-invalid") == "true"
+    page.screenshot(path="/tmp/providers-errors.png", full_page=True)
+    assert stored(app, "a/b") is None
+
+
+def test_test_connection_lists_the_models_and_imports_the_new_ones(
+    app, page, live_server, make_user, celery_worker
+):
+    with FakeModel(models=["small", "large"], api_key=KEY) as fake:
+        store_provider(app, "fake", fake.base_url, KEY, [{"name": "small", "tools": True}])
+        sign_in(page, live_server, make_user("root", admin=True))
+        card = page.locator("section.provider[data-name=fake]")
+        card.get_by_role("button", name="Test connection").click()
+        status = card.locator(".test-status.ok")
+        status.wait_for(timeout=20_000)
+        assert status.inner_text() == "Connected. The provider lists 2 models: large, small."
+        page.screenshot(path="/tmp/providers-test-ok.png", full_page=True)
+        card.get_by_role("button", name="Import models (1 new)").click()
+        assert card.get_by_label("Model 2 name").input_value() == "large"
+        card.get_by_role("button", name="Save provider").click()
+        page.locator("section.provider[data-name=fake] button.edit").wait_for()
+    assert stored(app, "fake").models == [
+        {"name": "small", "tools": True},
+        {"name": "large", "tools": True},
+    ]
+
+
+def test_test_connection_shows_a_rejected_key_without_the_key(
+    app, page, live_server, make_user, celery_worker
+):
+    with FakeModel(api_key=KEY) as fake:
+        store_provider(app, "fake", fake.base_url, "sk-wrong-key-1111", [])
+        sign_in(page, live_server, make_user("root", admin=True))
+        card = page.locator("section.provider[data-name=fake]")
+        card.get_by_role("button", name="Test connection").click()
+        status = card.locator(".test-status.error")
+        status.wait_for(timeout=20_000)
+    assert status.inner_text() == (
+        "The provider fake rejected its API key. An admin can update it in the provider settings."
+    )
+    assert "sk-wrong-key-1111" not in page.content()
+
+
+def test_a_user_gets_a_403_on_the_providers_page(page, live_server, make_user):
+    user = make_user("alice")
+    page.goto(f"{live_server.url}/sign-in")
+    page.get_by_label("Name").fill(user.name)
+    page.get_by_label("Password").fill("password")
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(f"{live_server.url}/")
+    response = page.goto(f"{live_server.url}/admin/providers")
+    assert response.status == 403
+    assert "Only administrators may open this page." in page.content()
+
+
+def test_the_admin_area_links_to_the_providers_page(page, live_server, make_user):
+    sign_in(page, live_server, make_user("root", admin=True), "/admin/providers")
+    page.goto(f"{live_server.url}/admin/")
+    page.get_by_role("link", name="Providers").click()
+    page.wait_for_selector("#providers[data-ready]")
+    assert page.url == f"{live_server.url}/admin/providers"

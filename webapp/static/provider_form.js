@@ -1,0 +1,195 @@
+/* The provider form of the admin providers page: name, base URL, write-only key, model rows.
+ *
+ * LookoutProviderForm.make(provider, options) returns {form, addModels(names)}; provider is null
+ * for a new one. On submit it POSTs (new) or PATCHes the provider and calls options.onSaved with
+ * the answer; a 400's per-field messages appear beside their fields. The key field stays empty:
+ * a blank key is left out of the body, which keeps the stored one.
+ */
+(function (root) {
+  "use strict";
+
+  var el = LookoutForms.element;
+  var api = LookoutApi;
+  var MODELS_ERROR = "Check the model names: each needs a name of at most 200 characters.";
+
+  /** A labelled field: {wrapper, control, error}. */
+  function field(id, key, label, control, hint) {
+    var error = el("p", { id: id + "-error", class: "field-error", "aria-live": "polite" });
+    var hintBox = el("small", { id: id + "-hint", class: "hint" }, hint || []);
+    control.id = id;
+    control.name = key;
+    control.setAttribute("aria-describedby", id + "-hint " + id + "-error");
+    var wrapper = el("div", { class: "field", "data-field": key },
+      [el("label", { for: id, text: label }), control, hintBox, error]);
+    return { wrapper: wrapper, control: control, error: error };
+  }
+
+  /** The model rows: {fieldset, add(model), collect() -> models | null, error}. */
+  function modelRows(prefix, models) {
+    var rows = el("div", { class: "model-rows" });
+    var error = el("p", { id: prefix + "-models-error", class: "field-error", "aria-live": "polite" });
+
+    function renumber() {
+      Array.prototype.forEach.call(rows.children, function (row, index) {
+        var n = index + 1;
+        row.querySelector(".model-name").setAttribute("aria-label", "Model " + n + " name");
+        row.querySelector(".model-tools").setAttribute("aria-label", "Model " + n + " can use tools");
+        row.querySelector(".remove-model").setAttribute("aria-label", "Remove model " + n);
+      });
+    }
+
+    function add(model) {
+      var name = el("input", { type: "text", class: "model-name", maxlength: 200,
+        placeholder: "model name, e.g. gpt-4o-mini" });
+      name.value = model ? model.name : "";
+      var tools = el("input", { type: "checkbox", class: "model-tools" });
+      tools.checked = model ? model.tools !== false : true;
+      var row = el("div", { class: "model-row" }, [
+        name,
+        el("label", { class: "model-tools-label" }, [tools, " Tools"]),
+        el("button", { type: "button", class: "remove-model", text: "Remove",
+          onclick: function () { row.remove(); renumber(); } }),
+      ]);
+      rows.appendChild(row);
+      renumber();
+      return name;
+    }
+
+    (models || []).forEach(add);
+    if (!rows.children.length) add(null);
+
+    var fieldset = el("fieldset", { class: "models", "data-field": "models" }, [
+      el("legend", { text: "Models" }),
+      el("small", { class: "hint", text: "Tick Tools for models that can call tools (web search, web fetch). Empty rows are ignored." }),
+      rows,
+      el("button", { type: "button", class: "add-model", text: "Add model",
+        onclick: function () { add(null).focus(); } }),
+      error,
+    ]);
+
+    function collect() {
+      var seen = {};
+      var out = [];
+      var duplicate = null;
+      Array.prototype.forEach.call(rows.children, function (row) {
+        var name = row.querySelector(".model-name").value.trim();
+        if (!name) return;
+        if (seen[name]) duplicate = name;
+        seen[name] = true;
+        out.push({ name: name, tools: row.querySelector(".model-tools").checked });
+      });
+      if (duplicate) {
+        error.textContent = 'The model "' + duplicate + '" is listed twice. Remove one row.';
+        return null;
+      }
+      return out;
+    }
+
+    function names() {
+      return Array.prototype.map.call(rows.children, function (row) {
+        return row.querySelector(".model-name").value.trim();
+      });
+    }
+
+    return { fieldset: fieldset, add: add, collect: collect, names: names, error: error };
+  }
+
+  function make(provider, options) {
+    var prefix = provider ? "provider-" + provider.id : "provider-new";
+    var keyHint = provider && provider.keySet
+      ? [el("span", { class: "secret-set", text: "Set — leave blank to keep." })]
+      : ["Leave blank for a server that needs no key (Ollama, llama.cpp)."];
+    var fields = {
+      name: field(prefix + "-name", "name", "Name *", el("input", { type: "text", maxlength: 100 }),
+        ['Shown before each model, as in "name/model". No "/".']),
+      baseUrl: field(prefix + "-baseUrl", "baseUrl", "Base URL *", el("input", { type: "url" }),
+        ["The API's address, often ending in /v1."]),
+      apiKey: field(prefix + "-apiKey", "apiKey", "API key",
+        el("input", { type: "password", autocomplete: "new-password",
+          placeholder: provider && provider.keySet ? "••••••••" : "" }), keyHint),
+    };
+    fields.name.control.value = provider ? provider.name : "";
+    fields.baseUrl.control.value = provider ? provider.baseUrl : "";
+    var models = modelRows(prefix, provider ? provider.models : []);
+    var general = el("p", { class: "form-error", role: "alert", hidden: true });
+    var status = el("span", { class: "status", "aria-live": "polite" });
+    var form = el("form", { class: "schema-form provider-form", novalidate: true }, [
+      general, fields.name.wrapper, fields.baseUrl.wrapper, fields.apiKey.wrapper, models.fieldset,
+      el("div", { class: "actions" }, [
+        el("button", { type: "submit", class: "save", text: "Save provider" }),
+        el("button", { type: "button", text: "Cancel", onclick: options.onCancel }),
+        status,
+      ]),
+    ]);
+
+    function showErrors(errorFields, message) {
+      var rest = [];
+      Object.keys(fields).forEach(function (key) {
+        fields[key].error.textContent = "";
+        fields[key].control.removeAttribute("aria-invalid");
+      });
+      models.error.textContent = "";
+      Object.keys(errorFields || {}).forEach(function (key) {
+        var text = [].concat(errorFields[key]).join(" ");
+        if (fields[key]) {
+          fields[key].error.textContent = text;
+          fields[key].control.setAttribute("aria-invalid", "true");
+        } else if (key === "models") {
+          models.error.textContent = MODELS_ERROR;
+        } else {
+          rest.push(text);
+        }
+      });
+      general.textContent = [message].concat(rest).filter(Boolean).join(" ");
+      general.hidden = !general.textContent;
+    }
+
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      showErrors({}, "");
+      var list = models.collect();
+      if (list === null) {
+        status.textContent = "Not saved: see the messages above.";
+        status.className = "status error";
+        return;
+      }
+      var body = { name: fields.name.control.value.trim(),
+        baseUrl: fields.baseUrl.control.value.trim(), models: list };
+      if (fields.apiKey.control.value) body.apiKey = fields.apiKey.control.value;
+      status.textContent = "Saving…";
+      status.className = "status";
+      var request = provider
+        ? api.request("PATCH", options.listUrl + "/" + encodeURIComponent(provider.id), body)
+        : api.request("POST", options.listUrl, body);
+      request.then(function (result) {
+        if (result.ok) {
+          options.onSaved(result.data);
+          return;
+        }
+        var error = (result.data && result.data.error) || {};
+        showErrors(error.fields, api.errorMessage(result));
+        status.textContent = "Not saved: see the messages above.";
+        status.className = "status error";
+      });
+    });
+
+    return {
+      form: form,
+      focus: function () { fields.name.control.focus(); },
+      /** Append rows for the names not listed yet (tools ticked); return how many were added. */
+      addModels: function (names) {
+        var present = models.names();
+        var added = names.filter(function (name) { return present.indexOf(name) < 0; });
+        if (added.length) {
+          Array.prototype.slice.call(form.querySelectorAll(".model-row")).forEach(function (row) {
+            if (!row.querySelector(".model-name").value.trim()) row.remove();
+          });
+        }
+        added.forEach(function (name) { models.add({ name: name, tools: true }); });
+        return added.length;
+      },
+    };
+  }
+
+  root.LookoutProviderForm = { make: make };
+})(window);
