@@ -1,4 +1,4 @@
-"""The signed-in home page (to become the chat) and the admin page."""
+"""The signed-in home page (the chat) and the admin page."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ admin = Blueprint("admin", __name__, url_prefix="/admin")
 @home.get("/")
 @login_required
 def index():
-    """Show the home page with the user's name and a sign-out button."""
-    return render_template("home/index.html")
+    """Show the chat: the page's scripts (static/chat*.js) drive it through the JSON API."""
+    return render_template("chat/index.html")
 
 
 @admin.get("/", endpoint="index")

@@ -1,0 +1,532 @@
+"""The chat page in a real Chromium, against a live server, a real worker and a scripted model.
+
+The module shares one app (turn test plugins plus web_search on a loopback SearXNG), one worker
+and one server; each test gets its own fake model (as its own provider) and its own user.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import threading
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from tests.conftest import RUN_ID
+from tests.support.chat import ChatClient
+from tests.support.fake_model import FakeModel, Reply
+from tests.support.live_server import LiveServer
+from tests.support.workers import CeleryWorker
+from webapp import create_app
+from webapp.extensions import db
+from webapp.models import ApiToken, Conversation, Message, Provider, User
+
+pytestmark = [pytest.mark.chromium, pytest.mark.integration]
+
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+)
+WAIT_MS = 15000
+
+
+class Site(BaseHTTPRequestHandler):
+    """A SearXNG instance with two results, and an image whose every request is counted."""
+
+    def do_GET(self):
+        self.server.hits.append(self.path)
+        if self.path.startswith("/search"):
+            body = json.dumps(
+                {
+                    "results": [
+                        {"title": "Lighthouse A", "url": "https://a.example/light", "content": "A"},
+                        {"title": "", "url": "https://b.example/house", "content": "B"},
+                    ]
+                }
+            ).encode()
+            content_type = "application/json"
+        else:
+            body, content_type = PNG, "image/png"
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def site():
+    """The loopback SearXNG and image server; `.hits` lists the paths requested."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
+    server.hits = []
+    server.url = f"http://127.0.0.1:{server.server_address[1]}"
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def chat_app(tmp_path_factory, redis_url, sqlite_template):
+    """An app with the turn test plugins and web_search, on its own database and queue."""
+    path = tmp_path_factory.mktemp("chat-page") / "lookout.db"
+    shutil.copyfile(sqlite_template, path)
+    app = create_app(
+        {
+            "TESTING": True,
+            "SECRET_KEY": "chat-page-tests",
+            "DATABASE_URL": f"sqlite:///{path}",
+            "REDIS_URL": redis_url,
+            "CELERY_QUEUE": f"lookout-page-{RUN_ID}-{uuid.uuid4().hex[:8]}",
+            "LOOKOUT_PLUGINS": "tests.workers.turn_plugins,tools.web_search",
+            "TURN_MAX_STEPS": 4,
+        }
+    )
+    yield app
+    with app.app_context():
+        db.engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def chat_server(chat_app, tmp_path_factory, site):
+    """The app served over HTTP with a worker running and web_search set to the SearXNG."""
+    with CeleryWorker(chat_app, tmp_path_factory.mktemp("worker"), concurrency=8):
+        with LiveServer(chat_app) as server:
+            admin = ChatClient(server.url, token_for(chat_app, admin=True)[1])
+            saved = admin.call(
+                "PUT",
+                "/api/admin/plugins/web_search/options",
+                json={"engine": "searxng", "baseURL": site.url, "enabledByDefault": True},
+            )
+            assert saved.status_code == 200, saved.text
+            yield server
+
+
+def token_for(app, admin=False) -> tuple[User, str]:
+    """Store a new user (password "password") with an API token; return both."""
+    with app.app_context():
+        user = User.make(f"u-{uuid.uuid4().hex[:8]}", "password", admin=admin)
+        row, token = ApiToken.make(user, "tests")
+        db.session.add_all([user, row])
+        db.session.commit()
+        db.session.refresh(user)
+        db.session.expunge(user)
+    return user, token
+
+
+@pytest.fixture
+def fake_model():
+    """A scripted model server of this test's own."""
+    with FakeModel() as fake:
+        yield fake
+
+
+@pytest.fixture
+def model_id(chat_app, fake_model):
+    """Register the fake as a provider with one tool-capable model; return the model's id."""
+    name = f"fake-{uuid.uuid4().hex[:8]}"
+    with chat_app.app_context():
+        db.session.add(
+            Provider(name=name, base_url=fake_model.base_url, models=[{"name": "m", "tools": True}])
+        )
+        db.session.commit()
+    return f"{name}/m"
+
+
+@pytest.fixture
+def user(chat_app, chat_server):
+    """A new user and a ChatClient of theirs: (user, chat)."""
+    person, token = token_for(chat_app)
+    return person, ChatClient(chat_server.url, token)
+
+
+def sign_in(page, base_url: str, user, path: str = "/"):
+    """Sign in through the form, open `path` and wait until the chat script is ready."""
+    page.goto(f"{base_url}/sign-in")
+    page.get_by_label("Name").fill(user.name)
+    page.get_by_label("Password").fill("password")
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(f"{base_url}/")
+    if path != "/":
+        page.goto(f"{base_url}{path}")
+    page.wait_for_selector("#chat[data-ready]")
+
+
+def open_chat(page, chat_server, user, model_id, path="/"):
+    """Sign in, open the chat and pick the test's model."""
+    sign_in(page, chat_server.url, user, path)
+    page.get_by_label("Model").select_option(model_id)
+
+
+def send(page, text: str):
+    """Type a message and press Enter."""
+    box = page.get_by_label("Message", exact=True)
+    box.fill(text)
+    box.press("Enter")
+
+
+def last_reply(page):
+    return page.locator(".message-assistant").last
+
+
+def wait_status(page, status: str):
+    page.wait_for_selector(f".message-assistant[data-status={status}]", timeout=WAIT_MS)
+
+
+def test_a_sent_message_streams_its_reply_and_it_stays_after_reload(
+    page, chat_server, user, fake_model, model_id
+):
+    person, chat = user
+    fake_model.script(Reply.text("Hello **there**, streamed in many small parts.", chunks=12, delay=0.15))
+    open_chat(page, chat_server, person, model_id)
+    assert "Welcome" in page.locator("#chat-empty").inner_text()
+    send(page, "Say hello")
+    page.wait_for_selector(".message-assistant .reply[aria-busy=true] .markdown", timeout=WAIT_MS)
+    assert page.get_by_role("button", name="Stop").is_visible()
+    wait_status(page, "completed")
+    assert last_reply(page).locator(".markdown").inner_text() == (
+        "Hello there, streamed in many small parts."
+    )
+    assert last_reply(page).locator("strong").inner_text() == "there"
+    assert page.get_by_label("Message", exact=True).input_value() == ""
+    assert page.locator(".conversation-link").inner_text() == "Say hello"
+    assert re.search(r"#c=\w+", page.url)
+    page.screenshot(path="/tmp/chat-reply.png")
+
+    page.reload()
+    page.wait_for_selector(".message-assistant[data-status=completed]", timeout=WAIT_MS)
+    assert page.locator(".message-user").inner_text().endswith("Say hello")
+    assert "Hello there" in last_reply(page).inner_text()
+    assert page.locator(".conversation-link[aria-current=page]").inner_text() == "Say hello"
+
+
+def test_tool_calls_show_compact_cards_and_sources_become_links(
+    page, chat_server, user, fake_model, model_id
+):
+    person, chat = user
+    fake_model.script(
+        Reply.tool_calls([("web_search", {"query": "lighthouse"}), ("echo", {"text": "ping"})]),
+        Reply.tool_calls([("failing", {})]),
+        Reply.text("Both found it."),
+    )
+    open_chat(page, chat_server, person, model_id)
+    send(page, "Find lighthouses")
+    wait_status(page, "completed")
+    reply = last_reply(page)
+    search = reply.locator(".tool-card[data-tool=web_search]")
+    assert search.locator(".tool-summary").inner_text() == "“lighthouse”"
+    assert search.locator(".tool-outcome").inner_text() == "2 results"
+    assert "{" not in search.inner_text() and search.locator("details").count() == 0
+
+    echo = reply.locator(".tool-card[data-tool=echo]")
+    assert echo.locator(".tool-name").inner_text() == "echo"
+    assert echo.locator(".tool-summary").inner_text() == "ping"
+    assert echo.locator(".tool-outcome").inner_text() == "Done"
+    assert not echo.locator(".tool-output").is_visible()
+    echo.get_by_text("Show the output").click()
+    assert '"echo": "ping"' in echo.locator(".tool-output").inner_text()
+
+    failing = reply.locator(".tool-card[data-tool=failing]")
+    assert failing.locator(".tool-outcome").inner_text() == "Failed"
+    failing.get_by_text("Show the error").click()
+    assert failing.locator(".tool-output").inner_text() == "The thing failed. Try another thing."
+
+    sources = reply.locator(".sources")
+    assert sources.locator(".sources-label").inner_text() == "Sources (2)"
+    links = sources.get_by_role("link")
+    assert links.all_inner_texts() == ["Lighthouse A", "b.example"]
+    assert links.nth(0).get_attribute("href") == "https://a.example/light"
+    assert page.locator(".sources").count() == 1
+    page.screenshot(path="/tmp/chat-tools.png", full_page=True)
+
+
+def test_a_source_that_is_not_http_is_never_a_link(page, chat_app, chat_server, user):
+    person, chat = user
+    with chat_app.app_context():
+        conversation = Conversation(owner_id=person.id, title="Stored sources")
+        db.session.add(conversation)
+        db.session.flush()
+        question = Message(
+            conversation_id=conversation.id,
+            role="user",
+            parts=[{"type": "text", "text": "Where?"}],
+        )
+        db.session.add(question)
+        db.session.flush()
+        sources = [
+            ("javascript:alert(document.cookie)", "Click me"),
+            ("data:text/html,<script>alert(1)</script>", "Data"),
+            ("https://example.com/a", "Example A"),
+            ("https://example.com/a", "Example A again"),
+            ("https://example.org/b", None),
+        ]
+        db.session.add(
+            Message(
+                conversation_id=conversation.id,
+                parent_id=question.id,
+                role="assistant",
+                parts=[{"type": "text", "text": "Here."}]
+                + [{"type": "source", "url": u, "title": t} for u, t in sources],
+            )
+        )
+        db.session.commit()
+        conversation_id = conversation.id
+    sign_in(page, chat_server.url, person, f"/#c={conversation_id}")
+    row = page.locator(".sources")
+    row.wait_for()
+    assert row.locator(".sources-label").inner_text() == "Sources (2)"
+    assert row.get_by_role("link").all_inner_texts() == ["Example A", "example.org"]
+    assert "Click me" not in row.inner_text() and "Data" not in row.inner_text()
+    assert page.locator("a[href^=javascript], a[href^=data]").count() == 0
+
+
+def test_html_in_assistant_text_stays_text_and_images_load_only_when_clicked(
+    page, chat_server, user, fake_model, model_id, site
+):
+    person, chat = user
+    image = f"{site.url}/cat.png?chat=secret"
+    text = (
+        'Look: <img src=x onerror="window.pwned=1"> <script>window.pwned=2</script>\n\n'
+        f"![a cat]({image}) and [a link](javascript:alert(1))"
+    )
+    fake_model.script(Reply.text(text))
+    open_chat(page, chat_server, person, model_id)
+    send(page, "Show me")
+    wait_status(page, "completed")
+    markdown = last_reply(page).locator(".markdown")
+    assert markdown.locator("img, script").count() == 0
+    assert '<img src=x onerror="window.pwned=1">' in markdown.inner_text()
+    assert "<script>window.pwned=2</script>" in markdown.inner_text()
+    assert page.evaluate("window.pwned") is None
+    assert markdown.get_by_role("link").count() == 0
+    placeholder = markdown.get_by_role("button", name=re.compile("Load image"))
+    assert image in placeholder.inner_text()
+    assert not [hit for hit in site.hits if hit.startswith("/cat.png")]
+
+    placeholder.click()
+    markdown.locator("img").wait_for()
+    assert markdown.locator("img").get_attribute("src") == image
+    page.wait_for_function("document.querySelector('.markdown img').complete")
+    assert [hit for hit in site.hits if hit.startswith("/cat.png")] == ["/cat.png?chat=secret"]
+
+
+def test_stop_cancels_a_streaming_reply_and_it_shows_as_stopped(
+    page, chat_server, user, fake_model, model_id
+):
+    person, chat = user
+    fake_model.script(Reply.forever("tick ", 0.05))
+    open_chat(page, chat_server, person, model_id)
+    send(page, "Count forever")
+    page.wait_for_function(
+        "(document.querySelector('.reply[aria-busy] .markdown') || {}).textContent"
+        " && document.querySelector('.reply[aria-busy] .markdown').textContent.includes('tick')",
+        timeout=WAIT_MS,
+    )
+    page.get_by_role("button", name="Stop").click()
+    wait_status(page, "cancelled")
+    fake_model.wait_for_disconnects(1)
+    reply = last_reply(page)
+    assert reply.locator(".badge-stopped").inner_text() == "Stopped"
+    assert "tick" in reply.inner_text()
+    assert page.get_by_role("button", name="Send").is_visible()
+    page.reload()
+    wait_status(page, "cancelled")
+    assert "tick" in last_reply(page).inner_text()
+
+
+def test_a_page_opened_while_a_turn_runs_follows_it(page, chat_server, user, fake_model, model_id):
+    person, chat = user
+    fake_model.script(Reply.forever("beat ", 0.05))
+    conversation = chat.new_conversation()
+    started = chat.start(conversation, "Keep going", model_id)
+    fake_model.wait_for_requests(1)
+    open_chat(page, chat_server, person, model_id, f"/#c={conversation}")
+    page.wait_for_selector(".reply[aria-busy=true] .markdown", timeout=WAIT_MS)
+    assert "beat" in last_reply(page).inner_text()
+    page.get_by_role("button", name="Stop").click()
+    wait_status(page, "cancelled")
+    assert chat.turn(started["turn"]["id"])["status"] == "cancelled"
+
+
+def test_a_failed_turn_shows_its_error_and_try_again_answers_on_a_new_branch(
+    page, chat_server, user, fake_model, model_id
+):
+    person, chat = user
+    fake_model.script(Reply.error(401), Reply.text("Second try worked."))
+    open_chat(page, chat_server, person, model_id)
+    send(page, "Answer me")
+    wait_status(page, "failed")
+    conversation = page.url.split("#c=")[1]
+    messages = chat.conversation(conversation)["messages"]
+    failed = [m for m in messages if m["role"] == "assistant"]
+    assert [m["status"] for m in failed] == ["failed"]
+    error = last_reply(page).locator(".reply-error")
+    assert error.get_attribute("role") == "alert"
+    assert "key" in error.inner_text().lower()  # the provider refused the key: said in words
+    page.screenshot(path="/tmp/chat-failed.png")
+
+    error.get_by_role("button", name="Try again").click()
+    page.wait_for_selector(".message-assistant[data-status=completed]", timeout=WAIT_MS)
+    reply = last_reply(page)
+    assert "Second try worked." in reply.inner_text()
+    assert reply.locator(".branch-position").inner_text() == "2/2"
+    assert page.locator(".message-user").count() == 1
+    reply.get_by_role("button", name="Previous version").click()
+    assert last_reply(page).get_attribute("data-status") == "failed"
+    assert last_reply(page).locator(".branch-position").inner_text() == "1/2"
+    last_reply(page).get_by_role("button", name="Next version").click()
+    assert "Second try worked." in last_reply(page).inner_text()
+
+
+def test_regenerate_and_edit_make_branches_the_page_switches_between(
+    page, chat_server, user, fake_model, model_id
+):
+    person, chat = user
+    fake_model.script(
+        Reply.text("First answer."),
+        Reply.text("Second answer."),
+        Reply.text("Answer to the follow-up."),
+        Reply.text("Answer to the edit."),
+    )
+    open_chat(page, chat_server, person, model_id)
+    send(page, "Question")
+    wait_status(page, "completed")
+    last_reply(page).get_by_role("button", name="Regenerate this reply").click()
+    page.wait_for_function(
+        "document.querySelector('.message-assistant .branch-position')"
+        " && document.querySelector('.message-assistant[data-status=completed]')",
+        timeout=WAIT_MS,
+    )
+    assert "Second answer." in last_reply(page).inner_text()
+    assert last_reply(page).locator(".branch-switch").inner_text().split() == ["‹", "2/2", "›"]
+
+    send(page, "Follow-up")
+    page.wait_for_function(
+        "document.querySelectorAll('.message-assistant[data-status=completed]').length === 2",
+        timeout=WAIT_MS,
+    )
+    follow_up = page.locator(".message-user").nth(1)
+    follow_up.get_by_role("button", name="Edit this message").click()
+    page.get_by_label("Edited message").fill("Edited follow-up")
+    page.get_by_role("button", name="Send edit").click()
+    page.wait_for_function(
+        "[...document.querySelectorAll('.message-assistant')].some("
+        "m => m.textContent.includes('Answer to the edit.'))",
+        timeout=WAIT_MS,
+    )
+    edited = page.locator(".message-user").nth(1)
+    assert "Edited follow-up" in edited.inner_text()
+    assert edited.locator(".branch-position").inner_text() == "2/2"
+    edited.get_by_role("button", name="Previous version").click()
+    assert "Follow-up" in page.locator(".message-user").nth(1).inner_text()
+    assert "Answer to the follow-up." in last_reply(page).inner_text()
+    # The follow-up continued the second answer, the branch shown when it was sent.
+    assert "Second answer." in page.locator(".message-assistant").first.inner_text()
+    requests = fake_model.chat_requests()
+    assert "Second answer." in json.dumps(requests[2].json["messages"])
+
+
+def test_an_attached_file_is_sent_with_the_message(page, chat_server, user, fake_model, model_id):
+    person, chat = user
+    fake_model.script(Reply.text("Read it."))
+    open_chat(page, chat_server, person, model_id)
+    page.locator("#file-input").set_input_files(
+        files=[{"name": "notes.txt", "mimeType": "text/plain", "buffer": b"The code is 4417."}]
+    )
+    chip = page.locator("#attachment-chips .file-chip")
+    page.get_by_role("button", name="Remove notes.txt").wait_for()
+    assert "notes.txt" in chip.inner_text()
+    send(page, "What is the code?")
+    wait_status(page, "completed")
+    assert "notes.txt" in page.locator(".message-user .file-chip").inner_text()
+    assert page.locator("#attachment-chips .file-chip").count() == 0
+    assert "The code is 4417." in json.dumps(fake_model.chat_requests()[0].json["messages"])
+
+
+def test_conversations_are_listed_newest_first_renamed_and_deleted(
+    page, chat_server, user, model_id
+):
+    person, chat = user
+    first = chat.new_conversation()
+    chat.call("PATCH", f"/api/conversations/{first}", json={"title": "Older"})
+    second = chat.new_conversation()
+    chat.call("PATCH", f"/api/conversations/{second}", json={"title": "Newer"})
+    open_chat(page, chat_server, person, model_id)
+    links = page.locator(".conversation-link")
+    assert links.all_inner_texts() == ["Newer", "Older"]
+
+    page.get_by_role("button", name="Rename Older").click()
+    page.get_by_label("New title for Older").fill("Renamed")
+    page.get_by_label("New title for Older").press("Enter")
+    page.get_by_role("link", name="Renamed").wait_for()
+    assert chat.conversation(first)["title"] == "Renamed"
+
+    page.get_by_role("link", name="Newer").click()
+    page.wait_for_selector("#chat-title:text('Newer')")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Delete Newer").click()
+    page.wait_for_function("document.querySelectorAll('.conversation-link').length === 1")
+    assert chat.call("GET", f"/api/conversations/{second}").status_code == 404
+    assert page.locator("#chat-title").inner_text() == "New chat"
+
+
+def test_an_api_error_is_shown_as_its_sentence(page, chat_app, chat_server, user, model_id):
+    person, chat = user
+    open_chat(page, chat_server, person, model_id)
+    with chat_app.app_context():
+        db.session.execute(db.delete(Provider).filter_by(name=model_id.split("/")[0]))
+        db.session.commit()
+    send(page, "Anyone there?")
+    alert = page.locator("#chat-error")
+    alert.wait_for()
+    assert alert.inner_text() == (
+        f"The model {model_id} is not available. Pick one from GET /api/models."
+    )
+
+
+def test_the_page_fits_a_phone_and_its_conversations_open_from_a_button(
+    browser, chat_server, user, fake_model, model_id
+):
+    person, chat = user
+    fake_model.script(Reply.text("A short answer for a small screen."))
+    context = browser.new_context(viewport={"width": 380, "height": 740})
+    page = context.new_page()
+    try:
+        open_chat(page, chat_server, person, model_id)
+        send(page, "Small screen?")
+        wait_status(page, "completed")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 380
+        assert not page.locator("#chat-sidebar").is_visible()
+        page.get_by_role("button", name="Conversations").click()
+        assert page.get_by_role("link", name="Small screen?").is_visible()
+        page.screenshot(path="/tmp/chat-phone.png")
+    finally:
+        context.close()
+
+
+def test_without_models_the_page_says_an_admin_must_add_a_provider(
+    page, live_server, make_user
+):
+    sign_in(page, live_server.url, make_user("root", admin=True))
+    notice = page.locator("#chat-empty .notice")
+    assert "An administrator needs to add a model provider." in notice.inner_text()
+    assert notice.get_by_role("link", name="Add a provider in the admin area").get_attribute(
+        "href"
+    ) == "/admin/"
+    assert page.get_by_role("button", name="Send").is_disabled()
+    page.screenshot(path="/tmp/chat-no-models.png")
+
+
+def test_a_user_without_models_is_not_sent_to_the_admin_area(
+    page, live_server, make_user
+):
+    sign_in(page, live_server.url, make_user("alice"))
+    notice = page.locator("#chat-empty .notice")
+    assert "An administrator needs to add a model provider." in notice.inner_text()
+    assert notice.get_by_role("link").count() == 0

@@ -1,0 +1,154 @@
+/* A message's parts as page elements: Markdown text, compact tool cards, one Sources row.
+ *
+ * Assistant text goes through LookoutMarkdown (no raw HTML, click-to-load images); tool input,
+ * output and errors are shown as text only; sources become links only through the shared
+ * LookoutLinks.isPresentableUrl rule, deduplicated by URL and counted after filtering.
+ */
+(function (root) {
+  "use strict";
+
+  var el = LookoutForms.element;
+  var MAX_OUTPUT_CHARS = 20000;
+  var SUMMARY_CHARS = 100;
+  var OUTCOMES = {
+    running: "Running…", ok: "Done", error: "Failed", timeout: "Timed out",
+    cancelled: "Stopped", refused: "Refused", skipped: "Skipped",
+  };
+
+  function shorten(text, limit) {
+    text = String(text).replace(/\s+/g, " ").trim();
+    return text.length > limit ? text.slice(0, limit - 1) + "…" : text;
+  }
+
+  /** Return a one-line summary of a tool's input: its one string, or "key: value, ...". */
+  function inputSummary(input) {
+    if (input === null || typeof input !== "object") return shorten(JSON.stringify(input), SUMMARY_CHARS);
+    var keys = Object.keys(input);
+    if (keys.length === 1 && typeof input[keys[0]] === "string") return shorten(input[keys[0]], SUMMARY_CHARS);
+    return shorten(keys.map(function (key) {
+      var value = input[key];
+      return key + ": " + (typeof value === "string" ? value : JSON.stringify(value));
+    }).join(", "), SUMMARY_CHARS);
+  }
+
+  function outputText(result) {
+    if (result.error) return String(result.error);
+    var output = result.output;
+    var text = typeof output === "string" ? output : JSON.stringify(output, null, 2);
+    if (text === undefined) return "";
+    if (text.length > MAX_OUTPUT_CHARS) {
+      text = text.slice(0, MAX_OUTPUT_CHARS) + "\n… (" + (text.length - MAX_OUTPUT_CHARS) +
+        " more characters)";
+    }
+    return text;
+  }
+
+  function searchCard(call, result) {
+    var query = call.input && typeof call.input.query === "string" ? call.input.query : inputSummary(call.input);
+    var outcome;
+    if (!result) outcome = "Searching…";
+    else if (result.outcome === "ok") {
+      var count = result.output && Array.isArray(result.output.results) ? result.output.results.length : 0;
+      outcome = count === 1 ? "1 result" : count + " results";
+    } else outcome = result.error || OUTCOMES[result.outcome] || result.outcome;
+    return [
+      el("span", { class: "tool-name", text: "Searched the web" }),
+      el("span", { class: "tool-summary", text: "“" + shorten(query, SUMMARY_CHARS) + "”" }),
+      el("span", { class: "tool-outcome", text: outcome }),
+    ];
+  }
+
+  /** Return the compact card of a tool call; `result` is its tool-result part, if any yet. */
+  function toolCard(call, result, openCalls) {
+    var outcome = result ? result.outcome : "running";
+    var card = el("div", { class: "tool-card", "data-call-id": call.id, "data-tool": call.name,
+      "data-outcome": outcome });
+    if (call.name === "web_search") {
+      searchCard(call, result).forEach(function (node) { card.appendChild(node); });
+      return card;
+    }
+    card.appendChild(el("span", { class: "tool-name", text: call.name }));
+    card.appendChild(el("span", { class: "tool-summary", text: inputSummary(call.input) }));
+    card.appendChild(el("span", { class: "tool-outcome", text: OUTCOMES[outcome] || outcome }));
+    if (result) {
+      var details = el("details", { class: "tool-details" }, [
+        el("summary", { text: result.error ? "Show the error" : "Show the output" }),
+        el("pre", { class: "tool-output", text: outputText(result) }),
+      ]);
+      if (openCalls && openCalls.has(call.id)) details.open = true;
+      details.addEventListener("toggle", function () {
+        if (!openCalls) return;
+        if (details.open) openCalls.add(call.id); else openCalls.delete(call.id);
+      });
+      card.appendChild(details);
+    }
+    return card;
+  }
+
+  function hostOf(url) {
+    try { return new URL(url).host || url; } catch (e) { return url; }
+  }
+
+  /** Return the Sources row of a reply's source parts, or null when none may be shown. */
+  function sourcesRow(parts) {
+    var seen = {}, shown = [];
+    parts.forEach(function (part) {
+      if (part.type !== "source" || seen[part.url] || !LookoutLinks.isPresentableUrl(part.url)) return;
+      seen[part.url] = true;
+      shown.push(part);
+    });
+    if (!shown.length) return null;
+    var list = el("ul", { class: "sources-list" }, shown.map(function (part) {
+      var anchor = el("a", { href: part.url, rel: "noopener noreferrer nofollow", target: "_blank",
+        title: part.url, text: part.title || hostOf(part.url) });
+      return el("li", {}, [anchor]);
+    }));
+    return el("div", { class: "sources", role: "group", "aria-label": "Sources" }, [
+      el("span", { class: "sources-label", text: "Sources (" + shown.length + ")" }), list,
+    ]);
+  }
+
+  /**
+   * Return the body of an assistant message from its parts, in order. view: {loadedImages,
+   * openCalls} keep what the user opened across re-renders.
+   */
+  function assistantBody(parts, view) {
+    view = view || {};
+    var body = el("div", { class: "message-body" });
+    var results = {};
+    parts.forEach(function (part) { if (part.type === "tool-result") results[part.callId] = part; });
+    var called = {};
+    parts.forEach(function (part) {
+      if (part.type === "text" && part.text) {
+        var text = el("div", { class: "markdown" });
+        text.appendChild(LookoutMarkdown.render(part.text, view.loadedImages));
+        body.appendChild(text);
+      } else if (part.type === "tool-call") {
+        called[part.id] = true;
+        body.appendChild(toolCard(part, results[part.id], view.openCalls));
+      } else if (part.type === "tool-result" && !called[part.callId]) {
+        body.appendChild(toolCard({ id: part.callId, name: part.name, input: {} }, part, view.openCalls));
+      }
+    });
+    var sources = sourcesRow(parts);
+    if (sources) body.appendChild(sources);
+    return body;
+  }
+
+  /** Return the body of a user message: its text as typed, and its attachments as chips. */
+  function userBody(parts) {
+    var body = el("div", { class: "message-body" });
+    parts.forEach(function (part) {
+      if (part.type === "text") body.appendChild(el("p", { class: "user-text", text: part.text }));
+      if (part.type === "attachment") {
+        body.appendChild(el("span", { class: "file-chip", text: "📎 " + part.filename }));
+      }
+    });
+    return body;
+  }
+
+  root.LookoutChatParts = {
+    assistantBody: assistantBody, userBody: userBody, toolCard: toolCard, sourcesRow: sourcesRow,
+    inputSummary: inputSummary,
+  };
+})(window);

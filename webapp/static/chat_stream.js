@@ -1,0 +1,79 @@
+/* Following a turn's events over Server-Sent Events until it ends, resuming where it left off.
+ *
+ * EventSource reconnects by itself and sends Last-Event-ID, so the server resumes after the
+ * last event seen. When the browser gives up (an error status), the page asks the turn whether it
+ * ended, and otherwise opens a new source with ?after=<last id>, which the server reads the same
+ * way.
+ */
+(function (root) {
+  "use strict";
+
+  var NAMES = ["turn.started", "text.delta", "tool.started", "tool.finished", "source.added"];
+  var ENDINGS = { "turn.completed": "completed", "turn.failed": "failed", "turn.cancelled": "cancelled" };
+  var ENDED = ["completed", "failed", "cancelled"];
+  var RETRY_MS = 1500;
+
+  /**
+   * Follow `eventsUrl`: onEvent(name, data) for each event, onEnd(status, data) once at the end.
+   * Returns {close()} to stop following (switching conversations).
+   */
+  function follow(eventsUrl, onEvent, onEnd) {
+    var source = null, lastId = null, closed = false, timer = null;
+
+    function stop() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      if (source) source.close();
+    }
+
+    function parse(event) {
+      if (event.lastEventId) lastId = event.lastEventId;
+      try { return event.data ? JSON.parse(event.data) : {}; } catch (e) { return {}; }
+    }
+
+    function open() {
+      if (closed) return;
+      var url = eventsUrl + (lastId ? (eventsUrl.indexOf("?") < 0 ? "?" : "&") + "after=" +
+        encodeURIComponent(lastId) : "");
+      source = new EventSource(url);
+      NAMES.forEach(function (name) {
+        source.addEventListener(name, function (event) {
+          if (!closed) onEvent(name, parse(event));
+        });
+      });
+      Object.keys(ENDINGS).forEach(function (name) {
+        source.addEventListener(name, function (event) {
+          if (closed) return;
+          var data = parse(event);
+          stop();
+          onEnd(ENDINGS[name], data);
+        });
+      });
+      source.onerror = function () {
+        if (closed || source.readyState !== EventSource.CLOSED) return;  // reconnecting itself
+        timer = setTimeout(check, RETRY_MS);
+      };
+    }
+
+    // The browser gave up: ask the turn itself whether it ended before following it again.
+    function check() {
+      LookoutApi.request("GET", eventsUrl.replace(/\/events$/, "")).then(function (result) {
+        if (closed) return;
+        if (result.ok && ENDED.indexOf(result.data.status) >= 0) {
+          stop();
+          onEnd(result.data.status, { error: result.data.error });
+        } else if (result.status === 404 || result.status === 401) {
+          stop();
+          onEnd("failed", { error: LookoutApi.errorMessage(result) });
+        } else {
+          open();
+        }
+      });
+    }
+
+    open();
+    return { close: stop };
+  }
+
+  root.LookoutChatStream = { follow: follow };
+})(window);
