@@ -51,6 +51,12 @@ def beat(turn_id: str, force: bool = False) -> None:
     db.session.commit()
 
 
+def note_beat(turn_id: str) -> None:
+    """Record that the turn's heartbeat was just written (a step's claim writes it)."""
+    with _lock:
+        _last_beat[turn_id] = time.monotonic()
+
+
 def forget_beat(turn_id: str) -> None:
     """Drop the turn's heartbeat bookkeeping once it ended."""
     with _lock:

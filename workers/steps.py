@@ -38,7 +38,7 @@ from workers.providers import (
     ToolSpec,
     Usage,
 )
-from workers.runtime import beat, forget_beat, get_provider, get_watcher
+from workers.runtime import beat, forget_beat, get_provider, get_watcher, note_beat
 from workers.selection import Offered, TurnFailed
 from workers.toolcalls import run_tool_call
 from workers.turn_tools import is_untrusted_name, offered_tools
@@ -48,7 +48,7 @@ BAD_ARGUMENTS = {"outcome": "error", "error": "The arguments were not valid JSON
 log = logging.getLogger("lookout.turns")
 
 
-@celery.task(name="lookout.run_turn_step", bind=True, max_retries=None)
+@celery.task(name="lookout.run_turn_step", bind=True, max_retries=None, ignore_result=True)
 def run_turn_step(self, turn_id: str, step: int) -> str:
     """Run step ``step`` of a turn, once."""
     turn = db.session.get(Turn, turn_id)
@@ -90,6 +90,7 @@ def claim_step(turn: Turn, step: int) -> str:
     db.session.commit()
     db.session.refresh(turn)
     if claimed:
+        note_beat(turn.id)
         if step == 0:
             start_reply(turn)
         return "claimed"
