@@ -380,7 +380,7 @@ def validate_options(schema: SchemaClass, data: Any, what: str) -> dict[str, Any
     try:
         return schema().load(data)
     except marshmallow.ValidationError as exc:
-        fields = _flatten(exc.messages)
+        fields = flatten_errors(exc.messages)
         general = fields.pop("_schema", [])
         summary = " ".join(general) or f"The {what} are not valid: {describe_errors(exc.messages)}"
         if general:
@@ -388,11 +388,12 @@ def validate_options(schema: SchemaClass, data: Any, what: str) -> dict[str, Any
         raise PluginConfigError(summary, fields) from exc
 
 
-def _flatten(messages: Any, prefix: str = "") -> dict[str, list[str]]:
+def flatten_errors(messages: Any, prefix: str = "") -> dict[str, list[str]]:
+    """Return marshmallow's nested messages keyed by dotted field path (``models.0.name``)."""
     out: dict[str, list[str]] = {}
     if isinstance(messages, dict):
         for key, value in messages.items():
-            out.update(_flatten(value, f"{prefix}{key}."))
+            out.update(flatten_errors(value, f"{prefix}{key}."))
         return out
     if isinstance(messages, list):
         strings = [str(m) for m in messages if not isinstance(m, (dict, list))]
@@ -400,7 +401,7 @@ def _flatten(messages: Any, prefix: str = "") -> dict[str, list[str]]:
             out[prefix[:-1]] = strings
         for item in messages:
             if isinstance(item, (dict, list)):
-                out.update(_flatten(item, prefix))
+                out.update(flatten_errors(item, prefix))
         return out
     out[prefix[:-1]] = [str(messages)]
     return out

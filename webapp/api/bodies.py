@@ -7,7 +7,7 @@ from typing import Any
 from flask import request
 from marshmallow import Schema, ValidationError
 
-from tools.api import describe_errors
+from tools.api import describe_errors, flatten_errors
 from webapp.errors import ApiError
 
 
@@ -25,6 +25,6 @@ def load_json(schema: type[Schema], what: str, partial: bool = False) -> dict[st
     try:
         return schema(partial=partial).load(body)
     except ValidationError as exc:
-        fields = {k: v if isinstance(v, list) else [str(v)] for k, v in exc.messages.items()}
+        fields = flatten_errors(exc.messages)
         message = f"The {what} is not valid: {describe_errors(exc.messages)}"
         raise ApiError(message, 400, fields) from exc
