@@ -105,3 +105,13 @@ def test_provider_routes_refuse_other_users(admin, signed_in_client, client):
     assert user.patch(path, json={"name": "mine"}).status_code == 403
     assert user.delete(path).status_code == 403
     assert client.get("/api/models").status_code == 401
+
+
+def test_a_null_key_removes_the_stored_key_and_a_blank_one_keeps_it(signed_in_client):
+    admin = signed_in_client(admin=True)
+    body = {"name": "local", "baseUrl": "http://127.0.0.1:9/v1", "apiKey": "sk-1", "models": []}
+    created = admin.post("/api/admin/providers", json=body).get_json()
+    kept = admin.patch(f"/api/admin/providers/{created['id']}", json={"apiKey": ""})
+    assert kept.get_json()["keySet"] is True
+    removed = admin.patch(f"/api/admin/providers/{created['id']}", json={"apiKey": None})
+    assert removed.get_json()["keySet"] is False

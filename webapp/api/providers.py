@@ -59,7 +59,8 @@ def load_body(partial: bool) -> dict[str, Any]:
 
 
 def apply(provider: Provider, data: dict[str, Any]) -> None:
-    """Copy the checked fields onto the provider; a blank key keeps the stored one."""
+    """Copy the checked fields onto the provider; a blank key keeps the stored one, null
+    removes it (for a local server that needs none)."""
     for field, column in (("name", "name"), ("kind", "kind"), ("baseUrl", "base_url")):
         if field in data:
             setattr(provider, column, data[field])
@@ -67,6 +68,8 @@ def apply(provider: Provider, data: dict[str, Any]) -> None:
         provider.models = [dict(m) for m in data["models"]]
     if data.get("apiKey"):
         provider.api_key = data["apiKey"]
+    elif "apiKey" in data and data["apiKey"] is None:  # null removes the key; blank keeps it
+        provider.api_key = None
     taken = db.session.scalar(
         db.select(Provider).filter(Provider.name == provider.name, Provider.id != provider.id)
     )
