@@ -53,10 +53,12 @@ def one_turn(chat: ChatClient, conversation: str, model: str, barrier, out: dict
         out.update(error=repr(exc))
 
 
-def run_once(turns: int, concurrency: int, database: str, tokens: int, seconds: float) -> dict:
+def run_once(
+    turns: int, concurrency: int, database: str, tokens: int, seconds: float, processes: int = 1
+) -> dict:
     """Run one round on one database and return its figures."""
     model_args = ("stream", "--tokens", str(tokens), "--seconds", str(seconds))
-    stack = Stack(database=database, concurrency=concurrency)
+    stack = Stack(database=database, concurrency=concurrency, processes=processes)
     with stack, FakeModelProcess(*model_args) as fake:
         model = stack.add_provider(fake.base_url)
         owner = stack.chat()
@@ -119,7 +121,9 @@ def run_once(turns: int, concurrency: int, database: str, tokens: int, seconds: 
     }
 
 
-def report(rounds: list[dict], turns: int, concurrency: int, tokens: int, seconds: float) -> str:
+def report(
+    rounds: list[dict], turns: int, concurrency: int, tokens: int, seconds: float, processes: int
+) -> str:
     """Return the Markdown table of every round."""
     header = [
         "database", "completed", "client added p50 ms", "client added p95 ms",
@@ -136,7 +140,8 @@ def report(rounds: list[dict], turns: int, concurrency: int, tokens: int, second
             ]
         )  # fmt: skip
     lines = [
-        f"Concurrency: {turns} turns at once, one worker with {concurrency} threads, model "
+        f"Concurrency: {turns} turns at once, {processes} worker process(es) with {concurrency} "
+        "threads each, model "
         f"streaming {tokens} tokens over {seconds:g} s; {machine()}",
         "",
         table(header, rows),
@@ -155,14 +160,15 @@ def main() -> None:
     parser.add_argument("--database", choices=["sqlite", "postgres", "both"], default="both")
     parser.add_argument("--tokens", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--processes", type=int, default=1, help="worker processes (same queue)")
     args = parser.parse_args()
-    concurrency = args.concurrency or args.turns
+    concurrency = args.concurrency or -(-args.turns // args.processes)
     databases = ["sqlite", "postgres"] if args.database == "both" else [args.database]
     rounds = [
-        run_once(args.turns, concurrency, database, args.tokens, args.seconds)
+        run_once(args.turns, concurrency, database, args.tokens, args.seconds, args.processes)
         for database in databases
     ]
-    print(report(rounds, args.turns, concurrency, args.tokens, args.seconds))
+    print(report(rounds, args.turns, concurrency, args.tokens, args.seconds, args.processes))
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ def postgres_server_url() -> str | None:
 
 
 class Stack:
-    """A private Redis, a migrated database, one worker process and the API over HTTP."""
+    """A private Redis, a migrated database, worker processes and the API over HTTP."""
 
     def __init__(
         self,
@@ -65,9 +65,12 @@ class Stack:
         concurrency: int = 8,
         plugins: str = "bench.bench_plugins",
         settings: dict | None = None,
+        processes: int = 1,
     ) -> None:
         self.database = database
         self.concurrency = concurrency
+        self.processes = processes
+        self.extra_workers: list[CeleryWorker] = []
         self.settings = {"LOOKOUT_PLUGINS": plugins, "ALLOW_PRIVATE_NETWORKS": True}
         self.settings.update(settings or {})
         self.directory = Path(tempfile.mkdtemp(prefix="lookout-bench-"))
@@ -94,6 +97,9 @@ class Stack:
         databases.migrate(self.app)
         self.worker = CeleryWorker(self.app, self.directory, concurrency=self.concurrency)
         self.worker.start(timeout=60)
+        for _ in range(self.processes - 1):  # the same queue, one more process each
+            extra = CeleryWorker(self.app, self.directory, concurrency=self.concurrency)
+            self.extra_workers.append(extra.start(timeout=60))
         self.web = LiveServer(self.app).start()
         return self
 
@@ -130,20 +136,25 @@ class Stack:
             db.session.commit()
         return ChatClient(self.web.url, token)
 
+    def worker_pids(self) -> list[int]:
+        """Return the process ids of every worker process started."""
+        return [w.process.pid for w in [self.worker, *self.extra_workers]]
+
     def worker_rss_mib(self) -> float:
-        """Return the resident memory of the worker and its children, in MiB."""
-        return process_tree_rss_mib(self.worker.process.pid)
+        """Return the resident memory of the workers and their children, in MiB."""
+        return sum(process_tree_rss_mib(pid) for pid in self.worker_pids())
 
     def worker_cpu_seconds(self) -> float:
-        """Return the CPU time (user and system) the worker and its children used so far."""
-        return process_tree_cpu_seconds(self.worker.process.pid)
+        """Return the CPU time (user and system) the workers and their children used so far."""
+        return sum(process_tree_cpu_seconds(pid) for pid in self.worker_pids())
 
     def stop(self) -> None:
         """Stop everything started and remove the files."""
         if self.web is not None:
             self.web.stop()
-        if self.worker is not None:
-            self.worker.stop()
+        for worker in [self.worker, *self.extra_workers]:
+            if worker is not None:
+                worker.stop()
         if getattr(self, "app", None) is not None:
             with self.app.app_context():
                 db.engine.dispose()
