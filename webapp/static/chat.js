@@ -12,6 +12,7 @@
   var api = LookoutApi;
   var Parts = LookoutChatParts;
   var MODEL_KEY = "lookout.model";
+  var STORED_AFTER_STOP_MS = 2000;
   var page = document.getElementById("chat");
   var $ = function (id) { return document.getElementById(id); };
   var ui = {
@@ -22,7 +23,7 @@
   };
   var state = {
     models: null, conversation: null, chosen: {}, live: null, follower: null, liveBody: null,
-    attachments: [], failures: {}, editing: null, frame: null,
+    attachments: [], failures: {}, streamed: {}, editing: null, frame: null, loads: 0,
     view: { loadedImages: new Set(), openCalls: new Set() },
   };
 
@@ -159,7 +160,9 @@
     }
     var holder = el("div", { class: "reply", "aria-live": live ? "polite" : null,
       "aria-busy": live ? "true" : null });
-    holder.appendChild(Parts.assistantBody(live ? live.parts : message.parts, state.view));
+    // A stopped reply's text is stored a moment after the stop: until then, show what streamed.
+    var parts = live ? live.parts : message.parts.length ? message.parts : state.streamed[message.id] || [];
+    holder.appendChild(Parts.assistantBody(parts, state.view));
     if (live) state.liveBody = holder;
     item.appendChild(holder);
     if (status === "running" || status === "queued") {
@@ -263,7 +266,9 @@
 
   /** Read the conversation again; keep following its open turn, or attach to one. */
   function loadConversation(id, scroll) {
+    var seq = ++state.loads;
     return api.request("GET", "/api/conversations/" + encodeURIComponent(id)).then(function (result) {
+      if (seq !== state.loads) return;  // a later read is on its way; this one may be stale
       if (!result.ok) { showError(api.errorMessage(result)); startNewChat(); return; }
       if (state.conversation && state.conversation.id !== id) stopFollowing();
       state.conversation = result.data;
@@ -278,6 +283,10 @@
     });
   }
 
+  function reloadIfOpen(id) {
+    if (state.conversation && state.conversation.id === id && !state.live) loadConversation(id);
+  }
+
   function addMessage(id, parentId) {
     state.conversation.messages.push({ id: id, parentId: parentId, role: "assistant",
       status: "running", parts: [], createdAt: new Date().toISOString() });
@@ -290,8 +299,6 @@
     stopFollowing();
     state.chosen = {};
     state.editing = null;
-    ui.sidebar.classList.remove("open");
-    ui.toggle.setAttribute("aria-expanded", "false");
     loadConversation(match[1], true);
   }
 
@@ -338,10 +345,15 @@
       } else if (status === "cancelled" && !live.assistantMessageId) {
         state.failures[live.userMessageId] = "Stopped before Lookout replied.";
       }
+      if (live.assistantMessageId) state.streamed[live.assistantMessageId] = live.parts;
       state.follower = null;
       state.live = null;
       var id = turn.conversationId;
-      if (state.conversation && state.conversation.id === id) loadConversation(id);
+      if (state.conversation && state.conversation.id === id) {
+        loadConversation(id).then(function () {
+          if (status === "cancelled") setTimeout(function () { reloadIfOpen(id); }, STORED_AFTER_STOP_MS);
+        });
+      }
       sidebar.load();
     });
   }
@@ -497,9 +509,17 @@
   // Start -------------------------------------------------------------------------------------
 
   $("new-chat").addEventListener("click", startNewChat);
-  ui.toggle.addEventListener("click", function () {
-    var open = ui.sidebar.classList.toggle("open");
+  function showSidebar(open) {
+    ui.sidebar.classList.toggle("open", open);
     ui.toggle.setAttribute("aria-expanded", open ? "true" : "false");
+  }
+  ui.toggle.addEventListener("click", function () { showSidebar(!ui.sidebar.classList.contains("open")); });
+  $("close-sidebar").addEventListener("click", function () { showSidebar(false); ui.toggle.focus(); });
+  ui.sidebar.addEventListener("click", function (event) {
+    if (event.target.closest(".conversation-link, .new-chat")) showSidebar(false);
+  });
+  ui.sidebar.addEventListener("keydown", function (event) {
+    if (event.key === "Escape" && ui.sidebar.classList.contains("open")) { showSidebar(false); ui.toggle.focus(); }
   });
   window.addEventListener("hashchange", openFromAddress);
 

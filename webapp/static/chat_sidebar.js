@@ -12,7 +12,7 @@
    * options: {list, status, onDeleted(id), onRenamed(conversation), onError(text)}.
    */
   function create(options) {
-    var conversations = [], current = null;
+    var conversations = [], current = null, loads = 0;
 
     function say(text) {
       options.status.textContent = text;
@@ -81,7 +81,9 @@
     return {
       /** Fetch the list again (newest first, as the API sends it) and draw it. */
       load: function () {
+        var seq = ++loads;
         return api.request("GET", "/api/conversations").then(function (result) {
+          if (seq !== loads) return conversations;  // a later read will draw
           if (!result.ok) { say(api.errorMessage(result)); return conversations; }
           conversations = result.data.conversations;
           draw();

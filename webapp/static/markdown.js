@@ -267,6 +267,7 @@
     button.type = "button";
     button.setAttribute("data-src", node.src);
     button.appendChild(make("span", "md-image-label", node.alt ? "Load image “" + node.alt + "” from" : "Load image from"));
+    button.appendChild(document.createTextNode(" "));
     button.appendChild(make("span", "md-image-url", node.src));
     button.addEventListener("click", function () {
       if (loaded) loaded.add(node.src);

@@ -1,0 +1,185 @@
+"""The page's Markdown renderer (webapp/static/markdown.js) and message tree (chat_tree.js).
+
+The parser and the tree are plain functions, checked in Node; rendering builds DOM nodes, checked
+in Chromium, where no HTML in model text may become an element.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+STATIC = Path(__file__).resolve().parents[2] / "webapp" / "static"
+
+
+def run_node(module: str, function: str, inputs: list) -> list:
+    """Return [module.function(*args) for args in inputs], computed in Node."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed; the Chromium tests cover the renderer")
+    script = (
+        "const m = require(process.argv[1]);"
+        "const inputs = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+        f"process.stdout.write(JSON.stringify(inputs.map(args => m.{function}(...args))));"
+    )
+    done = subprocess.run(
+        [node, "-e", script, str(STATIC / module)],
+        input=json.dumps(inputs),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def parse(text: str) -> list:
+    return run_node("markdown.js", "parse", [[text]])[0]
+
+
+def text(value: str) -> dict:
+    return {"type": "text", "text": value}
+
+
+def test_html_in_the_text_stays_text():
+    blocks = parse('<img src=x onerror="alert(1)"> <script>alert(2)</script>')
+    assert blocks == [
+        {
+            "type": "paragraph",
+            "children": [text('<img src=x onerror="alert(1)"> <script>alert(2)</script>')],
+        }
+    ]
+
+
+def test_links_get_an_href_only_through_the_shared_link_rule():
+    [paragraph] = parse(
+        "[ok](https://example.com/a_(b)) [bad](javascript:alert(1)) [data](data:text/html,x) "
+        "<https://auto.example/> and https://bare.example/path."
+    )
+    links = [n for n in paragraph["children"] if n["type"] == "link"]
+    assert [(n["href"], n["children"]) for n in links] == [
+        ("https://example.com/a_(b)", [text("ok")]),
+        (None, [text("bad")]),
+        (None, [text("data")]),
+        ("https://auto.example/", [text("https://auto.example/")]),
+        ("https://bare.example/path", [text("https://bare.example/path")]),
+    ]
+    assert paragraph["children"][-1] == text(".")
+
+
+def test_images_are_nodes_to_load_on_click_and_only_for_http_urls():
+    [paragraph] = parse("![a cat](https://img.example/cat.png?q=1) ![x](javascript:alert(1))")
+    assert paragraph["children"] == [
+        {"type": "image", "src": "https://img.example/cat.png?q=1", "alt": "a cat"},
+        text(" "),
+        text("[image: x]"),
+    ]
+
+
+def test_blocks_headings_lists_code_quotes_and_tables():
+    blocks = parse(
+        "# Title\n\n- one\n- **two**\n\n3. three\n4. four\n\n```python\nprint('<b>')\n```\n"
+        "> quoted\n\n| a | b |\n|---|---|\n| 1 | `x|y` |\n\n---\nlast *line*\nnext"
+    )
+    assert [b["type"] for b in blocks] == [
+        "heading",
+        "list",
+        "list",
+        "code",
+        "quote",
+        "table",
+        "rule",
+        "paragraph",
+    ]
+    assert blocks[0] == {"type": "heading", "level": 1, "children": [text("Title")]}
+    assert blocks[1]["items"][1] == [
+        {"type": "paragraph", "children": [{"type": "strong", "children": [text("two")]}]}
+    ]
+    assert blocks[2]["ordered"] is True and blocks[2]["start"] == 3
+    assert blocks[3] == {"type": "code", "language": "python", "text": "print('<b>')"}
+    assert blocks[5]["rows"] == [[[text("1")], [{"type": "code", "text": "x|y"}]]]
+    assert blocks[7]["children"] == [
+        text("last "),
+        {"type": "em", "children": [text("line")]},
+        {"type": "break"},
+        text("next"),
+    ]
+
+
+def test_an_unclosed_fence_while_streaming_is_still_code():
+    assert parse("Here:\n```\nlet x = 1") == [
+        {"type": "paragraph", "children": [text("Here:")]},
+        {"type": "code", "language": "", "text": "let x = 1"},
+    ]
+
+
+def test_underscores_inside_words_and_escapes_are_not_emphasis():
+    [paragraph] = parse(r"snake_case_name and \*not em\* and `a*b*c`")
+    assert paragraph["children"] == [
+        text("snake_case_name and *not em* and "),
+        {"type": "code", "text": "a*b*c"},
+    ]
+
+
+def message(id, parent=None, role="user"):
+    return {"id": id, "parentId": parent, "role": role}
+
+
+def test_the_tree_shows_the_newest_branch_unless_another_was_chosen():
+    messages = [
+        message("u1"),
+        message("a1", "u1", "assistant"),
+        message("a2", "u1", "assistant"),  # a regenerate
+        message("u2", "a1"),  # a follow-up on the first answer, newest of all
+        message("a3", "u2", "assistant"),
+    ]
+    newest, picked = run_node("chat_tree.js", "path", [[messages, {}], [messages, {"u1": "a2"}]])
+    assert [(e["message"]["id"], e["position"], len(e["siblings"])) for e in newest] == [
+        ("u1", 0, 1),
+        ("a1", 0, 2),
+        ("u2", 0, 1),
+        ("a3", 0, 1),
+    ]
+    assert [(e["message"]["id"], e["position"]) for e in picked] == [("u1", 0), ("a2", 1)]
+
+
+@pytest.fixture
+def rendered(page):
+    """Return a function rendering Markdown in Chromium and returning the HTML made."""
+    page.add_script_tag(path=str(STATIC / "links.js"))
+    page.add_script_tag(path=str(STATIC / "markdown.js"))
+
+    def render(source: str) -> str:
+        return page.evaluate(
+            "source => { const div = document.createElement('div'); div.id = 'out';"
+            " div.appendChild(LookoutMarkdown.render(source)); document.body.appendChild(div);"
+            " return div.innerHTML; }",
+            source,
+        )
+
+    return render
+
+
+def test_rendering_makes_no_element_from_html_in_the_text(page, rendered):
+    html = rendered(
+        '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>\n\n'
+        "[x](javascript:window.pwned=3) **<b>bold</b>**"
+    )
+    assert page.locator("#out").locator("img, script, b, a").count() == 0
+    assert "&lt;img src=x" in html and "&lt;script&gt;" in html
+    assert page.evaluate("window.pwned") is None
+
+
+def test_an_image_loads_only_after_a_click_that_showed_its_url(page, rendered):
+    rendered("![chart](http://127.0.0.1:9/chart.png)")
+    button = page.get_by_role("button", name="Load image “chart” from http://127.0.0.1:9/chart.png")
+    assert page.locator("img").count() == 0
+    button.click()
+    image = page.locator("img")
+    assert image.get_attribute("src") == "http://127.0.0.1:9/chart.png"
+    assert image.get_attribute("alt") == "chart"
+    assert image.get_attribute("referrerpolicy") == "no-referrer"
