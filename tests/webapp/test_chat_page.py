@@ -315,6 +315,7 @@ def test_html_in_assistant_text_stays_text_and_images_load_only_when_clicked(
     assert image in placeholder.inner_text()
     assert not [hit for hit in site.hits if hit.startswith("/cat.png")]
 
+    page.screenshot(path="/tmp/chat-image.png")
     placeholder.click()
     markdown.locator("img").wait_for()
     assert markdown.locator("img").get_attribute("src") == image
@@ -334,6 +335,7 @@ def test_stop_cancels_a_streaming_reply_and_it_shows_as_stopped(
         " && document.querySelector('.reply[aria-busy] .markdown').textContent.includes('tick')",
         timeout=WAIT_MS,
     )
+    page.screenshot(path="/tmp/chat-streaming.png")
     page.get_by_role("button", name="Stop").click()
     wait_status(page, "cancelled")
     fake_model.wait_for_disconnects(1)
@@ -474,6 +476,7 @@ def test_conversations_are_listed_newest_first_renamed_and_deleted(
     links = page.locator(".conversation-link")
     assert links.all_inner_texts() == ["Newer", "Older"]
 
+    page.get_by_role("link", name="Older").hover()  # the buttons show on hover or focus
     page.get_by_role("button", name="Rename Older").click()
     page.get_by_label("New title for Older").fill("Renamed")
     page.get_by_label("New title for Older").press("Enter")
@@ -483,6 +486,7 @@ def test_conversations_are_listed_newest_first_renamed_and_deleted(
     page.get_by_role("link", name="Newer").click()
     page.wait_for_selector("#chat-title:text('Newer')")
     page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("link", name="Newer").focus()
     page.get_by_role("button", name="Delete Newer").click()
     page.wait_for_function("document.querySelectorAll('.conversation-link').length === 1")
     assert chat.call("GET", f"/api/conversations/{second}").status_code == 404

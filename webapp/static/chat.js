@@ -23,7 +23,7 @@
   };
   var state = {
     models: null, conversation: null, chosen: {}, live: null, follower: null, liveBody: null,
-    attachments: [], failures: {}, streamed: {}, editing: null, frame: null, loads: 0,
+    failures: {}, streamed: {}, editing: null, frame: null, loads: 0,
     view: { loadedImages: new Set(), openCalls: new Set() },
   };
 
@@ -43,6 +43,11 @@
     },
   });
 
+  var uploads = LookoutChatUploads.create({
+    chips: ui.chips, input: ui.file, button: ui.attach, showError: showError,
+    onChange: function () { drawComposer(); },
+  });
+
   // Models ------------------------------------------------------------------------------------
 
   function loadModels() {
@@ -55,6 +60,7 @@
         ui.picker.appendChild(el("option", { value: model.id,
           text: model.id + (model.tools ? "" : " (no tools)") }));
       });
+      if (!state.models.length) ui.picker.appendChild(el("option", { value: "", text: "No models" }));
       if (state.models.some(function (m) { return m.id === saved; })) ui.picker.value = saved;
     });
   }
@@ -98,102 +104,17 @@
     var running = !!state.live, noModel = !state.models || !state.models.length;
     ui.send.hidden = running;
     ui.stop.hidden = !running;
-    var uploading = state.attachments.some(function (a) { return !a.id; });
+    var uploading = uploads.busy();
     ui.send.disabled = noModel || uploading;
     ui.picker.disabled = noModel;
   }
 
-  function branchSwitch(entry) {
-    var count = entry.siblings.length, at = entry.position;
-    function go(step) {
-      return function () {
-        state.chosen[entry.message.parentId || LookoutChatTree.ROOT] = entry.siblings[at + step].id;
-        draw();
-      };
-    }
-    return el("span", { class: "branch-switch", role: "group", "aria-label": "Versions" }, [
-      el("button", { type: "button", "aria-label": "Previous version", disabled: at === 0,
-        text: "‹", onclick: go(-1) }),
-      el("span", { class: "branch-position", text: (at + 1) + "/" + count }),
-      el("button", { type: "button", "aria-label": "Next version", disabled: at === count - 1,
-        text: "›", onclick: go(1) }),
-    ]);
-  }
-
-  function action(text, onclick, extra) {
-    return el("button", Object.assign({ type: "button", class: "message-action", text: text,
-      onclick: onclick }, extra || {}));
-  }
-
-  function failure(message, userMessageId) {
-    var text = state.failures[message ? message.id : userMessageId] ||
-      state.failures[userMessageId] || "This reply failed.";
-    return el("div", { class: "reply-error", role: "alert" }, [
-      el("p", { text: text }),
-      action("Try again", function () { regenerate(userMessageId); }, { class: "message-action retry" }),
-    ]);
-  }
-
-  function messageItem(entry) {
-    var message = entry.message, isUser = message.role === "user";
-    var live = state.live && state.live.assistantMessageId === message.id ? state.live : null;
-    var status = live ? live.status : message.status;
-    var item = el("li", { class: "message message-" + message.role, "data-id": message.id,
-      "data-status": status });
-    var meta = el("div", { class: "message-meta" }, [
-      el("span", { class: "role", text: isUser ? "You" : "Lookout" })]);
-    if (entry.siblings.length > 1) meta.appendChild(branchSwitch(entry));
-    if (status === "cancelled") meta.appendChild(el("span", { class: "badge-stopped", text: "Stopped" }));
-    item.appendChild(meta);
-    if (isUser && state.editing === message.id) {
-      item.appendChild(editForm(message));
-      return item;
-    }
-    if (isUser) {
-      item.appendChild(Parts.userBody(message.parts));
-      if (message.parentId && !state.live) {
-        item.appendChild(el("div", { class: "message-actions" }, [
-          action("Edit", function () { state.editing = message.id; draw(); },
-            { "aria-label": "Edit this message" })]));
-      }
-      return item;
-    }
-    var holder = el("div", { class: "reply", "aria-live": live ? "polite" : null,
-      "aria-busy": live ? "true" : null });
-    // A stopped reply's text is stored a moment after the stop: until then, show what streamed.
-    var parts = live ? live.parts : message.parts.length ? message.parts : state.streamed[message.id] || [];
-    holder.appendChild(Parts.assistantBody(parts, state.view));
-    if (live) state.liveBody = holder;
-    item.appendChild(holder);
-    if (status === "running" || status === "queued") {
-      item.appendChild(el("p", { class: "writing muted", text: "Writing…" }));
-    } else if (status === "failed") {
-      item.appendChild(failure(message, message.parentId));
-    } else if (!state.live) {
-      item.appendChild(el("div", { class: "message-actions" }, [
-        action("Regenerate", function () { regenerate(message.parentId); },
-          { "aria-label": "Regenerate this reply" })]));
-    }
-    return item;
-  }
-
-  // The reply of a turn whose assistant message the worker has not created yet, or none at all.
-  function pendingItem(userMessageId) {
-    var live = state.live && state.live.userMessageId === userMessageId ? state.live : null;
-    var item = el("li", { class: "message message-assistant", "data-status": live ? live.status : "none" });
-    item.appendChild(el("div", { class: "message-meta" }, [el("span", { class: "role", text: "Lookout" })]));
-    if (live) {
-      var holder = el("div", { class: "reply", "aria-live": "polite", "aria-busy": "true" });
-      holder.appendChild(Parts.assistantBody(live.parts, state.view));
-      state.liveBody = holder;
-      item.appendChild(holder);
-      item.appendChild(el("p", { class: "writing muted", text: live.status === "queued" ?
-        "Waiting for a worker…" : "Writing…" }));
-    } else {
-      item.appendChild(failure(null, userMessageId));
-    }
-    return item;
-  }
+  var messages = LookoutChatMessages.create({
+    state: state, showError: showError,
+    draw: function () { draw(); },
+    regenerate: function (userMessageId) { regenerate(userMessageId); },
+    startTurn: function (body) { return startTurn(body); },
+  });
 
   function nearBottom() { return ui.log.scrollHeight - ui.log.scrollTop - ui.log.clientHeight < 120; }
 
@@ -207,9 +128,9 @@
     drawComposer();
     if (!state.conversation) return;
     var shown = LookoutChatTree.path(state.conversation.messages, state.chosen);
-    shown.forEach(function (entry) { ui.messages.appendChild(messageItem(entry)); });
+    shown.forEach(function (entry) { ui.messages.appendChild(messages.item(entry)); });
     var leaf = shown.length ? shown[shown.length - 1].message : null;
-    if (leaf && leaf.role === "user" && state.editing !== leaf.id) ui.messages.appendChild(pendingItem(leaf.id));
+    if (leaf && leaf.role === "user" && state.editing !== leaf.id) ui.messages.appendChild(messages.pending(leaf.id));
     if (follow) ui.log.scrollTop = ui.log.scrollHeight;
   }
 
@@ -224,26 +145,6 @@
       state.liveBody.appendChild(Parts.assistantBody(state.live.parts, state.view));
       if (follow) ui.log.scrollTop = ui.log.scrollHeight;
     });
-  }
-
-  function editForm(message) {
-    var text = message.parts.filter(function (p) { return p.type === "text"; })
-      .map(function (p) { return p.text; }).join("\n");
-    var box = el("textarea", { class: "edit-input", rows: 3, "aria-label": "Edited message" });
-    box.value = text;
-    var form = el("form", { class: "edit-form" }, [box, el("div", { class: "message-actions" }, [
-      el("button", { type: "submit", class: "send", text: "Send edit" }),
-      action("Cancel", function () { state.editing = null; draw(); }),
-    ])]);
-    form.addEventListener("submit", function (event) {
-      event.preventDefault();
-      if (!box.value.trim()) { showError("Write the new message before sending it."); return; }
-      startTurn({ content: box.value, parentMessageId: message.parentId }).then(function (ok) {
-        if (ok) state.editing = null;
-      });
-    });
-    setTimeout(function () { box.focus(); }, 0);
-    return form;
   }
 
   // Conversations -----------------------------------------------------------------------------
@@ -420,10 +321,10 @@
     if (state.live || ui.send.disabled) return;
     var content = ui.input.value;
     if (!content.trim()) {
-      showError(state.attachments.length ? "Write a message to go with the file." : "");
+      showError(uploads.count() ? "Write a message to go with the file." : "");
       return;
     }
-    var body = { content: content, attachments: state.attachments.map(function (a) { return a.id; }) };
+    var body = { content: content, attachments: uploads.ids() };
     var parent = leafId();
     if (parent) body.parentMessageId = parent;
     ui.send.disabled = true;
@@ -431,8 +332,7 @@
       if (ok) {
         ui.input.value = "";
         ui.input.style.height = "";
-        state.attachments = [];
-        drawChips();
+        uploads.clear();
       }
       drawComposer();
     });
@@ -457,53 +357,6 @@
       ui.stop.disabled = false;
       if (!result.ok && result.status !== 409) showError(api.errorMessage(result));
     });
-  });
-
-  // Attachments -------------------------------------------------------------------------------
-
-  function drawChips() {
-    ui.chips.textContent = "";
-    state.attachments.forEach(function (file) {
-      ui.chips.appendChild(el("span", { class: "file-chip" + (file.id ? "" : " uploading") }, [
-        "📎 " + file.filename + (file.id ? "" : " (uploading…)"),
-        file.id ? el("button", { type: "button", class: "chip-remove", text: "×",
-          "aria-label": "Remove " + file.filename, onclick: function () {
-            state.attachments = state.attachments.filter(function (a) { return a !== file; });
-            drawChips();
-          } }) : null,
-      ]));
-    });
-    drawComposer();
-  }
-
-  function upload(file) {
-    var entry = { id: null, filename: file.name };
-    state.attachments.push(entry);
-    drawChips();
-    var form = new FormData();
-    form.append("file", file);
-    var token = document.querySelector('meta[name="csrf-token"]').getAttribute("content");
-    fetch("/api/uploads", { method: "POST", body: form, credentials: "same-origin",
-      headers: { "X-CSRFToken": token, "Accept": "application/json" } })
-      .then(function (response) {
-        return response.json().catch(function () { return null; }).then(function (data) {
-          return { ok: response.ok, status: response.status, data: data };
-        });
-      }, function () { return { ok: false, status: 0, data: null }; })
-      .then(function (result) {
-        if (result.ok) entry.id = result.data.id;
-        else {
-          state.attachments = state.attachments.filter(function (a) { return a !== entry; });
-          showError(api.errorMessage(result));
-        }
-        drawChips();
-      });
-  }
-
-  ui.attach.addEventListener("click", function () { ui.file.click(); });
-  ui.file.addEventListener("change", function () {
-    Array.prototype.forEach.call(ui.file.files, upload);
-    ui.file.value = "";
   });
 
   // Start -------------------------------------------------------------------------------------

@@ -1,0 +1,134 @@
+/* One message of the shown branch as a list item: its body, version switch, status and actions.
+ *
+ * A user message offers Edit (a new branch from the message before it; not for the first
+ * message, which the API cannot branch); a reply offers Regenerate, or its error and Try again
+ * when it failed; a reply being written is drawn from the live turn's parts.
+ */
+(function (root) {
+  "use strict";
+
+  var el = LookoutForms.element;
+  var Parts = LookoutChatParts;
+
+  /**
+   * Return {item(entry), pending(userMessageId)}; ctx: {state, draw(), regenerate(userMessageId),
+   * startTurn(body) -> Promise<bool>, showError(text)}.
+   */
+  function create(ctx) {
+    function branchSwitch(entry) {
+      var count = entry.siblings.length, at = entry.position;
+      function go(step) {
+        return function () {
+          ctx.state.chosen[entry.message.parentId || LookoutChatTree.ROOT] = entry.siblings[at + step].id;
+          ctx.draw();
+        };
+      }
+      return el("span", { class: "branch-switch", role: "group", "aria-label": "Versions" }, [
+        el("button", { type: "button", "aria-label": "Previous version", disabled: at === 0,
+          text: "‹", onclick: go(-1) }),
+        el("span", { class: "branch-position", text: (at + 1) + "/" + count }),
+        el("button", { type: "button", "aria-label": "Next version", disabled: at === count - 1,
+          text: "›", onclick: go(1) }),
+      ]);
+    }
+
+    function action(text, onclick, extra) {
+      return el("button", Object.assign({ type: "button", class: "message-action", text: text,
+        onclick: onclick }, extra || {}));
+    }
+
+    function failure(message, userMessageId) {
+      var text = ctx.state.failures[message ? message.id : userMessageId] ||
+        ctx.state.failures[userMessageId] || "This reply failed.";
+      return el("div", { class: "reply-error", role: "alert" }, [
+        el("p", { text: text }),
+        action("Try again", function () { ctx.regenerate(userMessageId); }, { class: "message-action retry" }),
+      ]);
+    }
+
+    function messageItem(entry) {
+      var message = entry.message, isUser = message.role === "user";
+      var live = ctx.state.live && ctx.state.live.assistantMessageId === message.id ? ctx.state.live : null;
+      var status = live ? live.status : message.status;
+      var item = el("li", { class: "message message-" + message.role, "data-id": message.id,
+        "data-status": status });
+      var meta = el("div", { class: "message-meta" }, [
+        el("span", { class: "role", text: isUser ? "You" : "Lookout" })]);
+      if (entry.siblings.length > 1) meta.appendChild(branchSwitch(entry));
+      if (status === "cancelled") meta.appendChild(el("span", { class: "badge-stopped", text: "Stopped" }));
+      item.appendChild(meta);
+      if (isUser && ctx.state.editing === message.id) {
+        item.appendChild(editForm(message));
+        return item;
+      }
+      if (isUser) {
+        item.appendChild(Parts.userBody(message.parts));
+        if (message.parentId && !ctx.state.live) {
+          item.appendChild(el("div", { class: "message-actions" }, [
+            action("Edit", function () { ctx.state.editing = message.id; ctx.draw(); },
+              { "aria-label": "Edit this message" })]));
+        }
+        return item;
+      }
+      var holder = el("div", { class: "reply", "aria-live": live ? "polite" : null,
+        "aria-busy": live ? "true" : null });
+      // A stopped reply's text is stored a moment after the stop: until then, show what streamed.
+      var parts = live ? live.parts : message.parts.length ? message.parts : ctx.state.streamed[message.id] || [];
+      holder.appendChild(Parts.assistantBody(parts, ctx.state.view));
+      if (live) ctx.state.liveBody = holder;
+      item.appendChild(holder);
+      if (status === "running" || status === "queued") {
+        item.appendChild(el("p", { class: "writing muted", text: "Writing…" }));
+      } else if (status === "failed") {
+        item.appendChild(failure(message, message.parentId));
+      } else if (!ctx.state.live) {
+        item.appendChild(el("div", { class: "message-actions" }, [
+          action("Regenerate", function () { ctx.regenerate(message.parentId); },
+            { "aria-label": "Regenerate this reply" })]));
+      }
+      return item;
+    }
+
+    // The reply of a turn whose assistant message the worker has not created yet, or none at all.
+    function pendingItem(userMessageId) {
+      var live = ctx.state.live && ctx.state.live.userMessageId === userMessageId ? ctx.state.live : null;
+      var item = el("li", { class: "message message-assistant", "data-status": live ? live.status : "none" });
+      item.appendChild(el("div", { class: "message-meta" }, [el("span", { class: "role", text: "Lookout" })]));
+      if (live) {
+        var holder = el("div", { class: "reply", "aria-live": "polite", "aria-busy": "true" });
+        holder.appendChild(Parts.assistantBody(live.parts, ctx.state.view));
+        ctx.state.liveBody = holder;
+        item.appendChild(holder);
+        item.appendChild(el("p", { class: "writing muted", text: live.status === "queued" ?
+          "Waiting for a worker…" : "Writing…" }));
+      } else {
+        item.appendChild(failure(null, userMessageId));
+      }
+      return item;
+    }
+
+    function editForm(message) {
+      var text = message.parts.filter(function (p) { return p.type === "text"; })
+        .map(function (p) { return p.text; }).join("\n");
+      var box = el("textarea", { class: "edit-input", rows: 3, "aria-label": "Edited message" });
+      box.value = text;
+      var form = el("form", { class: "edit-form" }, [box, el("div", { class: "message-actions" }, [
+        el("button", { type: "submit", class: "send", text: "Send edit" }),
+        action("Cancel", function () { ctx.state.editing = null; ctx.draw(); }),
+      ])]);
+      form.addEventListener("submit", function (event) {
+        event.preventDefault();
+        if (!box.value.trim()) { ctx.showError("Write the new message before sending it."); return; }
+        ctx.startTurn({ content: box.value, parentMessageId: message.parentId }).then(function (ok) {
+          if (ok) ctx.state.editing = null;
+        });
+      });
+      setTimeout(function () { box.focus(); }, 0);
+      return form;
+    }
+
+    return { item: messageItem, pending: pendingItem };
+  }
+
+  root.LookoutChatMessages = { create: create };
+})(window);

@@ -1,0 +1,75 @@
+/* The composer's attachments: each chosen file is uploaded at once (POST /api/uploads, whose
+ * ingester extracts its text) and shown as a chip until the message that carries it is sent. */
+(function (root) {
+  "use strict";
+
+  var el = LookoutForms.element;
+
+  function send(file) {
+    var form = new FormData();
+    form.append("file", file);
+    var token = document.querySelector('meta[name="csrf-token"]').getAttribute("content");
+    return fetch("/api/uploads", { method: "POST", body: form, credentials: "same-origin",
+      headers: { "X-CSRFToken": token, "Accept": "application/json" } })
+      .then(function (response) {
+        return response.json().catch(function () { return null; }).then(function (data) {
+          return { ok: response.ok, status: response.status, data: data };
+        });
+      }, function () { return { ok: false, status: 0, data: null }; });
+  }
+
+  /**
+   * Return {ids(), busy(), count(), clear()}; options: {chips, input, button, onChange(),
+   * showError(text)}. onChange runs whenever the list or an upload's state changes.
+   */
+  function create(options) {
+    var files = [];
+
+    function draw() {
+      options.chips.textContent = "";
+      files.forEach(function (file) {
+        options.chips.appendChild(el("span", { class: "file-chip" + (file.id ? "" : " uploading") }, [
+          "📎 " + file.filename + (file.id ? "" : " (uploading…)"),
+          file.id ? el("button", { type: "button", class: "chip-remove", text: "×",
+            "aria-label": "Remove " + file.filename, onclick: function () { drop(file); } }) : null,
+        ]));
+      });
+      options.onChange();
+    }
+
+    function drop(file) {
+      files = files.filter(function (other) { return other !== file; });
+      draw();
+    }
+
+    function upload(file) {
+      var entry = { id: null, filename: file.name };
+      files.push(entry);
+      draw();
+      send(file).then(function (result) {
+        if (!result.ok) {
+          options.showError(LookoutApi.errorMessage(result));
+          drop(entry);
+          return;
+        }
+        entry.id = result.data.id;
+        draw();
+      });
+    }
+
+    options.button.addEventListener("click", function () { options.input.click(); });
+    options.input.addEventListener("change", function () {
+      Array.prototype.forEach.call(options.input.files, upload);
+      options.input.value = "";
+    });
+
+    return {
+      ids: function () { return files.map(function (file) { return file.id; }); },
+      busy: function () { return files.some(function (file) { return !file.id; }); },
+      count: function () { return files.length; },
+      clear: function () { files = []; draw(); },
+    };
+  }
+
+  root.LookoutChatUploads = { create: create };
+})(window);
