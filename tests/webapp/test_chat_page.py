@@ -189,7 +189,12 @@ def test_a_sent_message_streams_its_reply_and_it_stays_after_reload(
     )
     open_chat(page, chat_server, person, model_id)
     assert "Welcome" in page.locator("#chat-empty").inner_text()
-    send(page, "Say hello")
+    box = page.get_by_label("Message", exact=True)
+    box.fill("Say")
+    box.press("Shift+Enter")  # a new line, not a send
+    box.press_sequentially("hello")
+    assert box.input_value() == "Say\nhello" and page.locator(".message").count() == 0
+    box.press("Enter")
     page.wait_for_selector(".message-assistant .reply[aria-busy=true] .markdown", timeout=WAIT_MS)
     assert page.get_by_role("button", name="Stop").is_visible()
     wait_status(page, "completed")
@@ -204,7 +209,7 @@ def test_a_sent_message_streams_its_reply_and_it_stays_after_reload(
 
     page.reload()
     page.wait_for_selector(".message-assistant[data-status=completed]", timeout=WAIT_MS)
-    assert page.locator(".message-user").inner_text().endswith("Say hello")
+    assert page.locator(".message-user .user-text").inner_text() == "Say\nhello"
     assert "Hello there" in last_reply(page).inner_text()
     assert page.locator(".conversation-link[aria-current=page]").inner_text() == "Say hello"
 
