@@ -556,3 +556,23 @@ def test_a_user_without_models_is_not_sent_to_the_admin_area(page, live_server, 
     notice = page.locator("#chat-empty .notice")
     assert "An administrator needs to add a model provider." in notice.inner_text()
     assert notice.get_by_role("link").count() == 0
+
+
+def test_the_first_message_can_be_edited_and_a_failure_keeps_its_reason_after_reload(
+    page, chat_server, user, fake_model, model_id
+):
+    person, _chat = user
+    fake_model.script(Reply.text("Answer one."), Reply.error(401))
+    open_chat(page, chat_server, person, model_id)
+    send(page, "Frist question")
+    wait_status(page, "completed")
+    page.locator(".message-user").first.get_by_role("button", name="Edit this message").click()
+    page.get_by_label("Edited message").fill("First question")
+    page.get_by_role("button", name="Send edit").click()
+    wait_status(page, "failed")
+    first = page.locator(".message-user").first
+    assert "First question" in first.inner_text()
+    assert first.locator(".branch-position").inner_text() == "2/2"
+    page.reload()
+    page.wait_for_selector(".reply-error", timeout=WAIT_MS)
+    assert "rejected its API key" in page.locator(".reply-error").inner_text()

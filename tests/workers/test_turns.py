@@ -301,3 +301,19 @@ def test_a_step_delivered_twice_runs_once(chat, chat_app, fake_model, model_ids)
     time.sleep(0.5)
     assert len(fake_model.chat_requests()) == 2
     assert chat.reply(chat.turn(turn["id"]))["parts"] == chat.reply(turn)["parts"]
+
+
+def test_a_null_parent_starts_a_new_first_message_and_failed_reasons_come_with_the_conversation(
+    chat, fake_model, model_ids
+):
+    conversation = chat.new_conversation()
+    first = chat.run(conversation, "Frist question", model_ids[0])
+    fake_model.script(Reply.error(401))
+    edited = chat.run(conversation, "First question", model_ids[0], parentMessageId=None)
+    body = chat.conversation(conversation)
+    users = [m for m in body["messages"] if m["role"] == "user"]
+    assert [m["parentId"] for m in users] == [None, None]
+    assert edited["userMessageId"] != first["userMessageId"]
+    (failed,) = body["failedTurns"]
+    assert failed["userMessageId"] == edited["userMessageId"]
+    assert "API key" in failed["error"]

@@ -53,6 +53,20 @@ def show_conversation(conversation: Conversation, messages: bool = True) -> dict
             )
         )
         shown["openTurnId"] = open_turn.id if open_turn else None
+        failed = db.session.scalars(
+            db.select(Turn)
+            .filter_by(conversation_id=conversation.id, status="failed")
+            .order_by(Turn.created_at)
+        )
+        shown["failedTurns"] = [
+            {
+                "id": turn.id,
+                "userMessageId": turn.user_message_id,
+                "assistantMessageId": turn.assistant_message_id,
+                "error": turn.error,
+            }
+            for turn in failed
+        ]
     return shown
 
 

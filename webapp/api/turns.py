@@ -51,8 +51,12 @@ def read_turn_request() -> dict[str, Any]:
     return data
 
 
-def find_parent(conversation: Conversation, parent_id: str | None) -> Message | None:
-    """Return the message to continue from: the one named, or the newest of the conversation."""
+def find_parent(conversation: Conversation, data: dict[str, Any]) -> Message | None:
+    """Return the message to continue from: the one named, None for an explicit null (a new
+    first message, as when editing the first one), or the newest of the conversation."""
+    if "parentMessageId" in data and data["parentMessageId"] is None:
+        return None
+    parent_id = data.get("parentMessageId")
     if parent_id is None:
         return db.session.scalar(
             db.select(Message)
@@ -91,7 +95,7 @@ def start_turn(conversation_id: str):
         raise ApiError(
             "A turn is still running in this conversation. Wait for it, or cancel it first.", 409
         )
-    parent = find_parent(conversation, data.get("parentMessageId"))
+    parent = find_parent(conversation, data)
     if "content" in data:
         user_message = Message(
             conversation_id=conversation.id,

@@ -173,6 +173,10 @@
       if (!result.ok) { showError(api.errorMessage(result)); startNewChat(); return; }
       if (state.conversation && state.conversation.id !== id) stopFollowing();
       state.conversation = result.data;
+      (result.data.failedTurns || []).forEach(function (turn) {  // reasons survive a reload
+        state.failures[turn.userMessageId] = turn.error;
+        if (turn.assistantMessageId) state.failures[turn.assistantMessageId] = turn.error;
+      });
       sidebar.setCurrent(id);
       var live = state.live;
       if (live && live.assistantMessageId && !result.data.messages.some(function (m) {

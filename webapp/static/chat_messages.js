@@ -1,7 +1,7 @@
 /* One message of the shown branch as a list item: its body, version switch, status and actions.
  *
- * A user message offers Edit (a new branch from the message before it; not for the first
- * message, which the API cannot branch); a reply offers Regenerate, or its error and Try again
+ * A user message offers Edit (a new branch from the message before it, or a new first message
+ * with parentMessageId null); a reply offers Regenerate, or its error and Try again
  * when it failed; a reply being written is drawn from the live turn's parts.
  */
 (function (root) {
@@ -63,7 +63,7 @@
       }
       if (isUser) {
         item.appendChild(Parts.userBody(message.parts));
-        if (message.parentId && !ctx.state.live) {
+        if (!ctx.state.live) {
           item.appendChild(el("div", { class: "message-actions" }, [
             action("Edit", function () { ctx.state.editing = message.id; ctx.draw(); },
               { "aria-label": "Edit this message" })]));
@@ -119,7 +119,7 @@
       form.addEventListener("submit", function (event) {
         event.preventDefault();
         if (!box.value.trim()) { ctx.showError("Write the new message before sending it."); return; }
-        ctx.startTurn({ content: box.value, parentMessageId: message.parentId }).then(function (ok) {
+        ctx.startTurn({ content: box.value, parentMessageId: message.parentId || null }).then(function (ok) {
           if (ok) ctx.state.editing = null;
         });
       });
