@@ -54,11 +54,17 @@ def one_turn(chat: ChatClient, conversation: str, model: str, barrier, out: dict
 
 
 def run_once(
-    turns: int, concurrency: int, database: str, tokens: int, seconds: float, processes: int = 1
+    turns: int,
+    concurrency: int,
+    database: str,
+    tokens: int,
+    seconds: float,
+    processes: int = 1,
+    web: str = "werkzeug",
 ) -> dict:
     """Run one round on one database and return its figures."""
     model_args = ("stream", "--tokens", str(tokens), "--seconds", str(seconds))
-    stack = Stack(database=database, concurrency=concurrency, processes=processes)
+    stack = Stack(database=database, concurrency=concurrency, processes=processes, web=web)
     with stack, FakeModelProcess(*model_args) as fake:
         model = stack.add_provider(fake.base_url)
         owner = stack.chat()
@@ -161,11 +167,19 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--processes", type=int, default=1, help="worker processes (same queue)")
+    parser.add_argument(
+        "--web",
+        choices=["werkzeug", "gunicorn"],
+        default="werkzeug",
+        help="serve the API in the benchmark's process (werkzeug) or as production does",
+    )
     args = parser.parse_args()
     concurrency = args.concurrency or -(-args.turns // args.processes)
     databases = ["sqlite", "postgres"] if args.database == "both" else [args.database]
     rounds = [
-        run_once(args.turns, concurrency, database, args.tokens, args.seconds, args.processes)
+        run_once(
+            args.turns, concurrency, database, args.tokens, args.seconds, args.processes, args.web
+        )
         for database in databases
     ]
     print(report(rounds, args.turns, concurrency, args.tokens, args.seconds, args.processes))

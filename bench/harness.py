@@ -33,8 +33,14 @@ sys.path.insert(0, str(ROOT))
 from tests.support import databases  # noqa: E402
 from tests.support.chat import ChatClient, Event, parse_sse  # noqa: E402
 from tests.support.live_server import LiveServer  # noqa: E402
+from tests.support.processes import (  # noqa: E402
+    free_port,
+    start_process,
+    stop_process,
+    wait_for_port,
+)
 from tests.support.redis_server import RedisServer  # noqa: E402
-from tests.support.workers import CeleryWorker  # noqa: E402
+from tests.support.workers import CeleryWorker, worker_environ  # noqa: E402
 from webapp import create_app  # noqa: E402
 from webapp.extensions import db  # noqa: E402
 from webapp.models import ApiToken, Provider, User  # noqa: E402
@@ -56,6 +62,33 @@ def postgres_server_url() -> str | None:
         return None
 
 
+class GunicornServer:
+    """The API as production runs it: gunicorn's gthread workers in processes of their own."""
+
+    def __init__(self, app, directory: Path, workers: int = 2, threads: int = 128) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = directory / "gunicorn.log"
+        self.args = [
+            sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{self.port}",
+            "--worker-class", "gthread", "--workers", str(workers), "--threads", str(threads),
+            "--no-control-socket", "webapp:create_app()",
+        ]  # fmt: skip
+        self.env = worker_environ(app)
+        self.process = None
+
+    def start(self) -> GunicornServer:
+        """Start gunicorn and wait until it listens; return self."""
+        self.process = start_process(self.args, self.log, env=self.env)
+        wait_for_port("127.0.0.1", self.port, timeout=60)
+        return self
+
+    def stop(self) -> None:
+        """Stop gunicorn and its workers."""
+        if self.process is not None:
+            stop_process(self.process, timeout=10)
+
+
 class Stack:
     """A private Redis, a migrated database, worker processes and the API over HTTP."""
 
@@ -66,10 +99,12 @@ class Stack:
         plugins: str = "bench.bench_plugins",
         settings: dict | None = None,
         processes: int = 1,
+        web: str = "werkzeug",
     ) -> None:
         self.database = database
         self.concurrency = concurrency
         self.processes = processes
+        self.web_kind = web
         self.extra_workers: list[CeleryWorker] = []
         self.settings = {"LOOKOUT_PLUGINS": plugins, "ALLOW_PRIVATE_NETWORKS": True}
         self.settings.update(settings or {})
@@ -100,7 +135,10 @@ class Stack:
         for _ in range(self.processes - 1):  # the same queue, one more process each
             extra = CeleryWorker(self.app, self.directory, concurrency=self.concurrency)
             self.extra_workers.append(extra.start(timeout=60))
-        self.web = LiveServer(self.app).start()
+        if self.web_kind == "gunicorn":
+            self.web = GunicornServer(self.app, self.directory).start()
+        else:
+            self.web = LiveServer(self.app).start()
         return self
 
     def _make_database(self) -> str:
