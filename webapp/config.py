@@ -270,6 +270,8 @@ def to_environ(values: Mapping[str, Any]) -> dict[str, str]:
 def configure_logging(level: str) -> None:
     """Set the root logger's level and a plain format, once per process."""
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # Alembic announces each of its plugins at INFO whenever an app is created: noise.
+    logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
 
 
 def markdown_table() -> str:
