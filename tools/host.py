@@ -162,6 +162,8 @@ class PluginHost:
         except PluginConfigError as exc:
             state.status = "failed" if has_stored else "needs-configuration"
             state.reason, state.fields = exc.message, exc.fields
+            if state.status == "needs-configuration":
+                state.reason = f"Set its options to turn it on. {exc.message}"
             log.warning("plugin %s is %s: %s", plugin.id, state.status, exc.message)
             return state
         except Exception as exc:  # a plugin's bug must not stop the app or the others
