@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-import re
 import socket
 import sys
 import threading
@@ -25,7 +24,7 @@ import weakref
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urljoin
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -35,6 +34,7 @@ from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConn
 from urllib3.util.connection import allowed_gai_family
 
 from tools.addresses import AddressPolicy, address_allowed, find_refusal_reason
+from tools.urls import find_url_problem, redact_url
 
 __all__ = [
     "AddressNotAllowed",
@@ -52,46 +52,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("lookout.net")
-
-# urllib.parse and urllib3 split "http://127.0.0.1\@1.1.1.1/" differently, and urlsplit silently
-# drops tabs and newlines: refuse such URLs rather than guess which host is meant.
-_UNSAFE_URL_CHARACTER = re.compile(r"[\x00-\x20\x7f-\x9f\\]|\s")
-
-
-def find_url_problem(url: str) -> str | None:
-    """Return why a guarded session refuses ``url`` before connecting, or None when it is fine."""
-    unsafe = _UNSAFE_URL_CHARACTER.search(url)
-    if unsafe is not None:
-        if unsafe.group() == "\\":
-            return "backslash in the URL"
-        return "space or control character in the URL"
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a bad port
-    except ValueError:
-        return "unparsable URL"
-    if parts.scheme.lower() not in ("http", "https"):
-        return f"scheme {parts.scheme!r} is not http or https"
-    if "@" in parts.netloc:
-        return "credentials (user@) in the URL"
-    if not parts.hostname:
-        return "no host in the URL"
-    return None
-
-
-def redact_url(url: str) -> str:
-    """Return ``url`` without credentials, query string or fragment, printable and fit to log."""
-    try:
-        parts = urlsplit(url)
-        host, port = parts.hostname or "", parts.port
-    except ValueError:
-        return "<unparsable URL>"
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = host if port is None else f"{host}:{port}"
-    text = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-    printable = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-    return printable if len(printable) <= 200 else printable[:199] + "…"
 
 
 class AddressNotAllowed(requests.ConnectionError):
