@@ -159,3 +159,60 @@ def test_a_turn_whose_worker_is_killed_is_failed_with_a_reason(make_app, tmp_pat
     assert turn["status"] == "failed"
     assert turn["error"].startswith("The worker answering this turn stopped")
     assert reader.events[-1].name == "turn.failed"
+
+
+def test_a_step_redelivered_after_its_worker_died_is_taken_over_and_finished(make_app, tmp_path):
+    """A claimed step whose heartbeat went stale (its worker died before finishing) is run again
+    by the next delivery of its task, instead of being refused as already claimed."""
+    from datetime import timedelta
+
+    from webapp import queue
+    from webapp.models import Conversation, Message, Turn
+    from webapp.models.base import utcnow
+
+    app = make_app(LOOKOUT_PLUGINS="tests.workers.turn_plugins", TURN_STALE_SECONDS=3600)
+    with FakeModel() as fake, CeleryWorker(app, tmp_path):
+        fake.script(Reply.text("Answered after all."))
+        with app.app_context():
+            db.session.add(
+                Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
+            )
+            user = User.make("owner", "password")
+            db.session.add(user)
+            db.session.flush()
+            conversation = Conversation(owner_id=user.id)
+            db.session.add(conversation)
+            db.session.flush()
+            question = Message(
+                conversation_id=conversation.id, role="user", parts=[{"type": "text", "text": "q"}]
+            )
+            db.session.add(question)
+            db.session.flush()
+            stale = utcnow() - timedelta(seconds=60)
+            turn = Turn(
+                conversation_id=conversation.id,
+                user_message_id=question.id,
+                model="fake/m",
+                generation={},
+                roles=["user"],
+                status="running",
+                step=0,
+                started_at=stale,
+                heartbeat_at=stale,
+            )
+            db.session.add(turn)
+            db.session.commit()
+            turn_id = turn.id
+            queue.enqueue("lookout.run_turn_step", turn_id, 0)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            with app.app_context():
+                row = db.session.get(Turn, turn_id)
+                if row.status != "running":
+                    break
+            time.sleep(0.1)
+        with app.app_context():
+            row = db.session.get(Turn, turn_id)
+            reply = db.session.get(Message, row.assistant_message_id)
+            assert row.status == "completed"
+            assert reply.parts == [{"type": "text", "text": "Answered after all."}]
