@@ -19,6 +19,7 @@ from tests.conftest import RUN_ID
 from tests.support.chat import ChatClient
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.live_server import LiveServer
+from tests.support.pages import sign_in_page
 from tests.support.processes import wait_until
 from tests.support.workers import CeleryWorker
 from webapp import create_app
@@ -148,15 +149,8 @@ def user(chat_app, chat_server):
 
 
 def sign_in(page, base_url: str, user, path: str = "/"):
-    """Sign in through the form, open `path` and wait until the chat script is ready."""
-    page.goto(f"{base_url}/sign-in")
-    page.get_by_label("Name").fill(user.name)
-    page.get_by_label("Password").fill("password")
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(f"{base_url}/")
-    if path != "/":
-        page.goto(f"{base_url}{path}")
-    page.wait_for_selector("#chat[data-ready]")
+    """Sign in and open `path`, waiting until the chat script is ready."""
+    sign_in_page(page, base_url, user, path, ready="#chat[data-ready]")
 
 
 def open_chat(page, chat_server, user, model_id, path="/"):

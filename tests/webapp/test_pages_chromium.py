@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.pages import sign_in_page
 from webapp.extensions import db
 from webapp.models import UserPluginSettings
 
@@ -43,14 +44,8 @@ def search_configured(api, make_user):
 
 
 def sign_in(page, live_server, user, path: str):
-    """Sign in through the form and open `path`, waiting for the page's script to finish."""
-    page.goto(f"{live_server.url}/sign-in")
-    page.get_by_label("Name").fill(user.name)
-    page.get_by_label("Password").fill("password")
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(f"{live_server.url}/")
-    page.goto(f"{live_server.url}{path}")
-    page.wait_for_selector("#plugins[data-ready]")
+    """Sign in and open `path`, waiting for the plugin forms to be drawn."""
+    sign_in_page(page, live_server.url, user, path, ready="#plugins[data-ready]")
 
 
 def test_the_settings_page_has_a_checkbox_per_switchable_tool_and_saves_changes(

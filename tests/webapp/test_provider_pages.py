@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.fake_model import FakeModel
+from tests.support.pages import sign_in_page
 from webapp.extensions import db
 from webapp.models import Provider
 
@@ -14,14 +15,8 @@ KEY = "sk-page-secret-4242"
 
 
 def sign_in(page, live_server, user, path: str = "/admin/providers"):
-    """Sign in through the form, open `path` and wait until the provider list is drawn."""
-    page.goto(f"{live_server.url}/sign-in")
-    page.get_by_label("Name").fill(user.name)
-    page.get_by_label("Password").fill("password")
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(f"{live_server.url}/")
-    page.goto(f"{live_server.url}{path}")
-    page.wait_for_selector("#providers[data-ready]")
+    """Sign in and open `path`, waiting until the provider list is drawn."""
+    sign_in_page(page, live_server.url, user, path, ready="#providers[data-ready]")
 
 
 def stored(app, name: str) -> Provider | None:

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.pages import sign_in_page
+
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
 
 
 def sign_in(page, live_server, user, path: str = "/settings/tokens"):
-    """Sign in through the form, open `path` and wait until the token list is drawn."""
-    page.goto(f"{live_server.url}/sign-in")
-    page.get_by_label("Name").fill(user.name)
-    page.get_by_label("Password").fill("password")
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(f"{live_server.url}/")
-    page.goto(f"{live_server.url}{path}")
-    page.wait_for_selector("#tokens[data-ready]")
+    """Sign in and open `path`, waiting until the token list is drawn."""
+    sign_in_page(page, live_server.url, user, path, ready="#tokens[data-ready]")
 
 
 def test_a_new_token_is_shown_once_works_as_bearer_and_stops_when_revoked(

@@ -1,0 +1,20 @@
+"""Driving Lookout's pages in the browser: the one way tests sign in through the real form."""
+
+from __future__ import annotations
+
+
+def sign_in_page(page, base_url: str, user, path: str = "/", ready: str | None = None) -> None:
+    """Sign ``user`` (password "password") in through the form, then open ``path``.
+
+    ``ready`` is a CSS selector the page's script marks once it has drawn (e.g.
+    ``#chat[data-ready]``); the call waits for it.
+    """
+    page.goto(f"{base_url}/sign-in")
+    page.get_by_label("Name").fill(user.name)
+    page.get_by_label("Password").fill("password")
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(f"{base_url}/")
+    if path != "/":
+        page.goto(f"{base_url}{path}")
+    if ready is not None:
+        page.wait_for_selector(ready)
