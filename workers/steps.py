@@ -162,12 +162,25 @@ def start_reply(turn: Turn) -> None:
 
 
 def branch(message_id: str) -> list[Message]:
-    """Return the messages from the conversation's start down to ``message_id``."""
+    """Return the messages from the conversation's start down to ``message_id``.
+
+    One query loads the conversation's messages and the path is walked in memory: a query per
+    message made every step of a long conversation slower than the last.
+    """
+    last = db.session.get(Message, message_id)
+    if last is None:
+        return []
+    by_id = {
+        m.id: m
+        for m in db.session.scalars(
+            db.select(Message).filter_by(conversation_id=last.conversation_id)
+        )
+    }
     path: list[Message] = []
-    current = db.session.get(Message, message_id)
-    while current is not None:
+    current: Message | None = last
+    while current is not None and len(path) <= len(by_id):  # a cycle cannot loop forever
         path.append(current)
-        current = db.session.get(Message, current.parent_id) if current.parent_id else None
+        current = by_id.get(current.parent_id) if current.parent_id else None
     return list(reversed(path))
 
 
