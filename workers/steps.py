@@ -9,7 +9,6 @@ ever waits on another task's result.
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -18,28 +17,22 @@ from celery import chord
 from flask import current_app
 from sqlalchemy import update
 
-from tools.api import Signal
-from tools.citations import CitationList
 from webapp.extensions import db
-from webapp.models import Message, Provider, ToolCall, Turn
+from webapp.models import Message, ToolCall, Turn
 from webapp.models.base import utcnow
 from webapp.models.providers import find_model
 from webapp.turns import finish_turn, turn_state
-from webapp.turnstate import TurnState
 from workers.celery_app import celery
 from workers.context import cited_urls
 from workers.prompts import StoredMessage, build_messages
 from workers.providers import (
-    ProviderCancelled,
     ProviderError,
-    SourceEvent,
-    TextDelta,
     ToolCallRequest,
     ToolSpec,
-    Usage,
 )
-from workers.runtime import beat, forget_beat, get_provider, get_watcher, note_beat
+from workers.runtime import forget_beat, note_beat
 from workers.selection import Offered, TurnFailed
+from workers.streaming import add_usage, stream_reply
 from workers.toolcalls import run_tool_call
 from workers.turn_tools import is_untrusted_name, offered_tools
 
@@ -245,100 +238,6 @@ def spec_of(offered: Offered) -> ToolSpec:
     """Return the tool as offered to the model, its JSON Schema derived from its input schema."""
     tool = offered.tool
     return ToolSpec(tool.name, tool.description, tool.json_schema())
-
-
-class Reply:
-    """What one model call said."""
-
-    def __init__(self) -> None:
-        self.text = ""
-        self.sources: list[dict[str, Any]] = []
-        self.calls: list[ToolCallRequest] = []
-        self.usage: Usage | None = None
-        self.cancelled = False
-
-
-def stream_reply(
-    turn: Turn,
-    provider_row: Provider,
-    model_name: str,
-    messages: list[dict[str, Any]],
-    specs: list[ToolSpec],
-    already_cited: set[str],
-) -> Reply:
-    """Stream the model's answer, publishing text and sources as they come."""
-    state = turn_state(turn.id)
-    reply = Reply()
-    citations = CitationList(seen=already_cited, claim=state.claim_citation)
-    signal = Signal()
-    deltas = DeltaBuffer(state)
-    with get_watcher().watching(turn.id, signal):
-        try:
-            events = get_provider(provider_row).stream(
-                model_name, messages, specs or None, cancelled=lambda: signal.cancelled
-            )
-            for event in events:
-                if isinstance(event, TextDelta) and event.text:
-                    reply.text += event.text
-                    deltas.add(event.text)
-                    beat(turn.id)
-                    continue
-                deltas.flush()
-                if isinstance(event, SourceEvent):
-                    cited = citations.add(event.url, event.title)
-                    if cited is not None:
-                        reply.sources.append(
-                            {"type": "source", "url": cited.url, "title": cited.title}
-                        )
-                        state.publish("source.added", {"url": cited.url, "title": cited.title})
-                elif isinstance(event, ToolCallRequest):
-                    reply.calls.append(event)
-                elif isinstance(event, Usage):
-                    reply.usage = event
-        except ProviderCancelled:
-            reply.cancelled = True
-        finally:
-            deltas.flush()
-    reply.cancelled = reply.cancelled or signal.cancelled
-    return reply
-
-
-class DeltaBuffer:
-    """Coalesces streamed text into one ``text.delta`` event per interval.
-
-    A token per Redis round trip made publishing a third of a step's CPU; pages cannot tell
-    50 ms batches from single tokens.
-    """
-
-    INTERVAL_SECONDS = 0.05
-
-    def __init__(self, state: TurnState) -> None:
-        self.state = state
-        self.pending: list[str] = []
-        self.last_flush = time.monotonic()
-
-    def add(self, text: str) -> None:
-        """Buffer text, publishing what is buffered once the interval has passed."""
-        self.pending.append(text)
-        if time.monotonic() - self.last_flush >= self.INTERVAL_SECONDS:
-            self.flush()
-
-    def flush(self) -> None:
-        """Publish the buffered text now, if there is any."""
-        if self.pending:
-            self.state.publish("text.delta", {"text": "".join(self.pending)})
-            self.pending = []
-        self.last_flush = time.monotonic()
-
-
-def add_usage(total: dict | None, usage: Usage | None) -> dict | None:
-    """Return the turn's token usage with one more model call's counts added."""
-    if usage is None:
-        return total
-    total = dict(total or {"inputTokens": 0, "outputTokens": 0})
-    total["inputTokens"] += usage.input_tokens
-    total["outputTokens"] += usage.output_tokens
-    return total
 
 
 def store_calls(
