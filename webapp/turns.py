@@ -26,6 +26,13 @@ def turn_state(turn_id: str) -> TurnState:
     return TurnState(get_redis(), turn_id)
 
 
+def open_turns(conversation_id: str):
+    """Return the select of a conversation's queued or running turns."""
+    return db.select(Turn).filter(
+        Turn.conversation_id == conversation_id, Turn.status.in_(OPEN_STATUSES)
+    )
+
+
 def show_turn(turn: Turn, full: bool = True) -> dict[str, Any]:
     """Return a turn in the API's shape; ``full`` adds the assistant message, error and usage."""
     shown: dict[str, Any] = {

@@ -11,7 +11,7 @@ from webapp.auth.guards import api_login_required
 from webapp.errors import ApiError
 from webapp.extensions import db
 from webapp.models import Conversation, Message, Turn
-from webapp.turns import OPEN_STATUSES, cancel_turn
+from webapp.turns import cancel_turn, open_turns
 
 bp = Blueprint("api_conversations", __name__, url_prefix="/api/conversations")
 MAX_TITLE = 200
@@ -47,11 +47,7 @@ def show_conversation(conversation: Conversation, messages: bool = True) -> dict
     }
     if messages:
         shown["messages"] = [show_message(m) for m in conversation.messages]
-        open_turn = db.session.scalar(
-            db.select(Turn).filter(
-                Turn.conversation_id == conversation.id, Turn.status.in_(OPEN_STATUSES)
-            )
-        )
+        open_turn = db.session.scalar(open_turns(conversation.id))
         shown["openTurnId"] = open_turn.id if open_turn else None
         failed = db.session.scalars(
             db.select(Turn)
@@ -130,11 +126,7 @@ def rename_conversation(conversation_id: str):
 def delete_conversation(conversation_id: str):
     """Delete a conversation, cancelling its running turn first."""
     conversation = get_conversation(conversation_id)
-    for turn in db.session.scalars(
-        db.select(Turn).filter(
-            Turn.conversation_id == conversation.id, Turn.status.in_(OPEN_STATUSES)
-        )
-    ):
+    for turn in db.session.scalars(open_turns(conversation.id)).all():
         cancel_turn(turn)
     db.session.delete(db.session.get(Conversation, conversation_id))
     db.session.commit()

@@ -19,7 +19,14 @@ from webapp.errors import ApiError
 from webapp.extensions import db
 from webapp.models import Conversation, Message, Turn
 from webapp.models.providers import find_model
-from webapp.turns import OPEN_STATUSES, cancel_turn, finish_turn, show_turn, turn_state
+from webapp.turns import (
+    OPEN_STATUSES,
+    cancel_turn,
+    finish_turn,
+    open_turns,
+    show_turn,
+    turn_state,
+)
 from webapp.turnstate import TERMINAL_EVENTS
 
 bp = Blueprint("api_turns", __name__, url_prefix="/api")
@@ -86,11 +93,7 @@ def start_turn(conversation_id: str):
             400,
             {"model": ["Unknown model."]},
         )
-    busy = db.session.scalar(
-        db.select(Turn).filter(
-            Turn.conversation_id == conversation.id, Turn.status.in_(OPEN_STATUSES)
-        )
-    )
+    busy = db.session.scalar(open_turns(conversation.id))
     if busy is not None:
         raise ApiError(
             "A turn is still running in this conversation. Wait for it, or cancel it first.", 409
