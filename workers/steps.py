@@ -20,7 +20,6 @@ from sqlalchemy import update
 from webapp.extensions import db
 from webapp.models import Message, ToolCall, Turn
 from webapp.models.base import utcnow
-from webapp.models.providers import find_model
 from webapp.turns import finish_turn, turn_state
 from workers.celery_app import celery
 from workers.context import cited_urls
@@ -34,7 +33,7 @@ from workers.runtime import forget_beat, note_beat
 from workers.selection import Offered, TurnFailed
 from workers.streaming import add_usage, stream_reply
 from workers.toolcalls import run_tool_call
-from workers.turn_tools import is_untrusted_name, offered_tools
+from workers.turn_tools import get_turn_model, is_untrusted_name, offered_tools
 
 TAKEOVER_AFTER_SECONDS = 20
 BAD_ARGUMENTS = {"outcome": "error", "error": "The arguments were not valid JSON."}
@@ -202,7 +201,8 @@ def results_of(turn: Turn, step: int, already_cited: set[str]) -> list[dict[str,
 def model_step(turn: Turn, step: int) -> None:
     """Stream one model call and store what it said; end the turn or dispatch its tools."""
     config = current_app.config
-    offers = offered_tools(turn)
+    provider_row, model = get_turn_model(turn)
+    offers = offered_tools(turn, model)
     last_step = step >= config["TURN_MAX_STEPS"] - 1
     message = db.session.get(Message, turn.assistant_message_id)
     already_cited = set(cited_urls(turn, include_calls=False))
@@ -212,9 +212,6 @@ def model_step(turn: Turn, step: int) -> None:
     messages = build_messages(
         history, is_untrusted_name(offers), config["CONTEXT_TOOL_CHARS"], config["APP_NAME"]
     )
-    provider_row, model = find_model(turn.model) or (None, None)
-    if provider_row is None:
-        raise TurnFailed(f"The model {turn.model} is not available. Pick another model.")
     specs = [] if last_step else [spec_of(o) for o in offers]
     reply = stream_reply(turn, provider_row, model["name"], messages, specs, already_cited)
     parts = prior + reply.sources

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from webapp.models import Conversation, Turn
+from webapp.models import Conversation, Provider, Turn
 from webapp.models.providers import find_model
 from webapp.plugins import enabled_tools, get_host
 from workers.selection import Offered, TurnFailed, select_tools
@@ -15,15 +15,24 @@ def owner_id(turn: Turn) -> str:
     return db.session.get(Conversation, turn.conversation_id).owner_id
 
 
-def offered_tools(turn: Turn) -> list[Offered]:
-    """Return the tools the turn offers; raise TurnFailed when it cannot run as asked."""
+def get_turn_model(turn: Turn) -> tuple[Provider, dict]:
+    """Return the turn's provider and model entry; raise TurnFailed when it is gone."""
     found = find_model(turn.model)
     if found is None:
         raise TurnFailed(
             f"The model {turn.model} is not available. Pick another model; an admin can add "
             "models in the provider settings."
         )
-    _provider, model = found
+    return found
+
+
+def offered_tools(turn: Turn, model: dict | None = None) -> list[Offered]:
+    """Return the tools the turn offers; raise TurnFailed when it cannot run as asked.
+
+    ``model`` is the turn's model entry, when the caller already has it.
+    """
+    if model is None:
+        _provider, model = get_turn_model(turn)
     host = get_host()
     user = owner_id(turn)
     return select_tools(
