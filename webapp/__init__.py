@@ -20,7 +20,11 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     app.config.update(config)
     app.config.update(values)
     app.config["SQLALCHEMY_DATABASE_URI"] = values["DATABASE_URL"]
-    app.config.setdefault("SQLALCHEMY_ENGINE_OPTIONS", {"pool_pre_ping": True})
+    pool = values["DATABASE_POOL_SIZE"]
+    app.config.setdefault(
+        "SQLALCHEMY_ENGINE_OPTIONS",
+        {"pool_pre_ping": True, "pool_size": pool, "max_overflow": pool},
+    )
     app.config["MAX_CONTENT_LENGTH"] = values["ATTACHMENT_MAX_BYTES"] + 1024 * 1024
     settings.configure_logging(values["LOG_LEVEL"])
 

@@ -128,6 +128,13 @@ SETTINGS: tuple[Setting, ...] = (
         parse_database_url,
     ),
     Setting(
+        "DATABASE_POOL_SIZE",
+        "10",
+        "Database connections each web or worker process keeps open, with as many again opened "
+        "under load; turns hold one only while they read or write.",
+        int_parser(1, 1000),
+    ),
+    Setting(
         "REDIS_URL",
         "redis://127.0.0.1:6379/0",
         "Redis for the Celery broker, results and "

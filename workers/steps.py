@@ -29,7 +29,7 @@ from workers.providers import (
     ToolCallRequest,
     ToolSpec,
 )
-from workers.runtime import forget_beat, note_beat
+from workers.runtime import forget_beat, get_provider, note_beat
 from workers.selection import Offered, TurnFailed
 from workers.streaming import add_usage, stream_reply
 from workers.toolcalls import run_tool_call
@@ -213,7 +213,9 @@ def model_step(turn: Turn, step: int) -> None:
         history, is_untrusted_name(offers), config["CONTEXT_TOOL_CHARS"], config["APP_NAME"]
     )
     specs = [] if last_step else [spec_of(o) for o in offers]
-    reply = stream_reply(turn, provider_row, model["name"], messages, specs, already_cited)
+    provider, turn_id = get_provider(provider_row), turn.id
+    db.session.commit()  # ends the read transaction: no connection held while the model streams
+    reply = stream_reply(turn_id, provider, model["name"], messages, specs, already_cited)
     parts = prior + reply.sources
     if reply.text:
         parts.append({"type": "text", "text": reply.text})

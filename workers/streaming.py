@@ -7,10 +7,10 @@ from typing import Any
 
 from tools.api import Signal
 from tools.citations import CitationList
-from webapp.models import Provider, Turn
 from webapp.turns import turn_state
 from webapp.turnstate import TurnState
 from workers.providers import (
+    ChatProvider,
     ProviderCancelled,
     SourceEvent,
     TextDelta,
@@ -18,7 +18,7 @@ from workers.providers import (
     ToolSpec,
     Usage,
 )
-from workers.runtime import beat, get_provider, get_watcher
+from workers.runtime import beat, get_watcher
 
 
 class Reply:
@@ -33,29 +33,34 @@ class Reply:
 
 
 def stream_reply(
-    turn: Turn,
-    provider_row: Provider,
+    turn_id: str,
+    provider: ChatProvider,
     model_name: str,
     messages: list[dict[str, Any]],
     specs: list[ToolSpec],
     already_cited: set[str],
 ) -> Reply:
-    """Stream the model's answer, publishing text and sources as they come."""
-    state = turn_state(turn.id)
+    """Stream the model's answer, publishing text and sources as they come.
+
+    Reads nothing from the database: the caller ends its transaction first, so no connection
+    is held while the model streams (a held one per stream capped concurrent turns at the
+    connection pool's size).
+    """
+    state = turn_state(turn_id)
     reply = Reply()
     citations = CitationList(seen=already_cited, claim=state.claim_citation)
     signal = Signal()
     deltas = DeltaBuffer(state)
-    with get_watcher().watching(turn.id, signal):
+    with get_watcher().watching(turn_id, signal):
         try:
-            events = get_provider(provider_row).stream(
+            events = provider.stream(
                 model_name, messages, specs or None, cancelled=lambda: signal.cancelled
             )
             for event in events:
                 if isinstance(event, TextDelta) and event.text:
                     reply.text += event.text
                     deltas.add(event.text)
-                    beat(turn.id)
+                    beat(turn_id)
                     continue
                 deltas.flush()
                 if isinstance(event, SourceEvent):

@@ -94,32 +94,33 @@ def run_tool_call(self, turn_id: str, call_id: str) -> str:
     if call is None or turn is None or call.outcome is not None:
         return "skipped"
     started = time.monotonic()
+    name, plugin = call.name, call.plugin
     call.started_at = utcnow()
     db.session.commit()
     state = turn_state(turn_id)
     if turn.status != "running" or state.cancel_requested():
         result = Outcome("cancelled", error="The turn was cancelled before this call started.")
     else:
-        state.publish("tool.started", {"callId": call_id, "name": call.name, "input": call.input})
+        state.publish("tool.started", {"callId": call_id, "name": name, "input": call.input})
         result = run_call(turn, call)
     store(call, result)
     duration_ms = round((time.monotonic() - started) * 1000)
     log.info(
         "tool_call turn=%s plugin=%s tool=%s duration_ms=%d outcome=%s",
         turn_id,
-        call.plugin,
-        call.name,
+        plugin,
+        name,
         duration_ms,
         result.outcome,
         extra={
             "turn": turn_id,
-            "plugin": call.plugin,
-            "tool": call.name,
+            "plugin": plugin,
+            "tool": name,
             "duration_ms": duration_ms,
             "outcome": result.outcome,
         },
     )
-    finished: dict[str, Any] = {"callId": call_id, "name": call.name, "outcome": result.outcome}
+    finished: dict[str, Any] = {"callId": call_id, "name": name, "outcome": result.outcome}
     finished.update(error=result.error) if result.error else finished.update(output=result.output)
     state.publish("tool.finished", finished)
     return result.outcome
@@ -139,13 +140,15 @@ def run_call(turn: Turn, call: ToolCall) -> Outcome:
     except ToolError as exc:
         return Outcome("error", error=exc.message)
     signal = Signal.after(tool.timeout_seconds)
-    with get_watcher().watching(turn.id, signal):
+    turn_id = turn.id
+    with get_watcher().watching(turn_id, signal):
         ctx, citations = make_tool_context(turn, call, offered, signal)
+        db.session.commit()  # ends the read transaction: no connection held while the tool runs
         # A cancel or the deadline shuts the call's connections down, waking blocked reads
         # (a plain session, with private networks allowed, can only be closed).
         undo = signal.on_cancel(getattr(ctx.fetch, "abort", ctx.fetch.close))
         try:
-            result = execute_with_deadline(tool, input, ctx, tick=lambda: beat(turn.id))
+            result = execute_with_deadline(tool, input, ctx, tick=lambda: beat(turn_id))
         finally:
             undo()
             ctx.fetch.close()
