@@ -7,9 +7,9 @@ from typing import Any
 
 import requests
 from marshmallow import Schema, fields, validate
-from tools.net import AddressNotAllowed
 
 from tools.api import Plugin, PluginContext, Tool, ToolContext, ToolError, ToolRefused
+from tools.net import AddressNotAllowed
 
 
 class Options(Schema):

@@ -21,7 +21,7 @@ def test_each_call_uses_a_new_random_boundary():
 
 
 def test_raw_text_inside_is_untouched():
-    text = "<b>bold</b> &amp; \"quotes\" \u202e and </untrusted_tool_output>"
+    text = '<b>bold</b> &amp; "quotes" \u202e and </untrusted_tool_output>'
     assert f"\n{text}\n" in wrap(text)
 
 
