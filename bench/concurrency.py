@@ -18,10 +18,21 @@ import argparse
 import threading
 import time
 
-from bench.harness import EventReader, FakeModelProcess, Stack, machine, summary, table
+import psutil
+
+from bench.harness import (
+    EventReader,
+    FakeModelProcess,
+    Stack,
+    machine,
+    process_tree_cpu_seconds,
+    summary,
+    table,
+)
 from tests.support.chat import ChatClient
 from webapp.extensions import db
 from webapp.models import Turn
+from webapp.models.base import aware
 
 
 class Sampler(threading.Thread):
@@ -38,16 +49,38 @@ class Sampler(threading.Thread):
             self.peak = max(self.peak, self.stack.worker_rss_mib())
 
 
+def cpu_seconds(stack: Stack, fake: FakeModelProcess) -> dict[str, float]:
+    """Return the CPU seconds used so far by each part: workers, API, model, this process.
+
+    With the API in werkzeug, "bench" holds the API and the clients together.
+    """
+    times = psutil.Process().cpu_times()
+    parts = {
+        "worker": stack.worker_cpu_seconds(),
+        "model": process_tree_cpu_seconds(fake.process.pid),
+        "bench": times.user + times.system,
+    }
+    web = stack.web_cpu_seconds()
+    if web is not None:
+        parts["web"] = web
+    return parts
+
+
 def one_turn(chat: ChatClient, conversation: str, model: str, barrier, out: dict) -> None:
     """Start a turn when every thread is ready, read its stream to the end, note the times."""
     barrier.wait()
     posted = time.perf_counter()
     try:
         started = chat.start(conversation, "hi", model, generation={"tools": []})
+        answered = time.perf_counter()
         reader = EventReader(chat, started["turn"]["id"], timeout=120)
         reader.run()
         out.update(
-            turn=started["turn"]["id"], ms=(reader.ended_at - posted) * 1000, end=reader.names()[-1]
+            turn=started["turn"]["id"],
+            ms=(reader.ended_at - posted) * 1000,
+            post_ms=(answered - posted) * 1000,
+            ended=time.time() - (time.perf_counter() - reader.ended_at),
+            end=reader.names()[-1],
         )
     except Exception as exc:  # noqa: BLE001 - counted as unfinished and shown
         out.update(error=repr(exc))
@@ -83,14 +116,15 @@ def run_once(
             )
             for conversation, out in zip(conversations, results, strict=True)
         ]
-        cpu_before = stack.worker_cpu_seconds()
+        cpu_before = cpu_seconds(stack, fake)
         began = time.perf_counter()
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(300)
         wall = time.perf_counter() - began
-        cpu = stack.worker_cpu_seconds() - cpu_before
+        cpu_after = cpu_seconds(stack, fake)
+        cpu = {part: cpu_after[part] - cpu_before[part] for part in cpu_after}
         sampler.stopping.set()
         sampler.join()
         ids = [r["turn"] for r in results if "turn" in r]
@@ -111,6 +145,11 @@ def run_once(
         for status, created, started, _finished in stored.values()
         if started is not None
     ]
+    lag = [
+        (r["ended"] - aware(stored[r["turn"]][3]).timestamp()) * 1000
+        for r in completed
+        if stored.get(r["turn"], (None,) * 4)[3] is not None
+    ]
     failures = sorted({r.get("error") or r.get("end") or "" for r in results} - {"turn.completed"})
     failures += sorted({s for s, *_ in stored.values()} - {"completed"})
     return {
@@ -119,10 +158,12 @@ def run_once(
         "client": [r["ms"] - seconds * 1000 for r in completed],
         "server": [ms - seconds * 1000 for ms in server],
         "queued": queued,
+        "post": [r["post_ms"] for r in completed],
+        "lag": lag,
         "idle": idle,
         "peak": sampler.peak,
         "wall": wall,
-        "cpu_ms": cpu * 1000 / turns,
+        "cpu_ms": {part: seconds * 1000 / turns for part, seconds in cpu.items()},
         "failures": failures,
     }
 
@@ -141,8 +182,8 @@ def report(
         rows.append(
             [
                 r["database"], f"{r['completed']}/{turns}", *summary(r["client"]),
-                *summary(r["server"]), summary(r["queued"])[1], r["idle"], r["peak"], r["cpu_ms"],
-                r["wall"],
+                *summary(r["server"]), summary(r["queued"])[1], r["idle"], r["peak"],
+                r["cpu_ms"]["worker"], r["wall"],
             ]
         )  # fmt: skip
     lines = [
@@ -152,6 +193,16 @@ def report(
         "",
         table(header, rows),
     ]
+    for r in rounds:
+        parts = ", ".join(f"{part} {ms:.1f}" for part, ms in r["cpu_ms"].items())
+        post, lag = summary(r["post"]), summary(r["lag"])
+        lines += [
+            "",
+            f"{r['database']}: POST answered p50 / p95 ms: {post[0]:.0f} / {post[1]:.0f}; "
+            f"stream ended after the turn did p50 / p95 ms: {lag[0]:.0f} / {lag[1]:.0f}",
+            "",
+            f"{r['database']}: CPU ms per turn by part: {parts}",
+        ]
     for r in rounds:
         if r["failures"]:
             lines += ["", f"{r['database']}: did not complete: " + "; ".join(r["failures"])[:2000]]

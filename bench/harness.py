@@ -186,6 +186,12 @@ class Stack:
         """Return the CPU time (user and system) the workers and their children used so far."""
         return sum(process_tree_cpu_seconds(pid) for pid in self.worker_pids())
 
+    def web_cpu_seconds(self) -> float | None:
+        """Return the CPU seconds the API's own processes used; None when it runs in this one."""
+        if isinstance(self.web, GunicornServer) and self.web.process is not None:
+            return process_tree_cpu_seconds(self.web.process.pid)
+        return None
+
     def stop(self) -> None:
         """Stop everything started and remove the files."""
         if self.web is not None:

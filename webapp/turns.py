@@ -53,24 +53,38 @@ def show_turn(turn: Turn, full: bool = True) -> dict[str, Any]:
     return shown
 
 
-def finish_turn(turn_id: str, status: str, error: str | None = None) -> bool:
-    """End an open turn with ``status``; return False when it had already ended."""
+def finish_turn(
+    turn_id: str, status: str, error: str | None = None, usage: dict | None = None
+) -> bool:
+    """End an open turn with ``status``; return False when it had already ended.
+
+    Commits, with whatever the session holds besides (a worker's last reply parts), so what
+    was said is kept even when someone else ended the turn first. ``usage`` replaces the
+    turn's token usage.
+    """
     now = utcnow()
-    changed = db.session.execute(
+    values: dict[str, Any] = {
+        "status": status, "error": error, "finished_at": now, "heartbeat_at": now
+    }  # fmt: skip
+    if usage is not None:
+        values["usage"] = usage
+    ended = db.session.execute(
         update(Turn)
         .where(Turn.id == turn_id, Turn.status.in_(OPEN_STATUSES))
-        .values(status=status, error=error, finished_at=now, heartbeat_at=now)
+        .values(**values)
+        .returning(Turn.assistant_message_id)
         .execution_options(synchronize_session=False)
-    ).rowcount
-    if not changed:
-        db.session.rollback()
-        return False
-    turn = db.session.get(Turn, turn_id)
-    db.session.refresh(turn)
-    if turn.assistant_message_id:
-        message = db.session.get(Message, turn.assistant_message_id)
-        message.status = status
+    ).first()
+    if ended is not None and ended.assistant_message_id:
+        db.session.execute(
+            update(Message)
+            .where(Message.id == ended.assistant_message_id)
+            .values(status=status)
+            .execution_options(synchronize_session=False)
+        )
     db.session.commit()
+    if ended is None:
+        return False
     state = turn_state(turn_id)
     event = {"completed": "turn.completed", "failed": "turn.failed"}.get(status, "turn.cancelled")
     state.publish(event, {"error": error} if error else {})

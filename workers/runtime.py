@@ -1,11 +1,10 @@
-"""Per-process parts of a worker: the cancel watcher, heartbeats and provider clients."""
+"""Per-process parts of a worker: the cancel watcher with its heartbeats, and provider clients."""
 
 from __future__ import annotations
 
 import threading
-import time
 
-from flask import current_app
+from flask import Flask, current_app
 from sqlalchemy import update
 
 from webapp.extensions import db
@@ -18,49 +17,38 @@ from workers.watch import CancelWatcher
 HEARTBEAT_SECONDS = 5.0  # at most; a quarter of TURN_STALE_SECONDS when that is shorter
 
 _lock = threading.Lock()
-_last_beat: dict[str, float] = {}
 _providers: dict[tuple[str, str, str | None], OpenAICompatibleProvider] = {}
 
 
 def get_watcher() -> CancelWatcher:
-    """Return this app's cancel watcher, started on first use."""
-    watcher = current_app.extensions.get("lookout_cancel_watcher")
+    """Return this app's cancel watcher, which also beats for its turns; started on first use."""
+    app = current_app._get_current_object()
+    watcher = app.extensions.get("lookout_cancel_watcher")
     if watcher is None:
         with _lock:
-            watcher = current_app.extensions.get("lookout_cancel_watcher")
+            watcher = app.extensions.get("lookout_cancel_watcher")
             if watcher is None:
-                watcher = CancelWatcher(get_redis())
-                current_app.extensions["lookout_cancel_watcher"] = watcher
+                interval = min(HEARTBEAT_SECONDS, app.config["TURN_STALE_SECONDS"] / 4)
+                watcher = CancelWatcher(
+                    get_redis(), beat=lambda turn_ids: beat(app, turn_ids), beat_seconds=interval
+                )
+                app.extensions["lookout_cancel_watcher"] = watcher
     return watcher
 
 
-def beat(turn_id: str, force: bool = False) -> None:
-    """Record that the turn's work is alive, at most every few seconds per turn."""
-    now = time.monotonic()
-    interval = min(HEARTBEAT_SECONDS, current_app.config["TURN_STALE_SECONDS"] / 4)
-    with _lock:
-        if not force and now - _last_beat.get(turn_id, 0.0) < interval:
-            return
-        _last_beat[turn_id] = now
-    db.session.execute(
-        update(Turn)
-        .where(Turn.id == turn_id, Turn.status == "running")
-        .values(heartbeat_at=utcnow())
-        .execution_options(synchronize_session=False)
-    )
-    db.session.commit()
-
-
-def note_beat(turn_id: str) -> None:
-    """Record that the turn's heartbeat was just written (a step's claim writes it)."""
-    with _lock:
-        _last_beat[turn_id] = time.monotonic()
-
-
-def forget_beat(turn_id: str) -> None:
-    """Drop the turn's heartbeat bookkeeping once it ended."""
-    with _lock:
-        _last_beat.pop(turn_id, None)
+def beat(app: Flask, turn_ids: list[str]) -> None:
+    """Record that work on these running turns is alive (one statement for all of them)."""
+    with app.app_context():
+        try:
+            db.session.execute(
+                update(Turn)
+                .where(Turn.id.in_(turn_ids), Turn.status == "running")
+                .values(heartbeat_at=utcnow())
+                .execution_options(synchronize_session=False)
+            )
+            db.session.commit()
+        finally:
+            db.session.remove()
 
 
 def get_provider(provider: Provider) -> OpenAICompatibleProvider:

@@ -19,7 +19,7 @@ from sqlalchemy import update
 
 from webapp.extensions import db
 from webapp.models import Message, ToolCall, Turn
-from webapp.models.base import utcnow
+from webapp.models.base import aware, utcnow
 from webapp.turns import finish_turn, turn_state
 from workers.celery_app import celery
 from workers.context import cited_urls
@@ -29,7 +29,7 @@ from workers.providers import (
     ToolCallRequest,
     ToolSpec,
 )
-from workers.runtime import forget_beat, get_provider, note_beat
+from workers.runtime import get_provider
 from workers.selection import Offered, TurnFailed
 from workers.streaming import add_usage, stream_reply
 from workers.toolcalls import run_tool_call
@@ -43,29 +43,28 @@ log = logging.getLogger("lookout.turns")
 @celery.task(name="lookout.run_turn_step", bind=True, max_retries=None, ignore_result=True)
 def run_turn_step(self, turn_id: str, step: int) -> str:
     """Run step ``step`` of a turn, once."""
-    turn = db.session.get(Turn, turn_id)
-    if turn is None:
-        return "gone"
-    claim = claim_step(turn, step)
+    claim, turn = claim_step(turn_id, step)
     if claim == "busy":
         raise self.retry(countdown=5)
-    if claim != "claimed":
+    if claim not in ("claimed", "started"):
         return claim
     try:
-        model_step(turn, step)
-    except TurnFailed as exc:
-        end(turn_id, "failed", exc.message)
-    except ProviderError as exc:
-        end(turn_id, "failed", exc.message)
+        model_step(turn, step, announce=claim == "started")
+    except (TurnFailed, ProviderError) as exc:
+        end(turn_id, "failed", exc.message, keep=True)
     except Exception:
         log.exception("turn %s failed in step %s", turn_id, step)
-        db.session.rollback()
         end(turn_id, "failed", "Something went wrong while answering. Send the message again.")
     return "done"
 
 
-def claim_step(turn: Turn, step: int) -> str:
-    """Claim the step: "claimed", "busy" (another worker runs it), or why it will not run."""
+def claim_step(turn_id: str, step: int) -> tuple[str, Turn | None]:
+    """Claim the step: "claimed", "started" (claimed, and its reply made), "busy" (another
+    worker runs it), or why it will not run; with the turn.
+
+    A claim and the reply it makes are committed with the step's reads, before the model is
+    called.
+    """
     now = utcnow()
     if step == 0:
         where = [Turn.status == "queued"]
@@ -73,24 +72,26 @@ def claim_step(turn: Turn, step: int) -> str:
     else:
         where = [Turn.status == "running", Turn.step == step - 1]
         values = {"step": step}
-    claimed = db.session.execute(
+    turn = db.session.scalars(
         update(Turn)
-        .where(Turn.id == turn.id, *where)
+        .where(Turn.id == turn_id, *where)
         .values(heartbeat_at=now, **values)
-        .execution_options(synchronize_session=False)
-    ).rowcount
-    db.session.commit()
-    db.session.refresh(turn)
-    if claimed:
-        note_beat(turn.id)
+        .returning(Turn),
+        execution_options={"populate_existing": True},
+    ).one_or_none()
+    if turn is not None:
         if step == 0:
             start_reply(turn)
-        return "claimed"
+            return "started", turn
+        return "claimed", turn
+    turn = db.session.get(Turn, turn_id)
+    if turn is None:
+        return "gone", None
     if turn.status == "cancelled" and step > 0:
-        return close_cancelled(turn, step)
+        return close_cancelled(turn, step), turn
     if turn.status != "running" or turn.step != step:
-        return "ended" if turn.status not in ("queued", "running") else "stale-task"
-    return take_over(turn, step)
+        return ("ended" if turn.status not in ("queued", "running") else "stale-task"), turn
+    return take_over(turn, step), turn
 
 
 def close_cancelled(turn: Turn, step: int) -> str:
@@ -113,10 +114,7 @@ def close_cancelled(turn: Turn, step: int) -> str:
 def take_over(turn: Turn, step: int) -> str:
     """Run a step again whose worker stopped beating; "busy" while its heartbeat is fresh."""
     stale_before = utcnow() - timedelta(seconds=TAKEOVER_AFTER_SECONDS)
-    beat_at = turn.heartbeat_at
-    if beat_at is not None and beat_at.tzinfo is None:
-        beat_at = beat_at.replace(tzinfo=stale_before.tzinfo)
-    if beat_at is not None and beat_at > stale_before:
+    if turn.heartbeat_at is not None and aware(turn.heartbeat_at) > stale_before:
         return "busy"
     taken = db.session.execute(
         update(Turn)
@@ -130,15 +128,16 @@ def take_over(turn: Turn, step: int) -> str:
     log.warning("turn %s: taking over step %s from a worker that stopped", turn.id, step)
     if step == 0 and turn.assistant_message_id is None:
         start_reply(turn)
+        return "started"
     calls = db.session.scalars(db.select(ToolCall).filter_by(turn_id=turn.id, step=step)).all()
     if calls:  # the step had written its tool calls: only their dispatch may be missing
-        dispatch(turn, step, [c.call_id for c in sorted(calls, key=lambda c: c.position)])
+        dispatch(turn.id, step, [c.call_id for c in sorted(calls, key=lambda c: c.position)])
         return "redispatched"
     return "claimed"
 
 
 def start_reply(turn: Turn) -> None:
-    """Create the assistant message the turn writes into, and announce the start."""
+    """Add the assistant message the turn writes into (committed with the step's reads)."""
     message = Message(
         conversation_id=turn.conversation_id,
         parent_id=turn.user_message_id,
@@ -149,27 +148,20 @@ def start_reply(turn: Turn) -> None:
     db.session.add(message)
     db.session.flush()
     turn.assistant_message_id = message.id
-    db.session.commit()
-    turn_state(turn.id).publish("turn.started", {"assistantMessageId": message.id})
 
 
-def branch(message_id: str) -> list[Message]:
+def branch(conversation_id: str, message_id: str) -> list[Message]:
     """Return the messages from the conversation's start down to ``message_id``.
 
     One query loads the conversation's messages and the path is walked in memory: a query per
     message made every step of a long conversation slower than the last.
     """
-    last = db.session.get(Message, message_id)
-    if last is None:
-        return []
     by_id = {
         m.id: m
-        for m in db.session.scalars(
-            db.select(Message).filter_by(conversation_id=last.conversation_id)
-        )
+        for m in db.session.scalars(db.select(Message).filter_by(conversation_id=conversation_id))
     }
     path: list[Message] = []
-    current: Message | None = last
+    current: Message | None = by_id.get(message_id)
     while current is not None and len(path) <= len(by_id):  # a cycle cannot loop forever
         path.append(current)
         current = by_id.get(current.parent_id) if current.parent_id else None
@@ -198,8 +190,11 @@ def results_of(turn: Turn, step: int, already_cited: set[str]) -> list[dict[str,
     return parts
 
 
-def model_step(turn: Turn, step: int) -> None:
-    """Stream one model call and store what it said; end the turn or dispatch its tools."""
+def model_step(turn: Turn, step: int, announce: bool = False) -> None:
+    """Stream one model call and store what it said; end the turn or dispatch its tools.
+
+    ``announce`` publishes ``turn.started`` once the claim that made the reply is committed.
+    """
     config = current_app.config
     provider_row, model = get_turn_model(turn)
     offers = offered_tools(turn, model)
@@ -207,30 +202,39 @@ def model_step(turn: Turn, step: int) -> None:
     message = db.session.get(Message, turn.assistant_message_id)
     already_cited = set(cited_urls(turn, include_calls=False))
     prior = results_of(turn, step - 1, already_cited) if step > 0 else []
-    history = [StoredMessage(m.role, m.parts) for m in branch(turn.user_message_id)]
-    history.append(StoredMessage("assistant", list(message.parts) + prior))
+    said = list(message.parts) + prior
+    history = [StoredMessage(m.role, m.parts) for m in branch(turn.conversation_id, message.id)]
+    history[-1] = StoredMessage("assistant", said)
     messages = build_messages(
         history, is_untrusted_name(offers), config["CONTEXT_TOOL_CHARS"], config["APP_NAME"]
     )
     specs = [] if last_step else [spec_of(o) for o in offers]
-    provider, turn_id = get_provider(provider_row), turn.id
-    db.session.commit()  # ends the read transaction: no connection held while the model streams
+    provider = get_provider(provider_row)
+    turn_id, message_id, usage = turn.id, message.id, turn.usage
+    db.session.commit()  # the claim and the reads: no connection held while the model streams
+    if announce:
+        turn_state(turn_id).publish("turn.started", {"assistantMessageId": message_id})
     reply = stream_reply(turn_id, provider, model["name"], messages, specs, already_cited)
-    parts = prior + reply.sources
+    parts = said + reply.sources
     if reply.text:
         parts.append({"type": "text", "text": reply.text})
-    turn.usage = add_usage(turn.usage, reply.usage)
+    usage = add_usage(usage, reply.usage)
+    calls = [] if reply.cancelled else reply.calls
+    call_ids = store_calls(turn_id, step, offers, calls, parts) if calls else []
+    keep_parts(message_id, parts)
     if reply.cancelled:
-        save_parts(message, parts, "cancelled")
-        end(turn.id, "cancelled")
-        return
-    if reply.calls:
-        call_ids = store_calls(turn, step, offers, reply.calls, parts)
-        save_parts(message, parts, "running")
-        dispatch(turn, step, call_ids)
-        return
-    save_parts(message, parts, "completed")
-    end(turn.id, "completed")
+        end(turn_id, "cancelled", usage=usage, keep=True)
+    elif call_ids:
+        db.session.execute(
+            update(Turn)
+            .where(Turn.id == turn_id)
+            .values(usage=usage)
+            .execution_options(synchronize_session=False)
+        )
+        db.session.commit()
+        dispatch(turn_id, step, call_ids)
+    else:
+        end(turn_id, "completed", usage=usage, keep=True)
 
 
 def spec_of(offered: Offered) -> ToolSpec:
@@ -240,7 +244,7 @@ def spec_of(offered: Offered) -> ToolSpec:
 
 
 def store_calls(
-    turn: Turn,
+    turn_id: str,
     step: int,
     offers: list[Offered],
     calls: list[ToolCallRequest],
@@ -249,7 +253,7 @@ def store_calls(
     """Store the tool calls (rows and parts) of a step and return their ids in order."""
     plugins = {o.tool.name: o.plugin for o in offers}
     taken = {
-        c for (c,) in db.session.execute(db.select(ToolCall.call_id).filter_by(turn_id=turn.id))
+        c for (c,) in db.session.execute(db.select(ToolCall.call_id).filter_by(turn_id=turn_id))
     }
     ids = []
     for position, call in enumerate(calls):
@@ -258,7 +262,7 @@ def store_calls(
         ids.append(call_id)
         db.session.add(
             ToolCall(
-                turn_id=turn.id,
+                turn_id=turn_id,
                 call_id=call_id,
                 step=step,
                 position=position,
@@ -275,29 +279,42 @@ def store_calls(
     return ids
 
 
-def save_parts(message: Message, parts: list[dict[str, Any]], status: str) -> None:
-    """Append the step's parts to the reply and commit everything the step stored."""
-    message.parts = list(message.parts) + parts
-    message.status = status
-    db.session.commit()
+def keep_parts(message_id: str, parts: list[dict[str, Any]]) -> None:
+    """Set the reply's parts to everything said so far (committed with what follows)."""
+    db.session.execute(
+        update(Message)
+        .where(Message.id == message_id)
+        .values(parts=parts)
+        .execution_options(synchronize_session=False)
+    )
 
 
-def dispatch(turn: Turn, step: int, call_ids: list[str]) -> None:
+def dispatch(turn_id: str, step: int, call_ids: list[str]) -> None:
     """Send the step's tool calls as a chord whose callback runs the next step."""
-    state = turn_state(turn.id)
+    state = turn_state(turn_id)
     header = []
     for call_id in call_ids:
         task_id = uuid.uuid4().hex
         state.remember_task(task_id)
-        header.append(run_tool_call.si(turn.id, call_id).set(task_id=task_id))
-    callback = run_turn_step.si(turn.id, step + 1)
+        header.append(run_tool_call.si(turn_id, call_id).set(task_id=task_id))
+    callback = run_turn_step.si(turn_id, step + 1)
     chord(header)(callback)
 
 
-def end(turn_id: str, status: str, error: str | None = None) -> None:
-    """End the turn (if nothing ended it already) and forget its per-process state."""
-    db.session.rollback()
-    finish_turn(turn_id, status, error)
+def end(
+    turn_id: str,
+    status: str,
+    error: str | None = None,
+    usage: dict | None = None,
+    keep: bool = False,
+) -> None:
+    """End the turn (if nothing ended it already) and forget its per-process state.
+
+    ``keep`` commits what the session holds with the ending (the reply's parts); without it,
+    whatever a failed step left unsaved is dropped first.
+    """
+    if not keep:
+        db.session.rollback()
+    finish_turn(turn_id, status, error, usage)
     if status == "cancelled":
         turn_state(turn_id).clear_cancel()
-    forget_beat(turn_id)

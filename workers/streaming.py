@@ -18,7 +18,7 @@ from workers.providers import (
     ToolSpec,
     Usage,
 )
-from workers.runtime import beat, get_watcher
+from workers.runtime import get_watcher
 
 
 class Reply:
@@ -60,7 +60,6 @@ def stream_reply(
                 if isinstance(event, TextDelta) and event.text:
                     reply.text += event.text
                     deltas.add(event.text)
-                    beat(turn_id)
                     continue
                 deltas.flush()
                 if isinstance(event, SourceEvent):

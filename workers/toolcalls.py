@@ -16,7 +16,7 @@ from webapp.models.base import utcnow
 from webapp.turns import turn_state
 from workers.celery_app import celery
 from workers.context import make_tool_context
-from workers.runtime import beat, get_watcher
+from workers.runtime import get_watcher
 from workers.selection import TurnFailed
 from workers.turn_tools import find_offered
 
@@ -33,7 +33,7 @@ class Outcome:
     error: str | None = None
 
 
-def execute_with_deadline(tool: Tool, input: dict[str, Any], ctx: Any, tick) -> Outcome:
+def execute_with_deadline(tool: Tool, input: dict[str, Any], ctx: Any) -> Outcome:
     """Run ``tool.execute`` in its own thread, giving up at the signal's deadline or cancel.
 
     A tool that ignores its signal is left behind (its result is dropped), so the turn never
@@ -52,7 +52,6 @@ def execute_with_deadline(tool: Tool, input: dict[str, Any], ctx: Any, tick) -> 
     signal: Signal = ctx.signal
     while thread.is_alive() and not signal.cancelled:
         thread.join(timeout=min(1.0, max(0.01, signal.remaining())))
-        tick()
     thread.join(timeout=GRACE_SECONDS)
     if thread.is_alive() or (signal.cancelled and "error" in box):
         return _stopped(tool, signal)
@@ -148,7 +147,7 @@ def run_call(turn: Turn, call: ToolCall) -> Outcome:
         # (a plain session, with private networks allowed, can only be closed).
         undo = signal.on_cancel(getattr(ctx.fetch, "abort", ctx.fetch.close))
         try:
-            result = execute_with_deadline(tool, input, ctx, tick=lambda: beat(turn_id))
+            result = execute_with_deadline(tool, input, ctx)
         finally:
             undo()
             ctx.fetch.close()

@@ -1,15 +1,19 @@
-"""One thread per worker process that trips the signals of cancelled turns.
+"""One thread per worker process that trips the signals of cancelled turns and beats for
+the turns it watches.
 
 Every running step and tool call registers its Signal under its turn; the watcher reads all
 their cancel flags with one MGET every 100 ms, so a cancel reaches work within that time
-however many turns run, and a tool blocked in a read is woken by ``Signal.on_cancel``.
+however many turns run, and a tool blocked in a read is woken by ``Signal.on_cancel``. Every
+``beat_seconds`` it calls ``beat`` with the turns it watches: work that is registered is
+alive, however long its model or tool stays silent, and a dead process stops beating.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import redis
@@ -24,8 +28,15 @@ log = logging.getLogger("lookout.workers")
 class CancelWatcher:
     """Trips registered signals when their turn's cancel flag goes up."""
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(
+        self,
+        client: redis.Redis,
+        beat: Callable[[list[str]], None] | None = None,
+        beat_seconds: float = 5.0,
+    ) -> None:
         self.client = client
+        self.beat = beat
+        self.beat_seconds = beat_seconds
         self._signals: dict[str, set[Signal]] = {}
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -64,10 +75,24 @@ class CancelWatcher:
             for signal in signals:
                 signal.cancel()
 
+    def beat_once(self) -> None:
+        """Call ``beat`` with the turns watched now, if any."""
+        with self._lock:
+            turn_ids = list(self._signals)
+        if turn_ids and self.beat is not None:
+            self.beat(turn_ids)
+
     def _run(self) -> None:
         stop = threading.Event()
+        last_beat = time.monotonic()
         while not stop.wait(POLL_SECONDS):
             try:
                 self.check_once()
             except redis.RedisError:
                 log.warning("the cancel watcher could not read Redis; retrying", exc_info=True)
+            if time.monotonic() - last_beat >= self.beat_seconds:
+                last_beat = time.monotonic()
+                try:
+                    self.beat_once()
+                except Exception:  # the watcher must outlive a database hiccup
+                    log.warning("the heartbeat could not be written; retrying", exc_info=True)

@@ -1,6 +1,7 @@
 """API tokens: shown once, listed without values, revoked, and used as Bearer without CSRF."""
 
 import hashlib
+from datetime import timedelta
 
 from webapp.extensions import db
 from webapp.models import ApiToken, User
@@ -43,6 +44,23 @@ def test_a_bearer_token_records_when_it_was_last_used(app, client, make_user, ma
     client.get("/api/me", headers={"Authorization": f"Bearer {token}"})
     with app.app_context():
         assert db.session.scalar(db.select(ApiToken)).last_used_at is not None
+
+
+def test_a_tokens_use_is_written_at_most_once_a_minute(app, client, make_user, make_token):
+    token = make_token(make_user("alice"))
+    headers = {"Authorization": f"Bearer {token}"}
+    client.get("/api/me", headers=headers)
+    with app.app_context():
+        first = db.session.scalar(db.select(ApiToken)).last_used_at
+    client.get("/api/me", headers=headers)
+    with app.app_context():
+        row = db.session.scalar(db.select(ApiToken))
+        assert row.last_used_at == first
+        row.last_used_at = first - timedelta(minutes=2)
+        db.session.commit()
+    client.get("/api/me", headers=headers)
+    with app.app_context():
+        assert db.session.scalar(db.select(ApiToken)).last_used_at > first
 
 
 def test_an_unknown_bearer_token_is_refused_even_with_a_session(signed_in_client):

@@ -216,3 +216,15 @@ def test_a_step_redelivered_after_its_worker_died_is_taken_over_and_finished(mak
             reply = db.session.get(Message, row.assistant_message_id)
             assert row.status == "completed"
             assert reply.parts == [{"type": "text", "text": "Answered after all."}]
+
+
+def test_a_model_silent_for_longer_than_the_stale_limit_is_not_taken_for_dead(
+    chat, fake_model, model_ids
+):
+    """A running step beats for its turn whether or not the model sends anything (a reasoning
+    model may think for minutes before its first token); only a dead worker stops beating."""
+    stale_limit = CHAT_SETTINGS["TURN_STALE_SECONDS"]
+    fake_model.script(Reply.text("Thought it over.", delay=stale_limit + 2))
+    turn = chat.run(chat.new_conversation(), "think hard", model_ids[0])
+    assert turn["status"] == "completed", turn
+    assert chat.reply(turn)["parts"] == [{"type": "text", "text": "Thought it over."}]

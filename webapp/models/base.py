@@ -19,6 +19,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def aware(moment: datetime) -> datetime:
+    """Return a stored time as an aware UTC datetime (SQLite gives back naive ones)."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
 def id_column():
     """Return a primary-key column holding a uuid4 hex id."""
     return mapped_column(String(ID_LENGTH), primary_key=True, default=new_id)
