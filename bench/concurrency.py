@@ -1,15 +1,22 @@
-"""Concurrency: many turns at once on one worker, against a model that streams for 2 s.
+"""Concurrency: many turns at once on the workers, against a model that streams for 2 s.
 
 Run from the project root:
-``.venv/bin/python -m bench.concurrency [--turns 200] [--database sqlite|postgres|both]``.
+``.venv/bin/python -m bench.concurrency [--turns 200] [--database sqlite|postgres|both]
+[--processes N] [--web werkzeug|gunicorn] [--entry api|queue]``.
 
-One worker process (threads pool, ``--concurrency`` threads, default one per turn) answers
-``--turns`` text turns started together; the fake model runs in its own process and streams
-``--tokens`` tokens over ``--seconds`` to each. Reported: whether all completed, the time each
-added over the model's stream, seen by the client (POST sent to SSE stream ended) and by the
-database (turn created to turn finished, which leaves out the API and the client), the wait
-in the queue (created to started), and the worker's resident memory (process and children),
-idle before and at its peak. The API is the werkzeug server in this process, as in the tests.
+``--processes`` worker processes (threads pool, ``--concurrency`` threads each, default enough
+for every turn) answer ``--turns`` text turns started together; the fake model runs in its own
+process and streams ``--tokens`` tokens over ``--seconds`` to each. With ``--entry api`` 200
+client threads POST their turns at once and read the event streams, through the werkzeug
+server in this process or gunicorn as production runs it (``--web``); with ``--entry queue``
+the turns are stored and queued directly, leaving the web side out, so the figures are the
+workers' alone.
+
+Reported: whether all completed; the time each added over the model's stream, seen by the
+client (POST sent to stream ended) and by the database (created, or queued with ``--entry
+queue``, to finished); the wait in the queue (created to started); how long POSTs took and how
+long after the turn's end its stream ended; the workers' resident memory, idle and at its
+peak; and the CPU time each part used per turn (workers, web, model, this process).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import threading
 import time
 
 import psutil
+from sqlalchemy import func
 
 from bench.harness import (
     EventReader,
@@ -30,8 +38,9 @@ from bench.harness import (
     table,
 )
 from tests.support.chat import ChatClient
+from webapp import queue
 from webapp.extensions import db
-from webapp.models import Turn
+from webapp.models import Message, Turn
 from webapp.models.base import aware
 
 
@@ -86,6 +95,51 @@ def one_turn(chat: ChatClient, conversation: str, model: str, barrier, out: dict
         out.update(error=repr(exc))
 
 
+open_turn = Turn.status.in_(("queued", "running"))
+
+
+def queue_directly(stack: Stack, conversations: list[str], model: str, results: list[dict]):
+    """Store the turns as the API does, then queue them all as fast as one thread can.
+
+    Leaves the web side out, so the figures are the workers' alone. Each turn's "sent" is when
+    its task was sent; its end is read from the database.
+    """
+    with stack.app.app_context():
+        turns = []
+        for conversation_id in conversations:
+            message = Message(
+                conversation_id=conversation_id,
+                role="user",
+                parts=[{"type": "text", "text": "hi"}],
+                status="completed",
+            )
+            db.session.add(message)
+            db.session.flush()
+            turn = Turn(
+                conversation_id=conversation_id,
+                user_message_id=message.id,
+                model=model,
+                generation={"tools": []},
+                roles=["user"],
+                status="queued",
+            )
+            db.session.add(turn)
+            turns.append(turn)
+        db.session.commit()
+        ids = [turn.id for turn in turns]
+        for turn_id, out in zip(ids, results, strict=True):
+            out.update(turn=turn_id, sent=time.time())
+            queue.enqueue("lookout.run_turn_step", turn_id, 0)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if db.session.scalar(db.select(func.count()).where(Turn.id.in_(ids), open_turn)) == 0:
+                break
+            db.session.rollback()
+            time.sleep(0.05)
+        for out in results:
+            out.update(end="turn.completed")  # judged from the stored status below
+
+
 def run_once(
     turns: int,
     concurrency: int,
@@ -94,6 +148,7 @@ def run_once(
     seconds: float,
     processes: int = 1,
     web: str = "werkzeug",
+    entry: str = "api",
 ) -> dict:
     """Run one round on one database and return its figures."""
     model_args = ("stream", "--tokens", str(tokens), "--seconds", str(seconds))
@@ -116,6 +171,10 @@ def run_once(
             )
             for conversation, out in zip(conversations, results, strict=True)
         ]
+        if entry == "queue":
+            threads = [
+                threading.Thread(target=queue_directly, args=(stack, conversations, model, results))
+            ]
         cpu_before = cpu_seconds(stack, fake)
         began = time.perf_counter()
         for thread in threads:
@@ -134,11 +193,16 @@ def run_once(
                 row.id: (row.status, row.created_at, row.started_at, row.finished_at)
                 for row in rows
             }
-    completed = [r for r in results if r.get("end") == "turn.completed"]
+    completed = [
+        r
+        for r in results
+        if r.get("end") == "turn.completed" and stored.get(r["turn"], ("",))[0] == "completed"
+    ]
     server = [
-        (finished - created).total_seconds() * 1000
-        for status, created, _started, finished in stored.values()
-        if status == "completed"
+        (aware(stored[r["turn"]][3]).timestamp() - r["sent"]) * 1000
+        if "sent" in r
+        else (stored[r["turn"]][3] - stored[r["turn"]][1]).total_seconds() * 1000
+        for r in completed
     ]
     queued = [
         (started - created).total_seconds() * 1000
@@ -148,17 +212,17 @@ def run_once(
     lag = [
         (r["ended"] - aware(stored[r["turn"]][3]).timestamp()) * 1000
         for r in completed
-        if stored.get(r["turn"], (None,) * 4)[3] is not None
+        if "ended" in r
     ]
     failures = sorted({r.get("error") or r.get("end") or "" for r in results} - {"turn.completed"})
     failures += sorted({s for s, *_ in stored.values()} - {"completed"})
     return {
         "database": database,
         "completed": len(completed),
-        "client": [r["ms"] - seconds * 1000 for r in completed],
+        "client": [r["ms"] - seconds * 1000 for r in completed if "ms" in r],
         "server": [ms - seconds * 1000 for ms in server],
         "queued": queued,
-        "post": [r["post_ms"] for r in completed],
+        "post": [r["post_ms"] for r in completed if "post_ms" in r],
         "lag": lag,
         "idle": idle,
         "peak": sampler.peak,
@@ -224,12 +288,26 @@ def main() -> None:
         default="werkzeug",
         help="serve the API in the benchmark's process (werkzeug) or as production does",
     )
+    parser.add_argument(
+        "--entry",
+        choices=["api", "queue"],
+        default="api",
+        help="start turns through the HTTP API and read their streams (api), or store and queue "
+        "them directly, leaving the web side out (queue)",
+    )
     args = parser.parse_args()
     concurrency = args.concurrency or -(-args.turns // args.processes)
     databases = ["sqlite", "postgres"] if args.database == "both" else [args.database]
     rounds = [
         run_once(
-            args.turns, concurrency, database, args.tokens, args.seconds, args.processes, args.web
+            args.turns,
+            concurrency,
+            database,
+            args.tokens,
+            args.seconds,
+            args.processes,
+            args.web,
+            args.entry,
         )
         for database in databases
     ]
