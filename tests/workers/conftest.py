@@ -10,6 +10,7 @@ import shutil
 import uuid
 
 import pytest
+from flask import Flask
 
 from tests.conftest import RUN_ID
 from tests.support.chat import ChatClient
@@ -29,12 +30,12 @@ CHAT_SETTINGS = {
 }
 
 
-@pytest.fixture(scope="module")
-def chat_app(tmp_path_factory, redis_url, sqlite_template):
-    """An app for the module's chat tests, on its own migrated SQLite file and queue."""
+def make_chat_app(tmp_path_factory, redis_url, sqlite_template, **settings) -> Flask:
+    """Return an app for chat tests on its own migrated SQLite file and queue; ``settings``
+    are added to (or replace) CHAT_SETTINGS."""
     path = tmp_path_factory.mktemp("chat") / "lookout.db"
     shutil.copyfile(sqlite_template, path)
-    app = create_app(
+    return create_app(
         {
             "TESTING": True,
             "SECRET_KEY": "chat-tests",
@@ -42,8 +43,15 @@ def chat_app(tmp_path_factory, redis_url, sqlite_template):
             "REDIS_URL": redis_url,
             "CELERY_QUEUE": f"lookout-chat-{RUN_ID}-{uuid.uuid4().hex[:8]}",
             **CHAT_SETTINGS,
+            **settings,
         }
     )
+
+
+@pytest.fixture(scope="module")
+def chat_app(tmp_path_factory, redis_url, sqlite_template):
+    """An app for the module's chat tests (a module may override it with other settings)."""
+    app = make_chat_app(tmp_path_factory, redis_url, sqlite_template)
     yield app
     with app.app_context():
         db.engine.dispose()

@@ -6,16 +6,12 @@ runs eight threads: turns that held a connection while streaming would run two a
 
 from __future__ import annotations
 
-import shutil
 import threading
-import uuid
 
 import pytest
 
-from tests.conftest import RUN_ID
 from tests.support.fake_model import Reply
-from tests.workers.conftest import CHAT_SETTINGS
-from webapp import create_app
+from tests.workers.conftest import make_chat_app
 from webapp.extensions import db
 from webapp.models import ToolCall, Turn
 
@@ -25,19 +21,7 @@ TURNS = 5
 @pytest.fixture(scope="module")
 def chat_app(tmp_path_factory, redis_url, sqlite_template):
     """The module's chat app, with the smallest connection pool."""
-    path = tmp_path_factory.mktemp("pool") / "lookout.db"
-    shutil.copyfile(sqlite_template, path)
-    app = create_app(
-        {
-            "TESTING": True,
-            "SECRET_KEY": "pool-tests",
-            "DATABASE_URL": f"sqlite:///{path}",
-            "REDIS_URL": redis_url,
-            "CELERY_QUEUE": f"lookout-pool-{RUN_ID}-{uuid.uuid4().hex[:8]}",
-            "DATABASE_POOL_SIZE": 1,
-            **CHAT_SETTINGS,
-        }
-    )
+    app = make_chat_app(tmp_path_factory, redis_url, sqlite_template, DATABASE_POOL_SIZE=1)
     yield app
     with app.app_context():
         db.engine.dispose()
