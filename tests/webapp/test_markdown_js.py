@@ -110,6 +110,27 @@ def test_blocks_headings_lists_code_quotes_and_tables():
     ]
 
 
+def item_texts(block: dict) -> list:
+    """A list's items as their paragraphs' text, with nested lists as lists of the same."""
+    shown = []
+    for item in block["items"]:
+        for child in item:
+            if child["type"] == "paragraph":
+                shown.append("".join(n.get("text", "\n") for n in child["children"]))
+            elif child["type"] == "list":
+                shown.append(item_texts(child))
+    return shown
+
+
+def test_lists_nest_by_the_indent_of_their_items_text():
+    [bullets] = parse("- fruit\n  - apple\n  - pear\n    1. ripe\n- vegetables\n  - leek")
+    assert item_texts(bullets) == ["fruit", ["apple", "pear", ["ripe"]], "vegetables", ["leek"]]
+    [steps] = parse("1. Install\n   - with pip\n2. Run\n\n   It starts.\n3. Done")
+    assert item_texts(steps) == ["Install", ["with pip"], "Run", "It starts.", "Done"]
+    [ragged] = parse("- a\n    - four spaces in\n- b\nlazy line")
+    assert item_texts(ragged) == ["a", ["four spaces in"], "b\nlazy line"]
+
+
 def test_an_unclosed_fence_while_streaming_is_still_code():
     assert parse("Here:\n```\nlet x = 1") == [
         {"type": "paragraph", "children": [text("Here:")]},
@@ -183,3 +204,8 @@ def test_an_image_loads_only_after_a_click_that_showed_its_url(page, rendered):
     assert image.get_attribute("src") == "http://127.0.0.1:9/chart.png"
     assert image.get_attribute("alt") == "chart"
     assert image.get_attribute("referrerpolicy") == "no-referrer"
+
+
+def test_a_nested_list_renders_inside_its_item_without_a_paragraph(rendered):
+    html = rendered("- fruit\n  - apple\n  - pear\n- leek")
+    assert html == "<ul><li>fruit<ul><li>apple</li><li>pear</li></ul></li><li>leek</li></ul>"

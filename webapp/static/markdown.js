@@ -112,23 +112,30 @@
     return blocks;
   }
 
+  function indentOf(line) { return /^ */.exec(line)[0].length; }
+
+  // A line indented at least as far as its item's text belongs to the item (a nested list,
+  // a second paragraph); a marker indented less starts the next item.
   function parseList(lines, i, blocks) {
     var ordered = ORDERED.test(lines[i]);
     var pattern = ordered ? ORDERED : BULLET;
     var list = { type: "list", ordered: ordered, start: ordered ? Number(ORDERED.exec(lines[i])[1]) : 1,
       items: [] };
-    var item = null, match;
+    var item = null, width = 0, match;
     while (i < lines.length) {
       var line = lines[i];
-      if ((match = pattern.exec(line))) {
+      if (item && !isBlank(line) && indentOf(line) >= width) {
+        item.push(line.slice(width));
+      } else if ((match = pattern.exec(line))) {
         item = [match[2]];
+        width = line.length - match[2].length;
         list.items.push(item);
       } else if (isBlank(line)) {
         var next = lines[i + 1];
-        if (next === undefined || !(pattern.test(next) || /^\s{2,}\S/.test(next))) break;
+        if (next === undefined || !(pattern.test(next) || (!isBlank(next) && indentOf(next) >= width))) break;
         item.push("");
-      } else if (/^\s{2,}\S/.test(line) || !startsBlock(line)) {
-        item.push(line.replace(/^\s{1,4}/, ""));
+      } else if (!startsBlock(line)) {
+        item.push(line.trim());  // a lazy continuation of the item's paragraph
       } else {
         break;
       }
@@ -323,9 +330,16 @@
         if (node.ordered && node.start !== 1) list.start = node.start;
         node.items.forEach(function (blocks) {
           var item = make("li");
-          // A one-paragraph item renders its text without a <p>, as tight lists do.
-          if (blocks.length === 1 && blocks[0].type === "paragraph") appendAll(item, blocks[0].children, inline);
-          else appendAll(item, blocks, block);
+          // An item of one paragraph (and lists nested under it) renders its text without a <p>,
+          // as tight lists do.
+          var tight = blocks.length > 0 && blocks[0].type === "paragraph" &&
+            blocks.slice(1).every(function (child) { return child.type === "list"; });
+          if (tight) {
+            appendAll(item, blocks[0].children, inline);
+            appendAll(item, blocks.slice(1), block);
+          } else {
+            appendAll(item, blocks, block);
+          }
           list.appendChild(item);
         });
         return list;
