@@ -154,6 +154,13 @@ SETTINGS: tuple[Setting, ...] = (
         "Key that signs sessions; default: generated once and kept in instance/secret_key.",
         parse_text,
     ),
+    Setting(
+        "SECRETS_KEY",
+        None,
+        "Passphrase that encrypts stored API keys and plugin settings; default: SECRET_KEY. "
+        "Comma-separated: the first encrypts, all decrypt (list the old one second to rotate).",
+        parse_text,
+    ),
     Setting("HOST", "127.0.0.1", "Address the web server listens on.", parse_text),
     Setting("PORT", "5000", "Port the web server listens on.", int_parser(1, 65535)),
     Setting(

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, String
+from sqlalchemy import Boolean, DateTime, ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from webapp.extensions import db
 from webapp.models.base import ID_LENGTH, utcnow
+from webapp.models.encrypted import EncryptedJSON
 
 
 class PluginOptions(db.Model):
@@ -17,7 +18,7 @@ class PluginOptions(db.Model):
     __tablename__ = "plugin_options"
 
     plugin_id: Mapped[str] = mapped_column(String(200), primary_key=True)
-    options: Mapped[dict] = mapped_column(JSON, nullable=False, default=dict)
+    options: Mapped[dict] = mapped_column(EncryptedJSON, nullable=False, default=dict)
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), nullable=False, default=utcnow, onupdate=utcnow
     )
@@ -32,7 +33,7 @@ class UserPluginSettings(db.Model):
         String(ID_LENGTH), ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
     )
     plugin_id: Mapped[str] = mapped_column(String(200), primary_key=True)
-    settings: Mapped[dict] = mapped_column(JSON, nullable=False, default=dict)
+    settings: Mapped[dict] = mapped_column(EncryptedJSON, nullable=False, default=dict)
 
 
 class UserToolSetting(db.Model):

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, String, Text
+from sqlalchemy import JSON, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from webapp.extensions import db
 from webapp.models.base import id_column
+from webapp.models.encrypted import EncryptedText
 
 
 class Provider(db.Model):
@@ -18,7 +19,7 @@ class Provider(db.Model):
     name: Mapped[str] = mapped_column(String(100), unique=True, nullable=False)
     kind: Mapped[str] = mapped_column(String(50), nullable=False, default="openai-compatible")
     base_url: Mapped[str] = mapped_column(String(500), nullable=False)
-    api_key: Mapped[str | None] = mapped_column(Text)
+    api_key: Mapped[str | None] = mapped_column(EncryptedText)
     models: Mapped[list] = mapped_column(JSON, nullable=False, default=list)
 
 
