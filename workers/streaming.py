@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -51,7 +52,8 @@ def stream_reply(
     citations = CitationList(seen=already_cited, claim=state.claim_citation)
     signal = Signal()
     deltas = DeltaBuffer(state)
-    with get_watcher().watching(turn_id, signal):
+    watcher = get_watcher()
+    with watcher.watching(turn_id, signal), watcher.ticking(deltas.flush_due):
         try:
             events = provider.stream(
                 model_name, messages, specs or None, cancelled=lambda: signal.cancelled
@@ -85,7 +87,10 @@ class DeltaBuffer:
     """Coalesces streamed text into one ``text.delta`` event per interval.
 
     A token per Redis round trip made publishing a third of a step's CPU; pages cannot tell
-    50 ms batches from single tokens.
+    50 ms batches from single tokens. The stream's thread adds text and publishes when the
+    interval has passed; the cancel watcher's thread calls ``flush_due`` on each of its polls,
+    so text held when the model goes quiet goes out then, not when the model speaks again.
+    Publishing happens under the lock, so batches keep their order.
     """
 
     INTERVAL_SECONDS = 0.05
@@ -94,15 +99,27 @@ class DeltaBuffer:
         self.state = state
         self.pending: list[str] = []
         self.last_flush = time.monotonic()
+        self._lock = threading.Lock()
 
     def add(self, text: str) -> None:
         """Buffer text, publishing what is buffered once the interval has passed."""
-        self.pending.append(text)
-        if time.monotonic() - self.last_flush >= self.INTERVAL_SECONDS:
-            self.flush()
+        with self._lock:
+            self.pending.append(text)
+            if time.monotonic() - self.last_flush >= self.INTERVAL_SECONDS:
+                self._publish()
+
+    def flush_due(self) -> None:
+        """Publish what is buffered if it has waited the interval."""
+        with self._lock:
+            if self.pending and time.monotonic() - self.last_flush >= self.INTERVAL_SECONDS:
+                self._publish()
 
     def flush(self) -> None:
         """Publish the buffered text now, if there is any."""
+        with self._lock:
+            self._publish()
+
+    def _publish(self) -> None:
         if self.pending:
             self.state.publish("text.delta", {"text": "".join(self.pending)})
             self.pending = []

@@ -5,7 +5,8 @@ Every running step and tool call registers its Signal under its turn; the watche
 their cancel flags with one MGET every 100 ms, so a cancel reaches work within that time
 however many turns run, and a tool blocked in a read is woken by ``Signal.on_cancel``. Every
 ``beat_seconds`` it calls ``beat`` with the turns it watches: work that is registered is
-alive, however long its model or tool stays silent, and a dead process stops beating.
+alive, however long its model or tool stays silent, and a dead process stops beating. Callbacks
+registered with ``ticking`` run on every poll (a model stream publishes its held text there).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class CancelWatcher:
         self.beat = beat
         self.beat_seconds = beat_seconds
         self._signals: dict[str, set[Signal]] = {}
+        self._ticks: set[Callable[[], None]] = set()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
 
@@ -59,6 +61,27 @@ class CancelWatcher:
                     signals.discard(signal)
                     if not signals:
                         del self._signals[turn_id]
+
+    @contextmanager
+    def ticking(self, callback: Callable[[], None]) -> Iterator[None]:
+        """Call ``callback`` on every poll (about every 100 ms) while the block runs."""
+        with self._lock:
+            self._ticks.add(callback)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._ticks.discard(callback)
+
+    def tick_once(self) -> None:
+        """Call every registered tick callback once."""
+        with self._lock:
+            callbacks = list(self._ticks)
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:  # one failing callback must not stop the others or the watcher
+                log.warning("a watcher tick failed", exc_info=True)
 
     def check_once(self) -> None:
         """Read every watched turn's flag once and trip the signals of cancelled turns."""
@@ -90,6 +113,7 @@ class CancelWatcher:
                 self.check_once()
             except redis.RedisError:
                 log.warning("the cancel watcher could not read Redis; retrying", exc_info=True)
+            self.tick_once()
             if time.monotonic() - last_beat >= self.beat_seconds:
                 last_beat = time.monotonic()
                 try:

@@ -42,6 +42,7 @@ class Reply:
     silent: bool = False
     then: str | None = None
     raw_body: str | None = None
+    pause_after: tuple[int, float] | None = None
 
     @classmethod
     def text(
@@ -52,11 +53,13 @@ class Reply:
         usage: tuple[int, int] | None = (10, 5),
         sources: list[tuple[str, str]] | None = None,
         then: str | None = None,
+        pause_after: tuple[int, float] | None = None,
     ) -> Reply:
         """Text streamed in ``chunks`` pieces ``delay`` seconds apart, then ``usage`` (in, out).
 
         ``then="error"`` ends the stream after the text with an in-stream error event (HTTP 500
-        in its body); ``then="disconnect"`` drops the connection instead.
+        in its body); ``then="disconnect"`` drops the connection instead. ``pause_after=(n,
+        seconds)`` holds the pieces after the n-th (from 1) back ``seconds`` longer.
         """
         return cls(
             content=text,
@@ -65,6 +68,7 @@ class Reply:
             usage=usage,
             sources=tuple(sources or ()),
             then=then,
+            pause_after=pause_after,
         )
 
     @classmethod

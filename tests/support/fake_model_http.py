@@ -170,6 +170,8 @@ class FakeModelHandler(BaseHTTPRequestHandler):
         # Chunks are due on a fixed schedule, so a loaded client does not slow the "model" down.
         start = time.monotonic()
         for index, piece in enumerate(split(reply.content, reply.chunks) if reply.content else []):
+            if reply.pause_after and index == reply.pause_after[0]:
+                start += reply.pause_after[1]
             self._pause_until(start + (index + 1) * reply.delay)
             self._send(chunk.delta({"content": piece}))
         if reply.sources:

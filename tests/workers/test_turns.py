@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import time
 
+from tests.support.chat import parse_sse
 from tests.support.fake_model import Reply
 from webapp.extensions import db
 from webapp.models import Message, ToolCall, UserToolSetting
@@ -228,6 +229,25 @@ def test_events_stream_text_tools_and_the_end_and_resume_after_last_event_id(
     assert "".join(e.data["text"] for e in events if e.name == "text.delta") == "Hello there"
     resumed = chat.events(started["turn"]["id"], last_event_id=events[2].id)
     assert [e.id for e in resumed] == [e.id for e in events[3:]]
+
+
+def test_text_the_model_sent_before_a_pause_reaches_the_page_during_the_pause(
+    chat, fake_model, model_ids
+):
+    """Text is published in short batches; what a batch holds when the model goes quiet is
+    published within the batch interval, not when the model speaks again."""
+    fake_model.script(Reply.text("one  two  three", chunks=3, delay=0.01, pause_after=(2, 2.0)))
+    started = chat.start(chat.new_conversation(), "hi", model_ids[0])
+    response = chat.call("GET", f"/api/turns/{started['turn']['id']}/events", stream=True)
+    said, first_at, before_pause = "", None, None
+    for event in parse_sse(response.iter_lines(decode_unicode=True)):
+        if event.name == "text.delta":
+            first_at = first_at or time.monotonic()
+            said += event.data["text"]
+            if said == "one  two  ":
+                before_pause = time.monotonic()
+    assert said == "one  two  three"
+    assert before_pause is not None and before_pause - first_at < 1.0
 
 
 def test_another_users_conversation_and_turn_are_not_found(make_chat, fake_model, model_ids):
