@@ -268,7 +268,9 @@ def load_config(
         host = f"[{host}]" if ":" in host else host
         values["PUBLIC_URL"] = f"http://{host}:{values['PORT']}"
     if values["SECRET_KEY"] is None:
+        made_now = not (INSTANCE_DIR / "secret_key").exists()
         values["SECRET_KEY"] = find_secret_key()
+        values["SECRET_KEY_MADE_NOW"] = made_now  # migrations refuse to encrypt with such a key
     return values
 
 

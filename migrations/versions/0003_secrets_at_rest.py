@@ -13,6 +13,7 @@ import json
 
 import sqlalchemy as sa
 from alembic import op
+from flask import current_app
 
 from webapp.models.encrypted import decrypt, encrypt, is_encrypted
 
@@ -64,8 +65,29 @@ def _open_document(value):
     return value if text is None else json.loads(text)
 
 
+def _refuse_a_key_made_now() -> None:
+    """Stop before encrypting anything under a SECRET_KEY this very command generated."""
+    config = current_app.config
+    if config.get("SECRETS_KEY") or not config.get("SECRET_KEY_MADE_NOW"):
+        return
+    bind = op.get_bind()
+    stored = bind.execute(
+        sa.select(sa.func.count()).select_from(PROVIDERS).where(PROVIDERS.c.api_key.is_not(None))
+    ).scalar() + sum(
+        bind.execute(sa.select(sa.func.count()).select_from(table)).scalar()
+        for table in (OPTIONS, SETTINGS)
+    )
+    if stored:
+        raise RuntimeError(
+            "This upgrade encrypts the stored API keys and plugin settings, but SECRET_KEY is "
+            "not set here and a new one was just made for this command, which the running app "
+            "does not have. Run the upgrade with the app's SECRET_KEY (or SECRETS_KEY) set."
+        )
+
+
 def upgrade():
     """Encrypt every value stored in plain text."""
+    _refuse_a_key_made_now()
     _rewrite(PROVIDERS, ["id"], "api_key", _seal_text)
     _rewrite(OPTIONS, ["plugin_id"], "options", _seal_document)
     _rewrite(SETTINGS, ["user_id", "plugin_id"], "settings", _seal_document)

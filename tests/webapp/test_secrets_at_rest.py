@@ -134,3 +134,26 @@ def test_upgrading_encrypts_what_was_stored_in_clear_and_downgrading_restores_it
     assert raw(app, "SELECT api_key FROM providers") == [(KEY,)]
     [(options,)] = raw(app, "SELECT options FROM plugin_options")
     assert json.loads(options) == {"engine": "brave", "apiKey": "brave-secret-key"}
+
+
+def test_upgrading_refuses_to_encrypt_under_a_key_made_for_that_command(app, caplog):
+    with app.app_context():
+        flask_migrate.downgrade(revision="0002")
+        db.session.execute(
+            text(
+                "INSERT INTO providers (id, name, kind, base_url, api_key, models) "
+                "VALUES ('p1', 'old', 'openai-compatible', 'https://x/v1', :key, '[]')"
+            ),
+            {"key": KEY},
+        )
+        db.session.commit()
+        app.config["SECRET_KEY_MADE_NOW"] = True
+        with pytest.raises(SystemExit):  # flask db upgrade prints the reason and exits 1
+            flask_migrate.upgrade()
+        db.session.remove()
+    assert "Run the upgrade with the app's SECRET_KEY (or SECRETS_KEY) set." in caplog.text
+    assert raw(app, "SELECT api_key FROM providers") == [(KEY,)]
+    app.config["SECRET_KEY_MADE_NOW"] = False
+    with app.app_context():
+        flask_migrate.upgrade()
+    assert stored_key(app, "p1") == KEY
