@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import pytest
 
 from examples.word_count import plugin
+from tests.support.sites import Site
 from tools.api import PluginConfigError, ToolRefused
 from tools.host import PluginHost
 from tools.net import GuardedSession
@@ -16,31 +14,12 @@ from tools.testing import start_plugin, tool_context_for_test
 PAGE = b"The cat sat. The cat ran. A dog barked at the cat."
 
 
-class PageHandler(BaseHTTPRequestHandler):
-    requests = 0
-
-    def do_GET(self):
-        type(self).requests += 1
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(PAGE)))
-        self.end_headers()
-        self.wfile.write(PAGE)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
-def page_url():
-    """A page on 127.0.0.2, which the tests' address policy treats as public."""
-    server = ThreadingHTTPServer(("127.0.0.2", 0), PageHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    PageHandler.requests = 0
-    yield f"http://127.0.0.2:{server.server_address[1]}/page"
-    server.shutdown()
-    server.server_close()
+def page_site():
+    """A site on 127.0.0.2, which the tests' address policy treats as public, with one page."""
+    with Site("127.0.0.2") as site:
+        site.serve("/page", "text/plain", PAGE)
+        yield site
 
 
 def test_the_example_plugin_loads_through_lookout_plugins():
@@ -50,7 +29,8 @@ def test_the_example_plugin_loads_through_lookout_plugins():
     assert tool.user_toggle and tool.untrusted and not tool.default_enabled
 
 
-def test_the_example_plugin_counts_words_caches_the_page_and_cites_it(page_url):
+def test_the_example_plugin_counts_words_caches_the_page_and_cites_it(page_site):
+    page_url = page_site.url("/page")
     tool = start_plugin(plugin, {"top": 2})["word_count"]
     fetch = GuardedSession(address_allowed=lambda ip: ip == "127.0.0.2")
     ctx, citations = tool_context_for_test(fetch=fetch, settings={"ignore": ["The", "a"]})
@@ -64,16 +44,17 @@ def test_the_example_plugin_counts_words_caches_the_page_and_cites_it(page_url):
             "top": [{"word": "cat", "count": 3}, {"word": "at", "count": 1}],
         }
     )
-    assert PageHandler.requests == 1  # the second call was served from the turn cache
+    assert page_site.paths() == ["/page"]  # the second call was served from the turn cache
     assert [c.url for c in citations] == [page_url]
 
 
-def test_the_example_plugin_is_refused_a_private_address(page_url):
+def test_the_example_plugin_is_refused_a_private_address(page_site):
+    page_url = page_site.url("/page")
     tool = start_plugin(plugin, {})["word_count"]
     ctx, _ = tool_context_for_test()  # the default guard: 127.0.0.2 is loopback, so refused
     with pytest.raises(ToolRefused, match="is not allowed"):
         tool.execute(tool.validate_input({"url": page_url}), ctx)
-    assert PageHandler.requests == 0
+    assert page_site.paths() == []
 
 
 def test_the_example_plugin_refuses_invalid_options():

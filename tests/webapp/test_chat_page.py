@@ -9,9 +9,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -21,6 +19,7 @@ from tests.support.fake_model import FakeModel, Reply
 from tests.support.live_server import LiveServer
 from tests.support.pages import sign_in_page
 from tests.support.processes import wait_until
+from tests.support.sites import Site
 from tests.support.workers import CeleryWorker
 from webapp import create_app
 from webapp.extensions import db
@@ -35,43 +34,19 @@ PNG = bytes.fromhex(
 WAIT_MS = 15000
 
 
-class Site(BaseHTTPRequestHandler):
-    """A SearXNG instance with two results, and an image whose every request is counted."""
-
-    def do_GET(self):
-        self.server.hits.append(self.path)
-        if self.path.startswith("/search"):
-            body = json.dumps(
-                {
-                    "results": [
-                        {"title": "Lighthouse A", "url": "https://a.example/light", "content": "A"},
-                        {"title": "", "url": "https://b.example/house", "content": "B"},
-                    ]
-                }
-            ).encode()
-            content_type = "application/json"
-        else:
-            body, content_type = PNG, "image/png"
-        self.send_response(200)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def site():
-    """The loopback SearXNG and image server; `.hits` lists the paths requested."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
-    server.hits = []
-    server.url = f"http://127.0.0.1:{server.server_address[1]}"
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    """A loopback SearXNG with two results, and an image; ``paths()`` lists what was requested."""
+    with Site() as server:
+        results = {
+            "results": [
+                {"title": "Lighthouse A", "url": "https://a.example/light", "content": "A"},
+                {"title": "", "url": "https://b.example/house", "content": "B"},
+            ]
+        }
+        server.serve("/search", "application/json", json.dumps(results).encode())
+        server.serve("/cat.png", "image/png", PNG)
+        yield server
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +79,7 @@ def chat_server(chat_app, tmp_path_factory, site):
             saved = admin.call(
                 "PUT",
                 "/api/admin/plugins/web_search/options",
-                json={"engine": "searxng", "baseURL": site.url, "enabledByDefault": True},
+                json={"engine": "searxng", "baseURL": site.url(""), "enabledByDefault": True},
             )
             assert saved.status_code == 200, saved.text
             yield server
@@ -295,7 +270,7 @@ def test_html_in_assistant_text_stays_text_and_images_load_only_when_clicked(
     page, chat_server, user, fake_model, model_id, site
 ):
     person, chat = user
-    image = f"{site.url}/cat.png?chat=secret"
+    image = site.url("/cat.png?chat=secret")
     text = (
         'Look: <img src=x onerror="window.pwned=1"> <script>window.pwned=2</script>\n\n'
         f"![a cat]({image}) and [a link](javascript:alert(1))"
@@ -312,14 +287,14 @@ def test_html_in_assistant_text_stays_text_and_images_load_only_when_clicked(
     assert markdown.get_by_role("link").count() == 0
     placeholder = markdown.get_by_role("button", name=re.compile("Load image"))
     assert image in placeholder.inner_text()
-    assert not [hit for hit in site.hits if hit.startswith("/cat.png")]
+    assert not [hit for hit in site.paths() if hit.startswith("/cat.png")]
 
     page.screenshot(path="/tmp/chat-image.png")
     placeholder.click()
     markdown.locator("img").wait_for()
     assert markdown.locator("img").get_attribute("src") == image
     page.wait_for_function("document.querySelector('.markdown img').complete")
-    assert [hit for hit in site.hits if hit.startswith("/cat.png")] == ["/cat.png?chat=secret"]
+    assert [hit for hit in site.paths() if hit.startswith("/cat.png")] == ["/cat.png?chat=secret"]
 
 
 def test_stop_cancels_a_streaming_reply_and_it_shows_as_stopped(

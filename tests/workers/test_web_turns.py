@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from tests.support.chat import ChatClient
 from tests.support.fake_model import FakeModel, Reply
+from tests.support.sites import Site
 from webapp.extensions import db
 from webapp.models import ApiToken, Provider, User
 
@@ -24,45 +23,24 @@ ARTICLE = """<html><head><title>Lighthouses of Brittany</title></head><body>
 </article><footer>Contact</footer></body></html>"""
 
 
-class Site(BaseHTTPRequestHandler):
-    """A SearXNG instance and the page it finds, on one loopback server."""
-
-    def do_GET(self):
-        port = self.server.server_address[1]
-        if self.path.startswith("/search"):
-            body = json.dumps(
-                {
-                    "query": "lighthouse",
-                    "results": [
-                        {
-                            "title": "Lighthouses of <b>Brittany</b>",
-                            "url": f"http://127.0.0.1:{port}/article",
-                            "content": "The Phare d&#39;Eckmühl &amp; others.",
-                        }
-                    ],
-                    "unresponsive_engines": [],
-                }
-            ).encode()
-            content_type = "application/json"
-        else:
-            body, content_type = ARTICLE.encode(), "text/html; charset=utf-8"
-        self.send_response(200)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
 def site():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    """A SearXNG instance and the page it finds, on one loopback server; yields its address."""
+    with Site() as server:
+        results = {
+            "query": "lighthouse",
+            "results": [
+                {
+                    "title": "Lighthouses of <b>Brittany</b>",
+                    "url": server.url("/article"),
+                    "content": "The Phare d&#39;Eckmühl &amp; others.",
+                }
+            ],
+            "unresponsive_engines": [],
+        }
+        server.serve("/search", "application/json", json.dumps(results).encode())
+        server.serve("/article", "text/html; charset=utf-8", ARTICLE.encode())
+        yield server.url("")
 
 
 @pytest.fixture
