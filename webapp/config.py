@@ -202,6 +202,18 @@ SETTINGS: tuple[Setting, ...] = (
         int_parser(2, 86400),
     ),
     Setting(
+        "SIGN_IN_MAX_FAILURES",
+        "5",
+        "Failed sign-ins a name may have within SIGN_IN_LOCK_MINUTES before it is refused.",
+        int_parser(1, 1000),
+    ),
+    Setting(
+        "SIGN_IN_LOCK_MINUTES",
+        "15",
+        "How long failed sign-ins count, and a name that had too many is refused.",
+        int_parser(1, 24 * 60),
+    ),
+    Setting(
         "REAPER_INTERVAL_SECONDS",
         "15",
         "How often one of the workers looks for running turns whose worker died.",

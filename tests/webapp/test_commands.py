@@ -61,3 +61,18 @@ def test_tokens_create_names_a_missing_account(app):
     result = app.test_cli_runner().invoke(args=["tokens", "create", "ghost", "x"])
     assert result.exit_code != 0
     assert "There is no account named 'ghost'" in result.output
+
+
+def test_users_set_password_prints_a_generated_one_that_works(app, make_user):
+    make_user("alice")
+    result = app.test_cli_runner().invoke(args=["users", "set-password", "alice"])
+    assert result.exit_code == 0, result.output
+    password = result.output.split("Password (shown once): ")[1].strip()
+    assert find_user(app, "alice").check_password(password)
+    assert not find_user(app, "alice").check_password("password")
+
+
+def test_users_set_password_names_a_missing_account(app):
+    result = app.test_cli_runner().invoke(args=["users", "set-password", "nobody"])
+    assert result.exit_code != 0
+    assert "There is no account named 'nobody'" in result.output

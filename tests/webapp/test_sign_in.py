@@ -1,5 +1,7 @@
 """Signing in and out through the pages, with hashed passwords and CSRF-protected forms."""
 
+import time
+
 from tests.support.accounts import csrf_token_from, sign_in
 from webapp.extensions import db
 from webapp.models import User
@@ -111,3 +113,56 @@ def test_sign_in_returns_to_a_local_next_page_only(client, make_user):
         data={"name": "alice", "password": "password", "csrf_token": token},
     )
     assert response.headers["Location"] == "/"
+
+
+def test_too_many_failures_lock_the_name_whatever_the_password(client, make_user):
+    make_user("alice")
+    for _ in range(5):
+        assert sign_in(client, "alice", "wrong").status_code == 401
+    locked = sign_in(client, "alice", "password")
+    assert locked.status_code == 429
+    assert "Too many failed sign-ins for this name. Wait 15 minutes" in locked.get_data(
+        as_text=True
+    )
+    assert client.get("/").status_code == 302  # still signed out
+    make_user("bob")
+    assert sign_in(client, "bob", "password").status_code == 302  # other names are not locked
+
+
+def test_a_success_forgets_earlier_failures(app, make_user):
+    make_user("alice")
+    for _ in range(2):
+        client = app.test_client()
+        for _ in range(4):
+            assert sign_in(client, "alice", "wrong").status_code == 401
+        assert sign_in(client, "alice", "password").status_code == 302
+
+
+def test_unknown_names_are_counted_too_so_the_answer_reveals_nothing(client):
+    for _ in range(5):
+        assert sign_in(client, "nobody", "password").status_code == 401
+    assert sign_in(client, "Nobody ", "password").status_code == 429
+
+
+def test_the_lock_ends_with_its_window(app, client, make_user):
+    from webapp.auth.throttle import _key
+    from webapp.turnstate import get_redis
+
+    make_user("alice")
+    for _ in range(5):
+        sign_in(client, "alice", "wrong")
+    with app.test_request_context():
+        get_redis().expire(_key("alice"), 1)
+    time.sleep(1.2)
+    assert sign_in(client, "alice", "password").status_code == 302
+
+
+def test_setting_a_new_password_lifts_the_lock(app, client, make_user):
+    make_user("alice")
+    for _ in range(5):
+        sign_in(client, "alice", "wrong")
+    result = app.test_cli_runner().invoke(
+        args=["users", "set-password", "alice", "--password", "new words"]
+    )
+    assert result.exit_code == 0, result.output
+    assert sign_in(client, "alice", "new words").status_code == 302

@@ -8,10 +8,11 @@ import click
 from flask import Flask
 from flask.cli import AppGroup
 
+from webapp.auth import throttle
 from webapp.extensions import db
 from webapp.models import ApiToken, User
 
-users_cli = AppGroup("users", help="Create and inspect accounts.")
+users_cli = AppGroup("users", help="Create accounts and set their passwords.")
 tokens_cli = AppGroup("tokens", help="Create API tokens.")
 
 
@@ -37,6 +38,22 @@ def create_user(name: str, admin: bool, password: str | None) -> None:
     db.session.commit()
     role = "admin" if admin else "user"
     click.echo(f"Created {role} account {name!r}.")
+    if generated:
+        click.echo(f"Password (shown once): {password}")
+
+
+@users_cli.command("set-password")
+@click.argument("name")
+@click.option("--password", help="The new password; a random one is generated and printed if none.")
+def set_password(name: str, password: str | None) -> None:
+    """Set an account's password, and lift a lock from failed sign-ins."""
+    user = get_user(name)
+    generated = password is None
+    password = password or secrets.token_urlsafe(12)
+    user.set_password(password)
+    db.session.commit()
+    throttle.clear_failures(name)
+    click.echo(f"Set the password of {name!r}; failed sign-ins are forgotten.")
     if generated:
         click.echo(f"Password (shown once): {password}")
 

@@ -10,6 +10,7 @@ from flask_wtf import FlaskForm
 from wtforms import PasswordField, StringField
 from wtforms.validators import DataRequired
 
+from webapp.auth import throttle
 from webapp.extensions import db
 from webapp.models import User
 
@@ -17,6 +18,10 @@ bp = Blueprint("auth", __name__)
 
 WRONG_CREDENTIALS = "That name and password do not match. Check them and try again."
 DISABLED = "This account is disabled. Ask an administrator to enable it."
+TOO_MANY = (
+    "Too many failed sign-ins for this name. Wait {minutes} minute{s} and try again, or ask an "
+    "administrator to set a new password (flask --app webapp users set-password NAME)."
+)
 
 
 class SignInForm(FlaskForm):
@@ -42,14 +47,21 @@ def sign_in():
     form = SignInForm()
     status = 200
     if form.validate_on_submit():
-        user = db.session.scalar(db.select(User).filter_by(name=form.name.data.strip()))
-        if user is None or not user.check_password(form.password.data):
+        name = form.name.data.strip()
+        locked = throttle.minutes_locked(name)
+        user = None if locked else db.session.scalar(db.select(User).filter_by(name=name))
+        if locked:
+            flash(TOO_MANY.format(minutes=locked, s="" if locked == 1 else "s"), "error")
+            status = 429
+        elif user is None or not user.check_password(form.password.data):
+            throttle.note_failure(name)
             flash(WRONG_CREDENTIALS, "error")
             status = 401
         elif user.disabled:
             flash(DISABLED, "error")
             status = 403
         else:
+            throttle.clear_failures(name)
             login_user(user)
             return redirect(safe_next(request.args.get("next")))
     elif request.method == "POST":
