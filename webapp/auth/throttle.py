@@ -47,8 +47,8 @@ def note_failure(name: str) -> None:
     window = current_app.config["SIGN_IN_LOCK_MINUTES"] * 60
     try:
         pipe = get_redis().pipeline(transaction=True)
+        pipe.set(_key(name), 0, ex=window, nx=True)  # INCR keeps the TTL the first failure set
         pipe.incr(_key(name))
-        pipe.expire(_key(name), window, nx=True)
         pipe.execute()
     except redis.RedisError:
         log.warning("a failed sign-in was not counted: Redis cannot be reached", exc_info=True)
