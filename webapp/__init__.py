@@ -38,14 +38,16 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
 
 def register_parts(app: Flask) -> None:
-    """Attach sessions, error handlers, blueprints, the task queue and CLI commands."""
+    """Attach security headers, sessions, error handlers, blueprints, the queue and commands."""
     from webapp import health, models, pages, plugin_pages, plugins, queue, turnstate  # noqa: F401
     from webapp.api import register_api
     from webapp.auth import commands, sessions, views
     from webapp.errors import register_error_handlers
     from webapp.provider_pages import admin_providers
+    from webapp.security import init_security
     from webapp.token_pages import tokens_page
 
+    init_security(app)
     sessions.init_sessions(app)
     register_error_handlers(app)
     app.register_blueprint(views.bp)

@@ -12,6 +12,7 @@ import shutil
 import uuid
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.conftest import RUN_ID
 from tests.support.chat import ChatClient
@@ -293,7 +294,7 @@ def test_html_in_assistant_text_stays_text_and_images_load_only_when_clicked(
     placeholder.click()
     markdown.locator("img").wait_for()
     assert markdown.locator("img").get_attribute("src") == image
-    page.wait_for_function("document.querySelector('.markdown img').complete")
+    expect(markdown.locator("img")).to_have_js_property("complete", True)
     assert [hit for hit in site.paths() if hit.startswith("/cat.png")] == ["/cat.png?chat=secret"]
 
 
@@ -304,11 +305,7 @@ def test_stop_cancels_a_streaming_reply_and_it_shows_as_stopped(
     fake_model.script(Reply.forever("tick ", 0.05))
     open_chat(page, chat_server, person, model_id)
     send(page, "Count forever")
-    page.wait_for_function(
-        "(document.querySelector('.reply[aria-busy] .markdown') || {}).textContent"
-        " && document.querySelector('.reply[aria-busy] .markdown').textContent.includes('tick')",
-        timeout=WAIT_MS,
-    )
+    expect(page.locator(".reply[aria-busy] .markdown")).to_contain_text("tick", timeout=WAIT_MS)
     page.screenshot(path="/tmp/chat-streaming.png")
     page.get_by_role("button", name="Stop").click()
     wait_status(page, "cancelled")
@@ -387,27 +384,21 @@ def test_regenerate_and_edit_make_branches_the_page_switches_between(
     send(page, "Question")
     wait_status(page, "completed")
     last_reply(page).get_by_role("button", name="Regenerate this reply").click()
-    page.wait_for_function(
-        "document.querySelector('.message-assistant .branch-position')"
-        " && document.querySelector('.message-assistant[data-status=completed]')",
-        timeout=WAIT_MS,
-    )
+    page.locator(".message-assistant .branch-position").first.wait_for(timeout=WAIT_MS)
+    page.locator(".message-assistant[data-status=completed]").first.wait_for(timeout=WAIT_MS)
     assert "Second answer." in last_reply(page).inner_text()
     assert last_reply(page).locator(".branch-switch").inner_text().split() == ["‹", "2/2", "›"]
 
     send(page, "Follow-up")
-    page.wait_for_function(
-        "document.querySelectorAll('.message-assistant[data-status=completed]').length === 2",
-        timeout=WAIT_MS,
+    expect(page.locator(".message-assistant[data-status=completed]")).to_have_count(
+        2, timeout=WAIT_MS
     )
     follow_up = page.locator(".message-user").nth(1)
     follow_up.get_by_role("button", name="Edit this message").click()
     page.get_by_label("Edited message").fill("Edited follow-up")
     page.get_by_role("button", name="Send edit").click()
-    page.wait_for_function(
-        "[...document.querySelectorAll('.message-assistant')].some("
-        "m => m.textContent.includes('Answer to the edit.'))",
-        timeout=WAIT_MS,
+    page.locator(".message-assistant", has_text="Answer to the edit.").first.wait_for(
+        timeout=WAIT_MS
     )
     edited = page.locator(".message-user").nth(1)
     assert "Edited follow-up" in edited.inner_text()
@@ -462,7 +453,7 @@ def test_conversations_are_listed_newest_first_renamed_and_deleted(
     page.once("dialog", lambda dialog: dialog.accept())
     page.get_by_role("link", name="Newer").focus()
     page.get_by_role("button", name="Delete Newer").click()
-    page.wait_for_function("document.querySelectorAll('.conversation-link').length === 1")
+    expect(page.locator(".conversation-link")).to_have_count(1)
     assert chat.call("GET", f"/api/conversations/{second}").status_code == 404
     assert page.locator("#chat-title").inner_text() == "New chat"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.support.pages import sign_in_page
 from webapp.extensions import db
@@ -149,10 +150,7 @@ def test_settings_errors_show_beside_their_fields_and_reset_keeps_switches(
     alpha.get_by_role("button", name="Save settings").click()
     page.wait_for_selector("#plugin-alpha .actions .status.ok")
     alpha.get_by_role("button", name="Reset to defaults").click()
-    page.wait_for_function(
-        "document.querySelector('#plugin-alpha .actions .status').textContent"
-        " === 'Reset to defaults.'"
-    )
+    expect(page.locator("#plugin-alpha .actions .status")).to_have_text("Reset to defaults.")
     assert alpha.get_by_label("greeting").input_value() == "hi"
     listed = {p["id"]: p for p in api(user)("GET", "/api/plugins/settings").get_json()["plugins"]}
     assert listed["alpha"]["settings"] == {}
