@@ -104,16 +104,21 @@ def test_a_value_no_key_opens_reads_as_missing_and_says_why(make_app, caplog):
     assert "SECRETS_KEY" in caplog.text
 
 
+def back_to_0002_with_a_plain_key() -> None:
+    """Downgrade to the schema before encryption and store provider p1 with KEY in clear."""
+    flask_migrate.downgrade(revision="0002")
+    db.session.execute(
+        text(
+            "INSERT INTO providers (id, name, kind, base_url, api_key, models) "
+            "VALUES ('p1', 'old', 'openai-compatible', 'https://x/v1', :key, '[]')"
+        ),
+        {"key": KEY},
+    )
+
+
 def test_upgrading_encrypts_what_was_stored_in_clear_and_downgrading_restores_it(app):
     with app.app_context():
-        flask_migrate.downgrade(revision="0002")
-        db.session.execute(
-            text(
-                "INSERT INTO providers (id, name, kind, base_url, api_key, models) "
-                "VALUES ('p1', 'old', 'openai-compatible', 'https://x/v1', :key, '[]')"
-            ),
-            {"key": KEY},
-        )
+        back_to_0002_with_a_plain_key()
         db.session.execute(
             text(
                 "INSERT INTO plugin_options (plugin_id, options, updated_at) VALUES "
@@ -138,14 +143,7 @@ def test_upgrading_encrypts_what_was_stored_in_clear_and_downgrading_restores_it
 
 def test_upgrading_refuses_to_encrypt_under_a_key_made_for_that_command(app, caplog):
     with app.app_context():
-        flask_migrate.downgrade(revision="0002")
-        db.session.execute(
-            text(
-                "INSERT INTO providers (id, name, kind, base_url, api_key, models) "
-                "VALUES ('p1', 'old', 'openai-compatible', 'https://x/v1', :key, '[]')"
-            ),
-            {"key": KEY},
-        )
+        back_to_0002_with_a_plain_key()
         db.session.commit()
         app.config["SECRET_KEY_MADE_NOW"] = True
         with pytest.raises(SystemExit):  # flask db upgrade prints the reason and exits 1
