@@ -6,12 +6,15 @@
         fetch(site.url("/page"))
         assert site.paths() == ["/page"]
 
-Unknown paths answer 404. ``SiteHandler.reply``, ``redirect`` and ``stream`` build responses.
+Unknown paths answer 404 unless ``site.fallback`` serves them. ``Site(host, port, tls,
+protocol)`` binds a given port, serves HTTPS with an ``ssl.SSLContext``, or speaks HTTP/1.0.
+``SiteHandler.reply``, ``redirect`` and ``stream`` build responses.
 """
 
 from __future__ import annotations
 
 import http.server
+import ssl
 import sys
 import threading
 import time
@@ -26,10 +29,22 @@ class Site(http.server.ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, host: str = "127.0.0.1") -> None:
-        super().__init__((host, 0), SiteHandler)
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        tls: ssl.SSLContext | None = None,
+        protocol: str = "HTTP/1.1",
+    ) -> None:
+        super().__init__((host, port), SiteHandler)
         self.host = host
+        self.scheme = "http"
+        if tls is not None:
+            self.socket = tls.wrap_socket(self.socket, server_side=True)
+            self.scheme = "https"
+        self.protocol = protocol
         self.routes: dict[str, Handler] = {}
+        self.fallback: Handler | None = None  # serves paths without a route; else 404
         self.requests: list[tuple[str, dict[str, str]]] = []
         self.client_gone = threading.Event()
         self.bytes_sent = 0
@@ -42,7 +57,7 @@ class Site(http.server.ThreadingHTTPServer):
 
     def url(self, path: str = "/", host: str | None = None) -> str:
         """The address of ``path``, on this server's host or another name for it."""
-        return f"http://{host or self.host}:{self.port}{path}"
+        return f"{self.scheme}://{host or self.host}:{self.port}{path}"
 
     def route(self, path: str, handler: Handler) -> None:
         """Serve ``path`` (without its query) with ``handler(request_handler)``."""
@@ -74,11 +89,14 @@ class Site(http.server.ThreadingHTTPServer):
 
 class SiteHandler(http.server.BaseHTTPRequestHandler):
     server: Site
-    protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        super().setup()
+        self.protocol_version = self.server.protocol
 
     def do_GET(self) -> None:  # noqa: N802 - the name http.server dispatches to
         self.server.requests.append((self.path, dict(self.headers.items())))
-        handler = self.server.routes.get(self.path.split("?", 1)[0])
+        handler = self.server.routes.get(self.path.split("?", 1)[0], self.server.fallback)
         if handler is None:
             self.reply(404, "text/plain", b"not found")
         else:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import http.server
 import ipaddress
 import logging
 import shutil
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 import requests
 
+from tests.support.sites import Site, SiteHandler
 from tools.net import (
     AddressNotAllowed,
     GuardedSession,
@@ -31,62 +31,27 @@ LARGE_BODY_SIZE = 8 * 1024 * 1024
 CHUNK = b"0123456789abcdef" * 4096
 
 
-class Site(http.server.ThreadingHTTPServer):
-    """A loopback HTTP server in a thread that records every request line it receives."""
-
-    daemon_threads = True
-
-    def __init__(self, host: str, port: int = 0, tls: ssl.SSLContext | None = None) -> None:
-        super().__init__((host, port), SiteHandler)
-        self.host = host
-        self.seen: list[str] = []
-        self.redirect_to = ""
-        scheme = "http"
-        if tls is not None:
-            self.socket = tls.wrap_socket(self.socket, server_side=True)
-            scheme = "https"
-        self.base = f"{scheme}://{host}:{self.server_address[1]}"
-        self.thread = threading.Thread(target=self.serve_forever, args=(0.02,), daemon=True)
-        self.thread.start()
-
-    @property
-    def port(self) -> int:
-        return int(self.server_address[1])
-
-    def url(self, path: str = "/") -> str:
-        return self.base + path
-
-    def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
-        self.thread.join()
+def hello(request: SiteHandler) -> None:
+    request.reply(200, None, f"hello from {request.server.host}".encode())
 
 
-class SiteHandler(http.server.BaseHTTPRequestHandler):
-    server: Site
+def large(request: SiteHandler) -> None:
+    request.send_response(200)
+    request.send_header("Content-Length", str(LARGE_BODY_SIZE))
+    request.end_headers()
+    for _ in range(LARGE_BODY_SIZE // len(CHUNK)):
+        request.wfile.write(CHUNK)
 
-    def do_GET(self) -> None:  # noqa: N802 - the name http.server dispatches to
-        self.server.seen.append(self.path)
-        if self.path == "/redirect":
-            self.send_response(302)
-            self.send_header("Location", self.server.redirect_to)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-        elif self.path == "/large":
-            self.send_response(200)
-            self.send_header("Content-Length", str(LARGE_BODY_SIZE))
-            self.end_headers()
-            for _ in range(LARGE_BODY_SIZE // len(CHUNK)):
-                self.wfile.write(CHUNK)
-        else:
-            body = f"hello from {self.server.host}".encode()
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server's name
-        pass
+def make_site(host: str, port: int = 0, tls: ssl.SSLContext | None = None) -> Site:
+    """A site answering every path with a hello naming its host, with /redirect (to
+    ``site.redirect_to``) and /large (8 MiB); ``site.paths()`` lists what it was asked."""
+    site = Site(host, port, tls, protocol="HTTP/1.0")
+    site.redirect_to = ""
+    site.fallback = hello
+    site.route("/redirect", lambda request: request.redirect(302, site.redirect_to))
+    site.route("/large", large)
+    return site
 
 
 class FakeDNS:
@@ -142,7 +107,7 @@ def dns(monkeypatch: pytest.MonkeyPatch) -> FakeDNS:
 
 @pytest.fixture
 def private_site() -> Iterator[Site]:
-    site = Site("127.0.0.1")
+    site = make_site("127.0.0.1")
     yield site
     site.stop()
 
@@ -150,7 +115,7 @@ def private_site() -> Iterator[Site]:
 @pytest.fixture
 def public_site() -> Iterator[Site]:
     """A site on 127.0.0.2, which the ``public_127_0_0_2`` policy treats as public."""
-    site = Site("127.0.0.2")
+    site = make_site("127.0.0.2")
     yield site
     site.stop()
 
@@ -284,7 +249,7 @@ def test_loopback_server_is_refused_however_it_is_spelled(
     with pytest.raises(AddressNotAllowed) as refused:
         session.get(url.format(port=private_site.port))
     assert isinstance(refused.value, requests.ConnectionError)
-    assert private_site.seen == []
+    assert private_site.paths() == []
 
 
 @pytest.mark.parametrize(
@@ -308,7 +273,7 @@ def test_name_resolving_to_a_private_address_is_refused_at_connect_time(
     assert refused.value.address == "127.0.0.1"
     assert refused.value.reason == "loopback"
     assert dns.calls == ["intranet.test"]
-    assert private_site.seen == []
+    assert private_site.paths() == []
 
 
 def test_name_resolving_to_a_public_and_a_private_address_is_refused(
@@ -317,7 +282,7 @@ def test_name_resolving_to_a_public_and_a_private_address_is_refused(
     dns.add("mixed.test", ["127.0.0.2", "127.0.0.1"])
     with pytest.raises(AddressNotAllowed):
         session.get(f"http://mixed.test:{public_site.port}/")
-    assert public_site.seen == []
+    assert public_site.paths() == []
 
 
 def test_public_address_is_fetched(public_site: Site, session: GuardedSession) -> None:
@@ -342,7 +307,7 @@ def test_redirect_raises_when_redirects_are_allowed(
     assert not_followed.value.location == private_site.url("/secret")
     assert not_followed.value.response is not None
     assert not_followed.value.response.status_code == 302
-    assert private_site.seen == []
+    assert private_site.paths() == []
 
 
 def test_relative_redirect_location_is_made_absolute(
@@ -366,7 +331,7 @@ def test_private_address_is_refused_after_redirect(
     assert response.next is not None
     with pytest.raises(AddressNotAllowed):
         session.send(response.next)
-    assert private_site.seen == []
+    assert private_site.paths() == []
 
 
 def test_public_redirect_can_be_followed_by_hand(
@@ -375,7 +340,7 @@ def test_public_redirect_can_be_followed_by_hand(
     public_site.redirect_to = public_site.url("/landing")
     response = session.get(public_site.url("/redirect"), allow_redirects=False)
     assert session.get(response.headers["Location"]).text == "hello from 127.0.0.2"
-    assert public_site.seen == ["/redirect", "/landing"]
+    assert public_site.paths() == ["/redirect", "/landing"]
 
 
 def test_rebinding_name_connects_only_to_the_address_that_was_checked(
@@ -383,7 +348,7 @@ def test_rebinding_name_connects_only_to_the_address_that_was_checked(
 ) -> None:
     """DNS rebinding: the second answer must never be the one connected to."""
     try:
-        rebound = Site("127.0.0.1", public_site.port)
+        rebound = make_site("127.0.0.1", public_site.port)
     except OSError:
         pytest.skip("port taken on 127.0.0.1")
     try:
@@ -391,7 +356,7 @@ def test_rebinding_name_connects_only_to_the_address_that_was_checked(
         response = session.get(f"http://rebind.test:{public_site.port}/")
         assert response.text == "hello from 127.0.0.2"
         assert dns.calls == ["rebind.test"]
-        assert rebound.seen == []
+        assert rebound.paths() == []
     finally:
         rebound.stop()
 
@@ -405,7 +370,7 @@ def test_rebinding_name_is_refused_when_its_new_answer_is_private(
         first.get(f"http://rebind.test:{public_site.port}/")
         with pytest.raises(AddressNotAllowed):
             second.get(f"http://rebind.test:{private_site.port}/")
-    assert private_site.seen == []
+    assert private_site.paths() == []
 
 
 def test_connected_peer_is_checked_again(private_site: Site) -> None:
@@ -419,7 +384,7 @@ def test_connected_peer_is_checked_again(private_site: Site) -> None:
             session.get(f"http://0.0.0.0:{private_site.port}/")
     assert refused.value.address == "127.0.0.1"
     assert "connected peer" in refused.value.reason
-    assert private_site.seen == []
+    assert private_site.paths() == []
 
 
 @pytest.mark.parametrize(
@@ -447,7 +412,7 @@ def test_unsafe_url_is_refused_before_connecting(
     assert isinstance(refused.value, AddressNotAllowed)
     assert isinstance(refused.value, requests.exceptions.InvalidURL)
     assert "hunter2" not in str(refused.value)
-    assert public_site.seen == []
+    assert public_site.paths() == []
 
 
 def test_unsafe_prepared_request_is_refused_by_send(
@@ -456,7 +421,7 @@ def test_unsafe_prepared_request_is_refused_by_send(
     prepared = requests.Request("GET", f"http://user:pw@127.0.0.2:{public_site.port}/").prepare()
     with pytest.raises(UnsafeURL):
         session.send(prepared)
-    assert public_site.seen == []
+    assert public_site.paths() == []
 
 
 def test_refusal_is_logged_once_without_query_string_or_credentials(
@@ -516,7 +481,7 @@ def test_environment_proxies_are_ignored(
 def test_explicit_proxy_is_rejected(public_site: Site, session: GuardedSession) -> None:
     with pytest.raises(ValueError, match="proxies"):
         session.get(public_site.url(), proxies={"http": "http://127.0.0.2:9"})
-    assert public_site.seen == []
+    assert public_site.paths() == []
 
 
 def test_large_body_streams_through_the_guard(public_site: Site, session: GuardedSession) -> None:
@@ -551,7 +516,7 @@ def tls_site(certificate: tuple[Path, Path]) -> Iterator[tuple[Site, list[str | 
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(*certificate)
     context.sni_callback = lambda _sock, name, _context: server_names.append(name)
-    site = Site("127.0.0.2", tls=context)
+    site = make_site("127.0.0.2", tls=context)
     yield site, server_names
     site.stop()
 
@@ -579,7 +544,7 @@ def test_https_refuses_a_certificate_for_another_name(
     dns.add("other.test", ["127.0.0.2"])
     with pytest.raises(requests.exceptions.SSLError):
         session.get(f"https://other.test:{site.port}/", verify=str(certificate[0]))
-    assert site.seen == []
+    assert site.paths() == []
 
 
 def test_https_to_a_private_name_is_refused_before_the_handshake(
@@ -594,7 +559,6 @@ def test_https_to_a_private_name_is_refused_before_the_handshake(
 def test_abort_wakes_a_read_blocked_before_the_response_headers():
     """Regression: a cancelled tool call waited for a silent server until the HTTP timeout."""
     import socket as socket_module
-    import threading
     import time
 
     listener = socket_module.socket()
