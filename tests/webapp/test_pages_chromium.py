@@ -182,6 +182,25 @@ def test_the_admin_page_saves_options_and_shows_per_field_errors(page, live_serv
     assert search["secretsSet"] == {"apiKey": True}
 
 
+def test_the_admin_page_lists_each_engine_with_its_needs_and_operators(
+    page, live_server, make_user
+):
+    sign_in(page, live_server, make_user("root", admin=True), "/admin/plugins")
+    catalog = page.locator("#plugin-web_search details.catalog")
+    catalog.locator("summary").click()
+    rows = catalog.locator("tbody tr")
+    expect(rows).to_have_count(5)
+    cells = {
+        rows.nth(i).locator("td").first.inner_text(): rows.nth(i).locator("td").all_inner_texts()
+        for i in range(5)
+    }
+    assert cells["Brave"][1] == "an API key"
+    assert "site:example.com" in cells["Brave"][2]
+    assert cells["SearXNG"][1] == "a base URL"
+    assert cells["DuckDuckGo"][1] == "nothing"
+    assert page.locator("#plugin-web_fetch details.catalog").count() == 0
+
+
 def test_a_non_admin_gets_403_on_the_admin_plugins_page(page, live_server, make_user):
     sign_in(page, live_server, make_user("alice"), "/settings")
     response = page.goto(f"{live_server.url}/admin/plugins")

@@ -64,12 +64,44 @@
     return form;
   }
 
+  function engineRow(engine) {
+    var needs = [engine.needsKey ? "an API key" : "", engine.needsBaseURL ? "a base URL" : ""]
+      .filter(Boolean).join(" and ");
+    return el("tr", {}, [
+      el("td", { text: engine.name }),
+      el("td", { text: needs || "nothing" }),
+      el("td", {}, engine.operators.length
+        ? engine.operators.map(function (operator) { return el("code", { text: operator }); })
+        : ["none"]),
+    ]);
+  }
+
+  // A catalog that lists engines (web_search's) shows as a table the admin can open.
+  function catalogBlock(plugin) {
+    var box = el("details", { class: "catalog" }, [
+      el("summary", { text: "Engines, what they need, and the search operators they support" }),
+    ]);
+    var url = "/api/admin/plugins/" + encodeURIComponent(plugin.id) + "/catalog";
+    api.request("GET", url).then(function (result) {
+      var engines = result.ok && result.data && result.data.engines;
+      if (!engines) { box.remove(); return; }
+      var head = el("tr", {}, ["Engine", "Needs", "Operators"].map(function (name) {
+        return el("th", { scope: "col", text: name });
+      }));
+      box.appendChild(el("table", {}, [
+        el("thead", {}, [head]), el("tbody", {}, engines.map(engineRow)),
+      ]));
+    });
+    return box;
+  }
+
   function pluginBlock(plugin) {
     var headingId = "plugin-" + plugin.id + "-title";
     var statusBox = el("div", { class: "plugin-status", "aria-live": "polite" });
     drawStatus(statusBox, plugin);
     var section = el("section", { class: "card plugin", id: "plugin-" + plugin.id,
       "aria-labelledby": headingId }, [el("h2", { id: headingId, text: plugin.id }), statusBox]);
+    if (plugin.hasCatalog) section.appendChild(catalogBlock(plugin));
     var hasFields = plugin.schema && Object.keys(plugin.schema.properties || {}).length;
     if (hasFields) section.appendChild(optionsForm(plugin, statusBox));
     else if (plugin.schema) section.appendChild(el("p", { class: "muted", text: "No options." }));
