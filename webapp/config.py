@@ -37,6 +37,17 @@ def parse_text(name: str, raw: str) -> str:
     return raw.strip()
 
 
+def parse_passphrases(name: str, raw: str) -> str:
+    """Return a comma-separated list of passphrases, refusing an empty one."""
+    passphrases = [part.strip() for part in raw.split(",")]
+    if not all(passphrases):
+        raise ConfigError(
+            f"{name} must be one passphrase, or several separated by commas with none empty; "
+            "unset it to use SECRET_KEY."
+        )
+    return ", ".join(passphrases)
+
+
 def parse_bool(name: str, raw: str) -> bool:
     """Return a boolean from the usual words for yes and no."""
     word = raw.strip().lower()
@@ -159,7 +170,7 @@ SETTINGS: tuple[Setting, ...] = (
         None,
         "Passphrase that encrypts stored API keys and plugin settings; default: SECRET_KEY. "
         "Comma-separated: the first encrypts, all decrypt (list the old one second to rotate).",
-        parse_text,
+        parse_passphrases,
     ),
     Setting("HOST", "127.0.0.1", "Address the web server listens on.", parse_text),
     Setting("PORT", "5000", "Port the web server listens on.", int_parser(1, 65535)),

@@ -70,6 +70,8 @@ def test_defaults_apply_when_the_environment_is_empty():
         ({"LOG_LEVEL": "LOUD"}, ["LOG_LEVEL", "DEBUG", "INFO"]),
         ({"REDIS_URL": "localhost:6379"}, ["REDIS_URL", "redis://"]),
         ({"TURN_MAX_STEPS": "0"}, ["TURN_MAX_STEPS", "between 1 and 1000"]),
+        ({"SECRETS_KEY": "new,,old"}, ["SECRETS_KEY", "none empty"]),
+        ({"SIGN_IN_MAX_FAILURES": "0"}, ["SIGN_IN_MAX_FAILURES", "between 1 and 1000"]),
     ],
 )
 def test_an_invalid_value_is_refused_with_a_sentence_naming_the_setting(environ, words):
