@@ -94,8 +94,7 @@ def run_tool_call(self, turn_id: str, call_id: str) -> str:
         return "skipped"
     started = time.monotonic()
     name, plugin = call.name, call.plugin
-    call.started_at = utcnow()
-    db.session.commit()
+    call.started_at = utcnow()  # committed with the call's reads, before the tool runs
     state = turn_state(turn_id)
     if turn.status != "running" or state.cancel_requested():
         result = Outcome("cancelled", error="The turn was cancelled before this call started.")
