@@ -172,6 +172,13 @@ SETTINGS: tuple[Setting, ...] = (
         "Comma-separated: the first encrypts, all decrypt (list the old one second to rotate).",
         parse_passphrases,
     ),
+    Setting(
+        "TRUSTED_PROXIES",
+        "0",
+        "How many proxies in front of Lookout set X-Forwarded-For/-Proto (1 behind one TLS "
+        "proxy); their headers give the client address. 0 trusts none.",
+        int_parser(0, 10),
+    ),
     Setting("HOST", "127.0.0.1", "Address the web server listens on.", parse_text),
     Setting("PORT", "5000", "Port the web server listens on.", int_parser(1, 65535)),
     Setting(
@@ -217,6 +224,12 @@ SETTINGS: tuple[Setting, ...] = (
         "5",
         "Failed sign-ins a name may have within SIGN_IN_LOCK_MINUTES before it is refused.",
         int_parser(1, 1000),
+    ),
+    Setting(
+        "SIGN_IN_MAX_FAILURES_PER_ADDRESS",
+        "50",
+        "Failed sign-ins, for any names, one client address may have within SIGN_IN_LOCK_MINUTES.",
+        int_parser(1, 100000),
     ),
     Setting(
         "SIGN_IN_LOCK_MINUTES",

@@ -10,6 +10,7 @@ clicks to load them; the page sends no referrer with them.
 from __future__ import annotations
 
 from flask import Flask, Response
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 POLICY = "; ".join(
     [
@@ -40,7 +41,11 @@ def add_security_headers(response: Response) -> Response:
 
 
 def init_security(app: Flask) -> None:
-    """Add the headers to every response and harden the session cookie."""
+    """Add the headers to every response, harden the session cookie, and believe the client
+    address and scheme that TRUSTED_PROXIES proxies report."""
+    proxies = app.config["TRUSTED_PROXIES"]
+    if proxies:
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=proxies, x_proto=proxies)
     app.config["SESSION_COOKIE_SAMESITE"] = "Lax"
     app.config["SESSION_COOKIE_HTTPONLY"] = True
     app.config["SESSION_COOKIE_SECURE"] = app.config["PUBLIC_URL"].startswith("https:")

@@ -152,7 +152,7 @@ def test_the_lock_ends_with_its_window(app, client, make_user):
     for _ in range(5):
         sign_in(client, "alice", "wrong")
     with app.test_request_context():
-        get_redis().expire(_key("alice"), 1)
+        get_redis().expire(_key("name", "alice"), 1)
     time.sleep(1.2)
     assert sign_in(client, "alice", "password").status_code == 302
 
@@ -166,3 +166,30 @@ def test_setting_a_new_password_lifts_the_lock(app, client, make_user):
     )
     assert result.exit_code == 0, result.output
     assert sign_in(client, "alice", "new words").status_code == 302
+
+
+def test_too_many_failures_from_one_address_lock_it_for_every_name(make_app):
+    app = make_app(SIGN_IN_MAX_FAILURES_PER_ADDRESS=3)
+    with app.app_context():
+        db.session.add(User.make("carol", "password"))
+        db.session.commit()
+    client = app.test_client()
+    for name in ("ann", "ben", "cid"):
+        assert sign_in(client, name, "guess").status_code == 401
+    refused = sign_in(client, "carol", "password")
+    assert refused.status_code == 429
+    assert "Too many failed sign-ins from your network address" in refused.get_data(as_text=True)
+
+
+def test_behind_a_trusted_proxy_the_forwarded_address_is_the_one_counted(make_app):
+    app = make_app(SIGN_IN_MAX_FAILURES_PER_ADDRESS=3, TRUSTED_PROXIES=1)
+    with app.app_context():
+        db.session.add(User.make("carol", "password"))
+        db.session.commit()
+    attacker, neighbour = app.test_client(), app.test_client()
+    attacker.environ_base["HTTP_X_FORWARDED_FOR"] = "203.0.113.7"
+    neighbour.environ_base["HTTP_X_FORWARDED_FOR"] = "198.51.100.2"
+    for name in ("ann", "ben", "cid"):
+        sign_in(attacker, name, "guess")
+    assert sign_in(attacker, "carol", "password").status_code == 429
+    assert sign_in(neighbour, "carol", "password").status_code == 302

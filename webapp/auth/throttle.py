@@ -1,11 +1,16 @@
-"""Failed sign-ins per name: after SIGN_IN_MAX_FAILURES within SIGN_IN_LOCK_MINUTES, that name
-is refused (whatever the password) until the window ends.
+"""Failed sign-ins, counted per name and per client address.
+
+After SIGN_IN_MAX_FAILURES failures for a name, or SIGN_IN_MAX_FAILURES_PER_ADDRESS from one
+address (trying many names, a few passwords each), within SIGN_IN_LOCK_MINUTES, sign-in is
+refused for that name or from that address, whatever the password, until the window ends.
 
 Counts live in Redis, shared by every web process, under the deployment's queue name so that
 apps sharing a Redis keep their own. Names are counted as typed (lower-cased), known or not,
-so the answer says nothing about which names exist. A success clears the count. When Redis
-cannot be reached, sign-in is not throttled (and a warning is logged): people can still sign
-in during an outage.
+so the answer says nothing about which names exist. A success clears its name's count, not
+its address's (else one valid account would reset an address's count). The address is the
+client's as the TLS proxy reports it when TRUSTED_PROXIES says how many proxies to believe.
+When Redis cannot be reached, sign-in is not throttled (and a warning is logged): people can
+still sign in during an outage.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
+from dataclasses import dataclass
 
 import redis
 from flask import current_app
@@ -22,41 +28,62 @@ from webapp.turnstate import get_redis
 log = logging.getLogger("lookout.auth")
 
 
-def _key(name: str) -> str:
-    digest = hashlib.sha256(name.strip().lower().encode()).hexdigest()
-    return f"lookout:{current_app.config['CELERY_QUEUE']}:sign-in-failures:{digest}"
+@dataclass(frozen=True)
+class Lock:
+    """Why sign-in is refused: "name" or "address", and for how many more minutes."""
+
+    subject: str
+    minutes: int
 
 
-def minutes_locked(name: str) -> int:
-    """Return how many minutes (rounded up) the name is still refused; 0 when it is not."""
+def _key(subject: str, value: str) -> str:
+    digest = hashlib.sha256(value.strip().lower().encode()).hexdigest()
+    return f"lookout:{current_app.config['CELERY_QUEUE']}:sign-in-failures:{subject}:{digest}"
+
+
+def _limits() -> dict[str, int]:
+    config = current_app.config
+    return {
+        "name": config["SIGN_IN_MAX_FAILURES"],
+        "address": config["SIGN_IN_MAX_FAILURES_PER_ADDRESS"],
+    }
+
+
+def find_lock(name: str, address: str | None) -> Lock | None:
+    """Return the lock on this name or address, or None when sign-in may be tried."""
+    subjects = {"name": name, "address": address or "unknown"}
     try:
         pipe = get_redis().pipeline(transaction=False)
-        pipe.get(_key(name))
-        pipe.ttl(_key(name))
-        count, ttl = pipe.execute()
+        for subject, value in subjects.items():
+            pipe.get(_key(subject, value))
+            pipe.ttl(_key(subject, value))
+        answers = pipe.execute()
     except redis.RedisError:
         log.warning("sign-in throttling is off: Redis cannot be reached", exc_info=True)
-        return 0
-    if count is None or int(count) < current_app.config["SIGN_IN_MAX_FAILURES"]:
-        return 0
-    return max(1, math.ceil(ttl / 60)) if ttl and ttl > 0 else 1
+        return None
+    for index, (subject, limit) in enumerate(_limits().items()):
+        count, ttl = answers[2 * index], answers[2 * index + 1]
+        if count is not None and int(count) >= limit:
+            return Lock(subject, max(1, math.ceil(ttl / 60)) if ttl and ttl > 0 else 1)
+    return None
 
 
-def note_failure(name: str) -> None:
-    """Count a failed sign-in of the name; the window starts at its first failure."""
+def note_failure(name: str, address: str | None) -> None:
+    """Count a failed sign-in for the name and the address; a window starts at its first."""
     window = current_app.config["SIGN_IN_LOCK_MINUTES"] * 60
     try:
         pipe = get_redis().pipeline(transaction=True)
-        pipe.set(_key(name), 0, ex=window, nx=True)  # INCR keeps the TTL the first failure set
-        pipe.incr(_key(name))
+        for subject, value in (("name", name), ("address", address or "unknown")):
+            pipe.set(_key(subject, value), 0, ex=window, nx=True)  # INCR keeps this TTL
+            pipe.incr(_key(subject, value))
         pipe.execute()
     except redis.RedisError:
         log.warning("a failed sign-in was not counted: Redis cannot be reached", exc_info=True)
 
 
 def clear_failures(name: str) -> None:
-    """Forget the name's failed sign-ins (after a success)."""
+    """Forget the name's failed sign-ins (after a success, or a new password)."""
     try:
-        get_redis().delete(_key(name))
+        get_redis().delete(_key("name", name))
     except redis.RedisError:
         log.warning("failed sign-ins were not cleared: Redis cannot be reached", exc_info=True)

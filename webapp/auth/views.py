@@ -19,9 +19,10 @@ bp = Blueprint("auth", __name__)
 WRONG_CREDENTIALS = "That name and password do not match. Check them and try again."
 DISABLED = "This account is disabled. Ask an administrator to enable it."
 TOO_MANY = (
-    "Too many failed sign-ins for this name. Wait {minutes} minute{s} and try again, or ask an "
+    "Too many failed sign-ins for this name. Wait {minutes} and try again, or ask an "
     "administrator to set a new password (flask --app webapp users set-password NAME)."
 )
+TOO_MANY_HERE = "Too many failed sign-ins from your network address. Wait {minutes} and try again."
 
 
 class SignInForm(FlaskForm):
@@ -47,14 +48,16 @@ def sign_in():
     form = SignInForm()
     status = 200
     if form.validate_on_submit():
-        name = form.name.data.strip()
-        locked = throttle.minutes_locked(name)
-        user = None if locked else db.session.scalar(db.select(User).filter_by(name=name))
-        if locked:
-            flash(TOO_MANY.format(minutes=locked, s="" if locked == 1 else "s"), "error")
+        name, address = form.name.data.strip(), request.remote_addr
+        lock = throttle.find_lock(name, address)
+        user = None if lock else db.session.scalar(db.select(User).filter_by(name=name))
+        if lock:
+            minutes = f"{lock.minutes} minute{'' if lock.minutes == 1 else 's'}"
+            message = TOO_MANY if lock.subject == "name" else TOO_MANY_HERE
+            flash(message.format(minutes=minutes), "error")
             status = 429
         elif user is None or not user.check_password(form.password.data):
-            throttle.note_failure(name)
+            throttle.note_failure(name, address)
             flash(WRONG_CREDENTIALS, "error")
             status = 401
         elif user.disabled:
