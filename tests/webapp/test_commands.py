@@ -76,3 +76,27 @@ def test_users_set_password_names_a_missing_account(app):
     result = app.test_cli_runner().invoke(args=["users", "set-password", "nobody"])
     assert result.exit_code != 0
     assert "There is no account named 'nobody'" in result.output
+
+
+def test_users_disable_stops_sessions_and_tokens_and_enable_restores_them(
+    app, client, make_user, make_token
+):
+    user = make_user("alice")
+    token = make_token(user)
+    headers = {"Authorization": f"Bearer {token}"}
+    assert client.get("/api/me", headers=headers).status_code == 200
+    runner = app.test_cli_runner()
+    result = runner.invoke(args=["users", "disable", "alice"])
+    assert result.exit_code == 0, result.output
+    assert client.get("/api/me", headers=headers).status_code == 401
+    listed = runner.invoke(args=["users", "list"]).output
+    assert "alice  user  disabled" in listed
+    assert runner.invoke(args=["users", "enable", "alice"]).exit_code == 0
+    assert client.get("/api/me", headers=headers).status_code == 200
+    assert "alice  user\n" in runner.invoke(args=["users", "list"]).output
+
+
+def test_users_disable_names_a_missing_account(app):
+    result = app.test_cli_runner().invoke(args=["users", "disable", "nobody"])
+    assert result.exit_code != 0
+    assert "There is no account named 'nobody'" in result.output

@@ -12,7 +12,7 @@ from webapp.auth import throttle
 from webapp.extensions import db
 from webapp.models import ApiToken, User
 
-users_cli = AppGroup("users", help="Create accounts and set their passwords.")
+users_cli = AppGroup("users", help="Create, list, disable and enable accounts; set passwords.")
 tokens_cli = AppGroup("tokens", help="Create API tokens.")
 
 
@@ -56,6 +56,33 @@ def set_password(name: str, password: str | None) -> None:
     click.echo(f"Set the password of {name!r}; failed sign-ins are forgotten.")
     if generated:
         click.echo(f"Password (shown once): {password}")
+
+
+@users_cli.command("disable")
+@click.argument("name")
+def disable_user(name: str) -> None:
+    """Disable an account: its sessions and API tokens stop working at once."""
+    get_user(name).disabled = True
+    db.session.commit()
+    click.echo(f"Disabled {name!r}: its sessions and API tokens no longer work.")
+
+
+@users_cli.command("enable")
+@click.argument("name")
+def enable_user(name: str) -> None:
+    """Enable a disabled account again (and lift a lock from failed sign-ins)."""
+    get_user(name).disabled = False
+    db.session.commit()
+    throttle.clear_failures(name)
+    click.echo(f"Enabled {name!r}.")
+
+
+@users_cli.command("list")
+def list_users() -> None:
+    """List the accounts: name, roles, and whether each is disabled."""
+    for user in db.session.scalars(db.select(User).order_by(User.name)):
+        state = "  disabled" if user.disabled else ""
+        click.echo(f"{user.name}  {','.join(user.roles)}{state}")
 
 
 @users_cli.command("ensure-admin")

@@ -17,7 +17,10 @@ from webapp.models import User
 bp = Blueprint("auth", __name__)
 
 WRONG_CREDENTIALS = "That name and password do not match. Check them and try again."
-DISABLED = "This account is disabled. Ask an administrator to enable it."
+DISABLED = (
+    "This account is disabled. Ask an administrator to enable it "
+    "(flask --app webapp users enable NAME)."
+)
 TOO_MANY = (
     "Too many failed sign-ins for this name. Wait {minutes} and try again, or ask an "
     "administrator to set a new password (flask --app webapp users set-password NAME)."
