@@ -3,6 +3,7 @@
   "use strict";
 
   var el = LookoutForms.element;
+  var say = LookoutForms.say;
   var api = LookoutApi;
   var root = document.getElementById("plugins");
   var listUrl = root.getAttribute("data-api");
@@ -12,10 +13,6 @@
     "failed": "Failed",
   };
 
-  function say(status, text, isError) {
-    status.textContent = text;
-    status.className = "status" + (isError ? " error" : " ok");
-  }
 
   function drawStatus(box, plugin) {
     box.textContent = "";

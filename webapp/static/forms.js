@@ -220,5 +220,12 @@
     };
   }
 
-  root.LookoutForms = { element: element, render: render };
+  /** Show a form's outcome in its status element: "ok" or "error" styling, other classes kept. */
+  function say(status, text, isError) {
+    status.textContent = text;
+    status.classList.toggle("ok", !isError);
+    status.classList.toggle("error", !!isError);
+  }
+
+  root.LookoutForms = { element: element, render: render, say: say };
 })(window);

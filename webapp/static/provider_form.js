@@ -149,8 +149,7 @@
       showErrors({}, "");
       var list = models.collect();
       if (list === null) {
-        status.textContent = "Not saved: see the messages above.";
-        status.className = "status error";
+        LookoutForms.say(status, "Not saved: see the messages above.", true);
         return;
       }
       var body = { name: fields.name.control.value.trim(),
@@ -168,8 +167,7 @@
         }
         var error = (result.data && result.data.error) || {};
         showErrors(error.fields, api.errorMessage(result));
-        status.textContent = "Not saved: see the messages above.";
-        status.className = "status error";
+        LookoutForms.say(status, "Not saved: see the messages above.", true);
       });
     });
 

@@ -7,17 +7,13 @@
   "use strict";
 
   var el = LookoutForms.element;
+  var say = LookoutForms.say;
   var api = LookoutApi;
   var root = document.getElementById("providers");
   var newBox = document.getElementById("provider-new");
   var addButton = document.getElementById("add-provider");
   var listUrl = root.getAttribute("data-api");
 
-  function say(status, text, isError) {
-    status.textContent = text;
-    status.classList.toggle("ok", !isError);
-    status.classList.toggle("error", !!isError);
-  }
 
   function providerUrl(provider, suffix) {
     return listUrl + "/" + encodeURIComponent(provider.id) + (suffix || "");

@@ -3,14 +3,11 @@
   "use strict";
 
   var el = LookoutForms.element;
+  var say = LookoutForms.say;
   var api = LookoutApi;
   var root = document.getElementById("plugins");
   var listUrl = root.getAttribute("data-api");
 
-  function say(status, text, isError) {
-    status.textContent = text;
-    status.className = "status" + (isError ? " error" : " ok");
-  }
 
   function toolSwitch(plugin, tool) {
     var id = "tool-" + plugin.id + "-" + tool.name;

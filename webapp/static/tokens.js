@@ -3,6 +3,7 @@
   "use strict";
 
   var el = LookoutForms.element;
+  var say = LookoutForms.say;
   var api = LookoutApi;
   var root = document.getElementById("tokens");
   var listUrl = root.getAttribute("data-api");
@@ -12,10 +13,6 @@
   var formStatus = document.getElementById("token-form-status");
   var created = document.getElementById("token-created");
 
-  function say(status, text, isError) {
-    status.textContent = text;
-    status.className = "status" + (isError ? " error" : " ok");
-  }
 
   /** A date from the API (UTC, with or without an offset) in the reader's local time. */
   function when(iso) {
