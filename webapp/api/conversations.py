@@ -7,6 +7,7 @@ from typing import Any
 from flask import Blueprint, jsonify, request
 from flask_login import current_user
 
+from webapp.api.bodies import json_object
 from webapp.auth.guards import api_login_required
 from webapp.errors import ApiError
 from webapp.extensions import db
@@ -113,9 +114,10 @@ def read_conversation(conversation_id: str):
 def rename_conversation(conversation_id: str):
     """Change a conversation's title."""
     conversation = get_conversation(conversation_id)
-    body = request.get_json(silent=True)
-    if not isinstance(body, dict) or "title" not in body:
-        raise ApiError('Send the new title as {"title": ...}.', 400)
+    hint = 'Send the new title as {"title": ...}.'
+    body = json_object(hint)
+    if "title" not in body:
+        raise ApiError(hint, 400)
     conversation.title = read_title(body)
     db.session.commit()
     return jsonify(show_conversation(conversation, messages=False))
