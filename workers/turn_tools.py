@@ -52,13 +52,14 @@ def find_offered(turn: Turn, name: str) -> Offered | None:
 def is_untrusted_name(turn_offers: list[Offered]):
     """Return a predicate: is a stored result of this tool name untrusted when replayed?
 
-    Tools that are not registered any more, and tools from tool sources, are untrusted.
+    Tools offered as untrusted in this turn (tool sources' among them), tools that are not
+    registered any more, and registered tools marked untrusted are untrusted.
     """
     host = get_host()
-    sourced = {o.tool.name for o in turn_offers if o.plugin and o.plugin.startswith("source:")}
+    offered_untrusted = {o.tool.name for o in turn_offers if o.untrusted}
 
     def untrusted(name: str) -> bool:
-        if name in sourced:
+        if name in offered_untrusted:
             return True
         tool = host.find_tool(name)
         return True if tool is None else tool.untrusted
