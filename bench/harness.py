@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -304,24 +304,8 @@ class EventReader(threading.Thread):
         return [event.name for _, event in self.events]
 
 
-def process_tree_rss_mib(pid: int) -> float:
-    """Return the resident memory of a process and its descendants, in MiB."""
-    try:
-        root = psutil.Process(pid)
-        processes = [root, *root.children(recursive=True)]
-    except psutil.NoSuchProcess:
-        return 0.0
-    total = 0
-    for process in processes:
-        try:
-            total += process.memory_info().rss
-        except psutil.NoSuchProcess:
-            pass
-    return total / 2**20
-
-
-def process_tree_cpu_seconds(pid: int) -> float:
-    """Return the CPU seconds used by a process and its descendants."""
+def _tree_sum(pid: int, measure: Callable[[psutil.Process], float]) -> float:
+    """Return ``measure`` summed over a process and its descendants (0 for ones gone)."""
     try:
         root = psutil.Process(pid)
         processes = [root, *root.children(recursive=True)]
@@ -330,11 +314,25 @@ def process_tree_cpu_seconds(pid: int) -> float:
     total = 0.0
     for process in processes:
         try:
-            times = process.cpu_times()
-            total += times.user + times.system
+            total += measure(process)
         except psutil.NoSuchProcess:
             pass
     return total
+
+
+def process_tree_rss_mib(pid: int) -> float:
+    """Return the resident memory of a process and its descendants, in MiB."""
+    return _tree_sum(pid, lambda process: process.memory_info().rss) / 2**20
+
+
+def process_tree_cpu_seconds(pid: int) -> float:
+    """Return the CPU seconds (user and system) used by a process and its descendants."""
+
+    def cpu(process: psutil.Process) -> float:
+        times = process.cpu_times()
+        return times.user + times.system
+
+    return _tree_sum(pid, cpu)
 
 
 def percentile(values: Sequence[float], share: float) -> float:
