@@ -71,6 +71,11 @@ def save_options(plugin_id: str, options: dict[str, Any]) -> None:
     get_host()
 
 
+def plugin_title(plugin_id: str) -> str:
+    """Return the title people read for a plugin: its id in words (web_search -> Web search)."""
+    return plugin_id.replace("_", " ").capitalize()
+
+
 def tool_choices(user_id: str) -> dict[str, bool]:
     """Return the user's stored tool switches by tool name."""
     rows = db.session.scalars(db.select(UserToolSetting).filter_by(user_id=user_id))

@@ -468,7 +468,8 @@ def test_an_api_error_is_shown_as_its_sentence(page, chat_app, chat_server, user
     alert = page.locator("#chat-error")
     alert.wait_for()
     assert alert.inner_text() == (
-        f"The model {model_id} is not available. Pick one from GET /api/models."
+        f"The model {model_id} is not installed: an administrator may have removed it. "
+        "Pick another model from the list."
     )
 
 

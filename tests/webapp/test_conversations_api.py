@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
+
+from webapp.extensions import db
+from webapp.models import Message, Turn
 
 HINT = 'Send the new title as {"title": ...}.'
 
@@ -30,3 +35,29 @@ def test_a_rename_without_a_title_object_is_refused_and_changes_nothing(client, 
     assert refused.status_code == 400
     assert refused.get_json()["error"]["message"] == HINT
     assert client.get(url, headers=headers).get_json()["title"] in (None, "")
+
+
+def test_a_conversation_names_the_model_of_its_newest_turn(app, client, conversation):
+    """The page selects this model when the conversation is opened again."""
+    url, headers = conversation
+    assert client.get(url, headers=headers).get_json()["model"] is None
+    conversation_id = url.rsplit("/", 1)[1]
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    with app.app_context():
+        question = Message(
+            conversation_id=conversation_id, role="user", parts=[], status="completed"
+        )
+        db.session.add(question)
+        db.session.flush()
+        for minutes, model in [(0, "old/first"), (5, "new/second")]:
+            db.session.add(
+                Turn(
+                    conversation_id=conversation_id,
+                    user_message_id=question.id,
+                    model=model,
+                    status="completed",
+                    created_at=start + timedelta(minutes=minutes),
+                )
+            )
+        db.session.commit()
+    assert client.get(url, headers=headers).get_json()["model"] == "new/second"

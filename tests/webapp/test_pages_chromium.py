@@ -140,7 +140,9 @@ def test_settings_errors_show_beside_their_fields_and_reset_keeps_switches(
     block.get_by_role("button", name="Save settings").click()
     error = page.locator("#setting-web_search-baseURL-error")
     error.wait_for()
-    assert error.inner_text() == "Not a valid URL."
+    assert error.inner_text() == (
+        "Base URL must be a web address starting with http:// or https://."
+    )
     assert block.get_by_label("Base URL").get_attribute("aria-invalid") == "true"
 
     page.get_by_role("checkbox", name="whisper").check()

@@ -61,10 +61,10 @@ def test_each_listed_plugin_shows_its_status_and_reason(app, admin):
         "web_fetch": "active",
         "pdf": "active",
     }
-    assert plugins["keyed"]["fields"] == {"apiKey": ["Missing data for required field."]}
+    assert plugins["keyed"]["fields"] == {"apiKey": ["apiKey is required."]}
     assert plugins["crashing"]["reason"] == "The plugin's setup failed: boom"
     assert "could not be imported" in plugins["absent"]["reason"]
-    assert plugins["web_search"]["fields"]["engine"] == ["Missing data for required field."]
+    assert plugins["web_search"]["fields"]["engine"] == ["Search engine is required."]
     assert plugins["web_search"]["schema"]["properties"]["apiKey"]["writeOnly"] is True
     assert plugins["web_search"]["schema"]["x-order"][:3] == ["engine", "apiKey", "baseURL"]
     assert plugins["web_fetch"]["reason"] is None
@@ -159,3 +159,20 @@ def test_another_process_sees_saved_options_without_a_restart(app, make_app, adm
     assert other_status() == "needs-configuration"  # its host is built now
     assert admin.put(OPTIONS, json={"engine": "duckduckgo"}).status_code == 200
     assert other_status() == "active"
+
+
+def test_an_engine_saved_off_by_default_says_that_nobody_gets_web_search(app, admin):
+    """Regression: after picking an engine nothing said that "On by default" starts unticked."""
+    saved = admin.put(OPTIONS, json={"engine": "duckduckgo"}).get_json()
+    assert saved["notices"] == [
+        "Nobody gets web_search yet: it is off by default, so only users who switch it on in "
+        "their Settings get it. To offer it to everyone, tick “On by default” below and save."
+    ]
+    locked = admin.put(OPTIONS, json={"engine": "duckduckgo", "userToggle": False}).get_json()
+    assert locked["notices"][0].startswith(
+        "Nobody gets web_search: it is off by default and users may not switch it on."
+    )
+    on = admin.put(OPTIONS, json={"engine": "duckduckgo", "enabledByDefault": True}).get_json()
+    assert on["notices"] == []
+    assert statuses(admin)["web_fetch"]["notices"] == []  # on by default: nothing to say
+    assert statuses(admin)["web_search"]["title"] == "Web search"

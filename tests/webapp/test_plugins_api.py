@@ -93,8 +93,8 @@ def test_invalid_settings_are_refused_field_by_field_and_not_stored(app, signed_
     response = client.put("/api/plugins/alpha/settings", json={"greeting": 5, "colour": "red"})
     assert response.status_code == 400
     fields = response.get_json()["error"]["fields"]
-    assert fields["greeting"] == ["Not a valid string."]
-    assert fields["colour"] == ["Unknown field."]
+    assert fields["greeting"] == ["greeting must be text."]
+    assert fields["colour"] == ["colour is not a setting Lookout knows: leave it out."]
     assert stored_settings(app, client.user, "alpha") is None
 
 
@@ -174,3 +174,22 @@ def test_the_settings_page_sends_strangers_to_sign_in(client, signed_in_client):
     page = signed_in_client("alice").get("/settings").get_data(as_text=True)
     assert 'data-api="/api/plugins/settings"' in page
     assert '<meta name="csrf-token"' in page
+
+
+def test_the_tools_a_message_offers_are_the_user_s_enabled_ones(signed_in_client):
+    client = signed_in_client("alice")
+
+    def offered() -> list[tuple[str, str, str]]:
+        response = client.get("/api/tools")
+        assert response.status_code == 200, response.get_json()
+        return [(t["name"], t["plugin"], t["pluginTitle"]) for t in response.get_json()["tools"]]
+
+    assert offered() == [("shout", "alpha", "Alpha"), ("web_fetch", "web_fetch", "Web fetch")]
+    client.put("/api/plugins/alpha/tools/whisper", json={"enabled": True})
+    client.put("/api/plugins/web_fetch/tools/web_fetch", json={"enabled": False})
+    assert [name for name, _, _ in offered()] == ["shout", "whisper"]
+
+
+def test_each_plugin_block_carries_the_title_its_switches_are_labelled_with(signed_in_client):
+    plugins = listed(signed_in_client("alice"))
+    assert plugins["web_fetch"]["title"] == "Web fetch"

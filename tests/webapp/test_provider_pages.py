@@ -96,7 +96,9 @@ def test_errors_of_a_refused_provider_show_beside_their_fields(page, live_server
     error = page.locator("#provider-new-name-error")
     error.wait_for()
     assert error.inner_text() == 'A provider name may not contain "/".'
-    assert page.locator("#provider-new-baseUrl-error").inner_text() == "Not a valid URL."
+    assert page.locator("#provider-new-baseUrl-error").inner_text() == (
+        "Base URL must be a web address starting with http:// or https://."
+    )
     assert form.get_by_label("Name *").get_attribute("aria-invalid") == "true"
     page.screenshot(path="/tmp/providers-errors.png", full_page=True)
     assert stored(app, "a/b") is None

@@ -7,7 +7,8 @@ from typing import Any
 from flask import request
 from marshmallow import Schema, ValidationError
 
-from tools.api import describe_errors, flatten_errors
+from tools.api import flatten_errors
+from webapp.api.field_errors import plain_error, titles_of
 from webapp.errors import ApiError
 
 
@@ -25,6 +26,6 @@ def load_json(schema: type[Schema], what: str, partial: bool = False) -> dict[st
     try:
         return schema(partial=partial).load(body)
     except ValidationError as exc:
-        fields = flatten_errors(exc.messages)
-        message = f"The {what} is not valid: {describe_errors(exc.messages)}"
+        fallback = f"The {what} is not valid."
+        message, fields = plain_error(flatten_errors(exc.messages), titles_of(schema), fallback)
         raise ApiError(message, 400, fields) from exc

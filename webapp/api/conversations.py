@@ -50,6 +50,12 @@ def show_conversation(conversation: Conversation, messages: bool = True) -> dict
         shown["messages"] = [show_message(m) for m in conversation.messages]
         open_turn = db.session.scalar(open_turns(conversation.id))
         shown["openTurnId"] = open_turn.id if open_turn else None
+        shown["model"] = db.session.scalar(  # the newest turn's: the page picks it again
+            db.select(Turn.model)
+            .filter_by(conversation_id=conversation.id)
+            .order_by(Turn.created_at.desc())
+            .limit(1)
+        )
         failed = db.session.scalars(
             db.select(Turn)
             .filter_by(conversation_id=conversation.id, status="failed")

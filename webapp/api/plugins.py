@@ -13,6 +13,7 @@ from tools.schema import json_schema
 from tools.settings import mask, merge_save
 from webapp import plugins
 from webapp.api.bodies import json_object
+from webapp.api.field_errors import plain_error, titles_of
 from webapp.auth.guards import admin_required, api_login_required
 from webapp.errors import ApiError
 from webapp.extensions import db
@@ -30,9 +31,10 @@ def get_active_plugin(plugin_id: str) -> PluginState:
     return state
 
 
-def config_error(error: PluginConfigError) -> ApiError:
-    """Return the 400 for invalid options or settings, with the per-field messages."""
-    return ApiError(error.message, 400, error.fields)
+def config_error(error: PluginConfigError, schema: Any) -> ApiError:
+    """Return the 400 for invalid options or settings, with the per-field messages in words."""
+    message, fields = plain_error(error.fields, titles_of(schema), error.message)
+    return ApiError(message, 400, fields)
 
 
 def form_schema(schema: Any) -> dict[str, Any]:
@@ -51,6 +53,7 @@ def show_user_plugin(state: PluginState, choices: dict[str, bool]) -> dict[str, 
     settings, secrets_set = mask(schema, plugins.find_settings(current_user.id, state.id))
     return {
         "id": state.id,
+        "title": plugins.plugin_title(state.id),
         "tools": [
             {
                 "name": tool.name,
@@ -78,6 +81,25 @@ def list_settings():
         and (state.settings_schema() is not None or any(t.user_toggle for t in state.tools))
     ]
     return jsonify({"plugins": shown})
+
+
+@bp.get("/tools")
+@api_login_required
+def list_offered_tools():
+    """List the tools the signed-in user's messages offer a tool-capable model by default."""
+    host = plugins.get_host()
+    offered = []
+    for tool in plugins.enabled_tools(host, current_user.id):
+        owner = host.owner(tool.name) or ""
+        offered.append(
+            {
+                "name": tool.name,
+                "plugin": owner,
+                "pluginTitle": plugins.plugin_title(owner),
+                "userToggle": tool.user_toggle,
+            }
+        )
+    return jsonify({"tools": offered})
 
 
 @bp.put("/plugins/<plugin_id>/tools/<name>")
@@ -114,7 +136,7 @@ def save_settings(plugin_id: str):
     try:
         valid = validate_options(schema, merge_save(schema, stored, json_object()), "settings")
     except PluginConfigError as error:
-        raise config_error(error) from error
+        raise config_error(error, schema) from error
     row = db.session.get(UserPluginSettings, (current_user.id, plugin_id))
     if row is None:
         row = UserPluginSettings(user_id=current_user.id, plugin_id=plugin_id)
@@ -137,15 +159,49 @@ def delete_settings(plugin_id: str):
     return "", 204
 
 
+def admin_reason(state: PluginState, schema: Any) -> tuple[str | None, dict[str, Any]]:
+    """Return why a plugin is not active, and its per-field messages, in people's words."""
+    if not state.fields:
+        return state.reason, {}
+    message, fields = plain_error(state.fields, titles_of(schema), state.reason or "")
+    if state.status == "needs-configuration":
+        return f"Set its options below to turn it on. {message}", fields
+    return f"Its saved options are no longer valid. {message} Correct them below and save.", fields
+
+
+def off_by_default_notices(state: PluginState, schema: Any) -> list[str]:
+    """Return a sentence for each tool of an active plugin that nobody is offered by default."""
+    switch = titles_of(schema).get("enabledByDefault")  # the spec's name for that option
+    how = f"tick “{switch}” below and save" if switch else "turn it on by default in its options"
+    notices = []
+    for tool in state.tools:
+        if tool.default_enabled:
+            continue
+        if tool.user_toggle:
+            notices.append(
+                f"Nobody gets {tool.name} yet: it is off by default, so only users who switch "
+                f"it on in their Settings get it. To offer it to everyone, {how}."
+            )
+        else:
+            notices.append(
+                f"Nobody gets {tool.name}: it is off by default and users may not switch it "
+                f"on. To offer it to everyone, {how}."
+            )
+    return notices
+
+
 def show_admin_plugin(state: PluginState) -> dict[str, Any]:
     """Return one plugin's status, options schema and options, secrets masked."""
     schema = state.plugin.options_schema if state.plugin is not None else None
     options, secrets_set = mask(schema, state.stored)
+    reason, fields = admin_reason(state, schema)
     return {
         "id": state.id,
+        "title": plugins.plugin_title(state.id),
         "status": state.status,
-        "reason": state.reason,
-        "fields": state.fields,
+        "reason": reason,
+        "fields": fields,
+        "notices": off_by_default_notices(state, schema) if state.status == "active" else [],
         "schema": form_schema(schema) if schema is not None else None,
         "options": options,
         "secretsSet": secrets_set,
@@ -174,7 +230,7 @@ def save_plugin_options(plugin_id: str):
         app_name, public_url = current_app.config["APP_NAME"], current_app.config["PUBLIC_URL"]
         start(state.plugin, merged, IngesterRegistry(), app_name, public_url)
     except PluginConfigError as error:
-        raise config_error(error) from error
+        raise config_error(error, schema) from error
     except Exception as error:  # a plugin's setup bug is reported, and nothing is stored
         raise ApiError(f"The plugin {plugin_id} could not start: {error}", 400) from error
     plugins.save_options(plugin_id, merged)

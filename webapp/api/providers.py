@@ -21,18 +21,33 @@ KINDS = ["openai-compatible"]
 class ModelSchema(Schema):
     """One model of a provider and whether it can use tools."""
 
-    name = fields.String(required=True, validate=validate.Length(min=1, max=200))
-    tools = fields.Boolean(load_default=True)
+    name = fields.String(
+        required=True, validate=validate.Length(min=1, max=200), metadata={"title": "Model name"}
+    )
+    tools = fields.Boolean(load_default=True, metadata={"title": "Tools"})
 
 
 class ProviderSchema(Schema):
     """The body of creating or changing a provider."""
 
-    name = fields.String(required=True, validate=validate.Length(min=1, max=100))
-    kind = fields.String(load_default="openai-compatible", validate=validate.OneOf(KINDS))
-    baseUrl = fields.Url(required=True, schemes={"http", "https"}, require_tld=False)
-    apiKey = fields.String(allow_none=True, metadata={"secret": True})
-    models = fields.List(fields.Nested(ModelSchema), load_default=list)
+    name = fields.String(
+        required=True, validate=validate.Length(min=1, max=100), metadata={"title": "Name"}
+    )
+    kind = fields.String(
+        load_default="openai-compatible",
+        validate=validate.OneOf(KINDS),
+        metadata={"title": "Kind"},
+    )
+    baseUrl = fields.Url(
+        required=True,
+        schemes={"http", "https"},
+        require_tld=False,
+        metadata={"title": "Base URL"},
+    )
+    apiKey = fields.String(allow_none=True, metadata={"secret": True, "title": "API key"})
+    models = fields.List(
+        fields.Nested(ModelSchema), load_default=list, metadata={"title": "Models"}
+    )
 
     @validates("name")
     def no_slash(self, value: str, **_: Any) -> None:

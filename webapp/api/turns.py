@@ -43,8 +43,18 @@ class GenerationSchema(Schema):
 class TurnRequest(Schema):
     """The body of ``POST /api/conversations/<id>/turns``."""
 
-    content = fields.String(validate=validate.Length(min=1, max=MAX_CONTENT))
-    model = fields.String(required=True, validate=validate.Length(min=3, max=300))
+    content = fields.String(
+        validate=validate.Length(
+            min=1,
+            max=MAX_CONTENT,
+            error=f"A message must have 1 to {MAX_CONTENT:,} characters. Shorten it, or attach "
+            "long text as a file instead.",
+        ),
+        metadata={"title": "Your message"},
+    )
+    model = fields.String(
+        required=True, validate=validate.Length(min=3, max=300), metadata={"title": "Model"}
+    )
     parentMessageId = fields.String(allow_none=True)
     generation = fields.Nested(GenerationSchema, load_default=dict)
     attachments = fields.List(fields.String(), load_default=list)
@@ -89,9 +99,10 @@ def start_turn(conversation_id: str):
     data = read_turn_request()
     if find_model(data["model"]) is None:
         raise ApiError(
-            f"The model {data['model']} is not available. Pick one from GET /api/models.",
+            f"The model {data['model']} is not installed: an administrator may have removed it. "
+            "Pick another model from the list.",
             400,
-            {"model": ["Unknown model."]},
+            {"model": ["Not installed. Pick another model from the list."]},
         )
     busy = db.session.scalar(open_turns(conversation.id))
     if busy is not None:
