@@ -11,6 +11,9 @@ import regex
 from tools.api import Citation
 
 MAX_TITLE_GRAPHEMES = 300
+MAX_TITLE_CHARS = 1200
+# Whitespace collapses, so more than the kept characters is read; never the whole string.
+_TITLE_HEAD_CHARS = 4 * MAX_TITLE_CHARS
 MAX_URL_CHARS = 2048
 _GRAPHEME = regex.compile(r"\X")
 
@@ -32,16 +35,20 @@ def is_presentable_url(url: object) -> bool:
 
 
 def cut_title(title: str | None) -> str | None:
-    """Return the title cut to 300 grapheme clusters, whitespace collapsed; None when blank."""
+    """Return the title, whitespace collapsed, cut at a cluster boundary to at most 300
+    grapheme clusters and 1,200 characters; None when blank. Only its head is read."""
     if title is None:
         return None
-    text = " ".join(str(title).split())
-    if not text:
-        return None
-    clusters = _GRAPHEME.findall(text)
-    if len(clusters) > MAX_TITLE_GRAPHEMES:
-        text = "".join(clusters[:MAX_TITLE_GRAPHEMES])
-    return text
+    text = " ".join(str(title)[:_TITLE_HEAD_CHARS].split())
+    kept: list[str] = []
+    size = 0
+    # One cluster of combining marks can be a megabyte: the regex only sees the head.
+    for cluster in _GRAPHEME.findall(text):
+        if len(kept) == MAX_TITLE_GRAPHEMES or size + len(cluster) > MAX_TITLE_CHARS:
+            break
+        kept.append(cluster)
+        size += len(cluster)
+    return "".join(kept).rstrip() or text[:MAX_TITLE_CHARS] or None
 
 
 class CitationList:

@@ -39,8 +39,18 @@ def test_titles_are_cut_to_300_grapheme_clusters_not_code_points():
     title = "e\u0301" * 400  # each cluster is two code points
     cut = cut_title(title)
     assert cut == "e\u0301" * 300
-    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
-    assert cut_title(family * 301) == family * 300
+
+
+def test_titles_are_cut_to_1200_characters_at_a_cluster_boundary():
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"  # five code points, one cluster
+    assert cut_title(family * 301) == family * 240
+
+
+def test_a_megabyte_title_or_cluster_is_cut_from_its_head_alone():
+    """Issue 10: a 1 MB title was read whole by the grapheme regex and repeated in every part."""
+    assert cut_title("word " * 200_000) == ("word " * 60).strip()
+    one_cluster = "e" + "\u0301" * 1_000_000
+    assert cut_title(one_cluster) == one_cluster[:1200]
 
 
 def test_blank_titles_become_none_and_whitespace_is_collapsed():

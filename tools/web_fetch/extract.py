@@ -52,7 +52,6 @@ _MIN_ARTICLE_WORDS = 50
 _MIN_PRUNED_WORDS = 10
 _WORD = re.compile(r"\w")
 _BLANK_RUNS = re.compile(r"\n{3,}")
-_TRAILING_SPACE = re.compile(r"[ \t]+$", re.M)
 
 
 @dataclass(frozen=True)
@@ -201,6 +200,12 @@ def _to_markdown(fragment: str) -> str:
     converter.ignore_links = False
     converter.ignore_images = True
     text = converter.handle(fragment)
-    text = _BLANK_RUNS.sub("\n\n", _TRAILING_SPACE.sub("", text)).strip()
+    text = _BLANK_RUNS.sub("\n\n", _strip_line_ends(text)).strip()
     # Text without a single letter or digit (stray brackets, entities) has nothing to read.
     return text if _WORD.search(text) else ""
+
+
+def _strip_line_ends(text: str) -> str:
+    # Linear on purpose: the regex "[ \t]+$" with re.M retries from every space of a long run
+    # that ends in another character, which is quadratic in the run's length.
+    return "\n".join(line.rstrip(" \t") for line in text.split("\n"))
