@@ -1,4 +1,7 @@
-"""Decodes a downloaded page: Content-Type charset, else (HTML) a BOM or <meta>, else UTF-8."""
+"""Decodes a body from the web: Content-Type charset, else (HTML) a BOM or <meta>, else UTF-8.
+
+Every body Lookout reads, a page or a search engine's answer, is decoded here.
+"""
 
 from __future__ import annotations
 
@@ -52,6 +55,10 @@ def _known(name: str | None) -> str | None:
     try:
         info = codecs.lookup(name)
     except LookupError:
+        return None
+    # "rot13", "base64" or "zlib" name codecs too, but not text encodings: decoding with one
+    # raises (or, for zlib, would inflate a bomb).
+    if not info._is_text_encoding:
         return None
     # WHATWG treats ASCII and Latin-1 labels as windows-1252, which every such page expects.
     if info.name in ("ascii", "latin-1", "iso8859-1"):

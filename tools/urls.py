@@ -2,12 +2,48 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from urllib.parse import urlsplit, urlunsplit
+
+import idna
+from urllib3.exceptions import LocationParseError
+from urllib3.util import parse_url
 
 # urllib.parse and urllib3 split "http://127.0.0.1\@1.1.1.1/" differently, and urlsplit silently
 # drops tabs and newlines: refuse such URLs rather than guess which host is meant.
 _UNSAFE_URL_CHARACTER = re.compile(r"[\x00-\x20\x7f-\x9f\\]|\s")
+_HOST_NAME = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*")
+
+
+def request_host(url: str) -> str:
+    """Return the host a request for ``url`` connects to, as the domain lists must judge it.
+
+    That is the host urllib3 connects to: percent-decoded (``exa%6dple.com`` is
+    ``example.com``), IDNA-encoded, lowercased, without a trailing dot; an IPv6 literal without
+    its brackets. Raises ``ValueError`` for a URL whose host cannot be parsed or holds a
+    character no host name may hold.
+    """
+    try:
+        host = parse_url(url).host
+    except (LocationParseError, ValueError) as exc:
+        raise ValueError(f"unparsable host in {url!r}") from exc
+    if not host:
+        raise ValueError(f"no host in {url!r}")
+    if host.startswith("["):
+        try:
+            return str(ipaddress.IPv6Address(host[1:-1].split("%", 1)[0]))
+        except ValueError as exc:
+            raise ValueError(f"bad IPv6 literal in {url!r}") from exc
+    host = host.lower().rstrip(".")
+    if not host.isascii():
+        try:
+            host = idna.encode(host, uts46=True).decode("ascii")
+        except idna.IDNAError as exc:
+            raise ValueError(f"bad international host name in {url!r}") from exc
+    if not _HOST_NAME.fullmatch(host):
+        raise ValueError(f"characters no host name may hold in {url!r}")
+    return host
 
 
 def find_url_problem(url: str) -> str | None:
@@ -28,6 +64,10 @@ def find_url_problem(url: str) -> str | None:
         return "credentials (user@) in the URL"
     if not parts.hostname:
         return "no host in the URL"
+    try:
+        request_host(url)
+    except ValueError:
+        return "unparsable host in the URL"
     return None
 
 

@@ -6,7 +6,7 @@ import codecs
 
 import pytest
 
-from tools.web_fetch.charset import charset_from_content_type, decode_page
+from tools.charset import charset_from_content_type, decode_page
 
 
 def test_the_content_type_charset_wins():

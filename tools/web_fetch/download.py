@@ -1,7 +1,8 @@
 """Downloads one URL for web_fetch: guarded hops, redirects by hand, byte limits, prompt stops.
 
 ``download`` raises ``ToolRefused`` for a refused address or domain, ``ToolError`` for every
-other failure (HTTP status, redirects, unsupported type, size, timeout, network), and
+other failure (a malformed URL or ``Location``, HTTP status, redirects, unsupported type, size,
+timeout, network), and
 ``Cancelled`` when the turn's signal trips, whether by cancellation or its deadline; no
 ``requests`` exception escapes. The fetch's own ``timeoutSeconds`` budget, covering every hop
 and the body, is a ``ToolError`` ("took longer than"), so the model can try another page.
@@ -24,8 +25,10 @@ import requests
 import urllib3.exceptions
 
 from tools.api import Cancelled, Signal, ToolError, ToolRefused, normalise_mime_type
+from tools.bodies import BodyError, network_reason, read_body
+from tools.charset import charset_from_content_type
 from tools.net import AddressNotAllowed, interrupt, redact_url
-from tools.web_fetch.charset import charset_from_content_type
+from tools.urls import request_host
 from tools.web_fetch.options import DomainRules
 
 PAGE_TYPES = frozenset(
@@ -34,7 +37,6 @@ PAGE_TYPES = frozenset(
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 MAX_REDIRECTS = 5
 ACCEPT = "text/markdown, text/html;q=0.9, application/xhtml+xml;q=0.9, text/plain;q=0.8, */*;q=0.5"
-_CHUNK_BYTES = 64 * 1024
 _FILENAME = re.compile(r"""filename\s*=\s*"?([^";]+)"?""", re.I)
 
 
@@ -51,13 +53,15 @@ class FetchLimits:
 
 @dataclass(frozen=True)
 class Download:
-    """A downloaded body: the final URL, its bare MIME type and charset, and the bytes read."""
+    """A downloaded body: the final URL, its bare MIME type and charset, the bytes read, and
+    whether reading stopped at the size limit with more to come (``cut``)."""
 
     url: str
     mime_type: str
     charset: str | None
     data: bytes
     filename: str | None
+    cut: bool = False
 
     @property
     def is_page(self) -> bool:
@@ -100,7 +104,13 @@ def _translated(url: str, signal: Signal, budget: Signal, seconds: float) -> Ite
     """Turn a stop into ``Cancelled`` or the time-limit error, requests errors into sentences."""
     try:
         yield
-    except (Cancelled, requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+    except (
+        Cancelled,
+        BodyError,
+        requests.RequestException,
+        urllib3.exceptions.HTTPError,
+        OSError,
+    ) as exc:
         if signal.cancelled:
             raise Cancelled(signal.reason or "cancelled") from exc
         if budget.cancelled or isinstance(exc, requests.Timeout):
@@ -108,22 +118,20 @@ def _translated(url: str, signal: Signal, budget: Signal, seconds: float) -> Ite
             raise ToolError(f"Fetching {url} took longer than {seconds:g} {unit}.") from exc
         if isinstance(exc, Cancelled):
             raise
-        raise ToolError(_describe_network_error(url, exc)) from exc
+        if isinstance(exc, requests.exceptions.InvalidURL):
+            raise ToolError(f"{url} is not a valid URL.") from exc
+        reason = exc.reason if isinstance(exc, BodyError) else network_reason(exc)
+        raise ToolError(f"Fetching {url} failed: {reason}. {_NEXT_STEP[reason]}") from exc
 
 
-def _describe_network_error(url: str, exc: Exception) -> str:
-    text = repr(exc)
-    if "NameResolutionError" in text or "gaierror" in text:
-        return f"Fetching {url} failed: its host name could not be found."
-    if isinstance(exc, requests.exceptions.SSLError):
-        return f"Fetching {url} failed: the site's TLS certificate could not be verified."
-    if isinstance(exc, requests.exceptions.InvalidURL):
-        return f"{url} is not a valid URL."
-    if isinstance(exc, requests.exceptions.ContentDecodingError):
-        return f"Fetching {url} failed: the site sent a body that could not be decompressed."
-    if "NewConnectionError" in text:
-        return f"Fetching {url} failed: the site could not be reached. Try again later."
-    return f"Fetching {url} failed: the connection broke off. Try again, or try another page."
+_NEXT_STEP = {
+    "its host name could not be found": "Check the URL.",
+    "the site's TLS certificate could not be verified": "Try another page.",
+    "the site sent a body that could not be decompressed": "Try another page.",
+    "the site did not answer in time": "Try again later.",
+    "the site could not be reached": "Try again later.",
+    "the connection broke off": "Try again, or try another page.",
+}
 
 
 class _Fetch:
@@ -148,17 +156,19 @@ class _Fetch:
         with response:
             content_type = response.headers.get("Content-Type", "")
             mime_type = normalise_mime_type(content_type) or "application/octet-stream"
+            cut = False
             if mime_type in PAGE_TYPES:
-                data = self._read(response, self.limits.max_bytes)[: self.limits.max_bytes]
+                body = read_body(response, self.limits.max_bytes, self.budget)
+                data, cut = body.data, body.cut
             else:
                 data = self._read_file(response, final_url, mime_type, accepts_file)
-            self.budget.raise_if_cancelled()  # a stop may end a body early without an error
         return Download(
             url=final_url,
             mime_type=mime_type,
             charset=charset_from_content_type(content_type),
             data=data,
             filename=_filename(response, final_url),
+            cut=cut,
         )
 
     def _follow(self, url: str) -> tuple[requests.Response, str]:
@@ -171,7 +181,13 @@ class _Fetch:
                 response.close()
                 if hop == MAX_REDIRECTS:
                     raise ToolError(f"Fetching {url} stopped after {MAX_REDIRECTS} redirects.")
-                current = urljoin(current, location)
+                try:
+                    current = urljoin(current, location)
+                except ValueError:
+                    raise ToolError(
+                        f"Fetching {url} failed: the site redirected to an address that is not "
+                        "a valid URL. Try another page."
+                    ) from None
                 continue
             if status >= 400 or status in REDIRECT_STATUSES:
                 response.close()
@@ -180,9 +196,18 @@ class _Fetch:
         raise AssertionError("unreachable: the loop returns or raises")
 
     def _get(self, url: str) -> requests.Response:
-        if urlsplit(url).scheme.lower() not in ("http", "https"):
+        try:
+            scheme = urlsplit(url).scheme.lower()
+        except ValueError:
+            raise ToolError(f"{url} is not a valid URL.") from None
+        if scheme not in ("http", "https"):
             self._refuse(url, "a redirect led to a scheme other than http or https")
-        reason = self.limits.rules.refusal(urlsplit(url).hostname)
+        try:
+            host = request_host(url)
+        except ValueError:
+            raise ToolError(f"{url} is not a valid URL.") from None
+        # The lists judge the host the connection will be made to, however the URL spells it.
+        reason = self.limits.rules.refusal(host)
         if reason is not None:
             self._refuse(url, reason)
         timeout = self.budget.timeout(self.limits.timeout_seconds)
@@ -217,22 +242,10 @@ class _Fetch:
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > limit:
             raise too_large
-        data = self._read(response, limit + 1)
-        if len(data) > limit:
+        body = read_body(response, limit, self.budget)
+        if body.cut:
             raise too_large
-        return data
-
-    def _read(self, response: requests.Response, limit: int) -> bytes:
-        """Return the body's first ``limit`` bytes or more, checking the budget between chunks."""
-        chunks: list[bytes] = []
-        total = 0
-        for chunk in response.iter_content(_CHUNK_BYTES):
-            self.budget.raise_if_cancelled()
-            chunks.append(chunk)
-            total += len(chunk)
-            if total >= limit:
-                break  # leaving the with-block closes the connection: the rest is never read
-        return b"".join(chunks)
+        return body.data
 
 
 class Interrupter:

@@ -99,7 +99,8 @@ def load_json(body: str, schema: type[marshmallow.Schema]) -> dict[str, Any]:
     try:
         data = json.loads(body)
         return schema().load(data)
-    except (ValueError, TypeError, marshmallow.ValidationError) as exc:
+    except (ValueError, TypeError, RecursionError, marshmallow.ValidationError) as exc:
+        # RecursionError: JSON nested deeper than Python's stack, which a hostile engine sends.
         raise MalformedResponse(str(exc)[:200]) from exc
 
 

@@ -10,17 +10,16 @@ from __future__ import annotations
 import html
 import json
 import re
-import time
-from typing import Any
 
 import lxml.etree
 import lxml.html
 import requests
-import urllib3
 
-from tools.api import Signal, ToolError, ToolRefused
+from tools.api import Cancelled, Signal, ToolError, ToolRefused
+from tools.bodies import BodyError, read_body
+from tools.charset import charset_from_content_type, decode_page
 from tools.citations import is_presentable_url
-from tools.net import AddressNotAllowed, interrupt
+from tools.net import AddressNotAllowed
 from tools.web_search.engine import (
     EngineBlocked,
     EngineRequest,
@@ -36,7 +35,6 @@ MAX_SNIPPET_CHARS = 500
 MAX_DETAIL_CHARS = 300
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _TAG = re.compile(r"<[^>]*>")
-_READ_ERRORS = (requests.RequestException, urllib3.exceptions.HTTPError, OSError, AttributeError)
 
 
 def run_search(
@@ -77,7 +75,9 @@ def _send(
     user_agent: str,
 ) -> tuple[int, str]:
     timeout = signal.timeout(TIMEOUT_SECONDS)
-    deadline = time.monotonic() + timeout
+    # One budget for the request and its body: the engine's time limit or the turn's deadline.
+    budget = Signal.after(timeout)
+    undo = signal.on_cancel(budget.cancel)
     headers = {"User-Agent": user_agent, **(request.headers or {})}
     try:
         response = session.request(
@@ -91,66 +91,31 @@ def _send(
             stream=True,
             allow_redirects=False,
         )
+        with response:
+            body = read_body(response, MAX_BODY_BYTES, budget)
     except AddressNotAllowed:
         raise ToolRefused(f"Fetching {request.url} is not allowed.") from None
-    except requests.Timeout:
+    except (requests.RequestException, BodyError, Cancelled) as exc:
         signal.raise_if_cancelled()
-        raise ToolError(_too_slow(engine)) from None
-    except requests.RequestException:
-        signal.raise_if_cancelled()
+        if budget.cancelled or isinstance(exc, requests.Timeout):
+            raise ToolError(_too_slow(engine)) from None
+        if isinstance(exc, BodyError):
+            raise ToolError(f"{engine.name} stopped answering halfway. Try again later.") from None
         raise ToolError(
             f"{engine.name} could not be reached. Check its address, or try again later."
         ) from None
-    undo = signal.on_cancel(lambda: _stop(response))
-    try:
-        data = _read(engine, response, deadline, signal)
     finally:
         undo()
-        response.close()
-    return response.status_code, data.decode(_charset(response), errors="replace")
-
-
-def _read(engine: SearchEngine, response: Any, deadline: float, signal: Signal) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    try:
-        for chunk in response.iter_content(64 * 1024):
-            signal.raise_if_cancelled()
-            if time.monotonic() > deadline:
-                raise ToolError(_too_slow(engine))
-            size += len(chunk)
-            if size > MAX_BODY_BYTES:
-                raise ToolError(unreadable(engine))
-            chunks.append(chunk)
-    except _READ_ERRORS:
-        # Closing the response on cancel breaks the read; report the cancel, not the break.
-        signal.raise_if_cancelled()
-        if time.monotonic() >= deadline - 0.05:
-            raise ToolError(_too_slow(engine)) from None
-        raise ToolError(f"{engine.name} stopped answering halfway. Try again later.") from None
-    signal.raise_if_cancelled()
-    return b"".join(chunks)
-
-
-def _stop(response: Any) -> None:
-    interrupt(response)
-    response.close()
+        budget.cancel()  # stops the budget's timer now rather than at its deadline
+    if body.cut:
+        raise ToolError(unreadable(engine))
+    content_type = response.headers.get("Content-Type", "")
+    text = decode_page(body.data, "application/json", charset_from_content_type(content_type))
+    return response.status_code, text
 
 
 def _too_slow(engine: SearchEngine) -> str:
     return f"{engine.name} did not answer within {TIMEOUT_SECONDS} seconds. Try again later."
-
-
-def _charset(response: Any) -> str:
-    content_type = response.headers.get("Content-Type", "")
-    match = re.search(r"charset=[\"']?([\w.:-]+)", content_type, re.IGNORECASE)
-    if match:
-        try:
-            "".encode(match.group(1))
-            return match.group(1)
-        except LookupError:
-            pass
-    return "utf-8"
 
 
 def error_message(engine: SearchEngine, status: int, body: str, api_key: str | None) -> str:
@@ -172,11 +137,11 @@ def error_message(engine: SearchEngine, status: int, body: str, api_key: str | N
 def _detail(engine: SearchEngine, body: str, api_key: str | None) -> str | None:
     try:
         parsed = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     try:
         detail = engine.error_detail(parsed)
-    except (KeyError, TypeError, AttributeError, ValueError):
+    except (KeyError, TypeError, AttributeError, ValueError, RecursionError):
         return None
     if not detail:
         return None

@@ -138,7 +138,8 @@ def test_a_name_that_does_not_resolve_is_a_clear_error(dns, web_fetch):
     with pytest.raises(ToolError) as error:
         web_fetch()("http://no-such-host.example/")
     assert error.value.message == (
-        "Fetching http://no-such-host.example/ failed: its host name could not be found."
+        "Fetching http://no-such-host.example/ failed: its host name could not be found. "
+        "Check the URL."
     )
 
 

@@ -232,11 +232,17 @@ def test_an_offset_past_the_end_is_a_tool_error(site, dns, web_fetch):
     assert error.value.message == "Offset 11 is past the end of the page (10 characters)."
 
 
-def test_page_bodies_over_max_bytes_stop_reading(site, dns, web_fetch):
-    """The server sees the client close the connection long before the endless body ends."""
+def test_page_bodies_over_max_bytes_stop_reading_and_the_text_says_so(site, dns, web_fetch):
+    """The server sees the client close the connection long before the endless body ends, and
+    the model is told the page was cut (issue 12: a cut page read as if it were whole)."""
     site.route("/endless", lambda h: h.stream("text/plain", b"a" * 1023 + b"\n", None))
     output = web_fetch({"maxBytes": 100_000, "maxCharacters": 1_000_000})(site.url("/endless"))
-    assert output["totalCharacters"] == 100_000
+    text, note = output["content"].rsplit("\n\n", 1)
+    assert len(text) == 100_000
+    assert note == (
+        "[Lookout read only the first 0.1 MB of this page, its size limit; "
+        "the rest was not downloaded.]"
+    )
     assert site.client_gone.wait(5)
 
 
