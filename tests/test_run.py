@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import uuid
@@ -47,6 +48,26 @@ def healthy(url: str) -> bool:
         return False
 
 
+def assert_first_password_printed_last(log) -> None:
+    """The admin's first password comes after the services' start-up logs, framed, with the
+    command that sets a new one.
+
+    Regression: it was printed before the worker and web server started, and scrolled away
+    under their logs, with no word on how to reset it.
+    """
+    rule = "=" * 78
+    wait_until(lambda: log.read_text().count(rule) == 2, 30, f"no framed password in {log}")
+    text = log.read_text()
+    start, end = text.index(rule), text.rindex(rule)
+    frame = text[start:end]
+    assert "Created the admin account 'admin' with password " in frame
+    assert "To set a new password later: flask --app webapp users set-password admin" in frame
+    assert "Listening at" in text[:start]  # gunicorn is up
+    assert re.search(r"celery@\S+ ready", text[:start])  # and the worker
+    assert "Lookout is at http://127.0.0.1:" in text[:start]
+    assert "Created the admin account" not in text[:start]
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_run_serves_and_stops_every_child_on_a_signal(tmp_path, signum):
     port = free_port()
@@ -65,7 +86,7 @@ def test_run_serves_and_stops_every_child_on_a_signal(tmp_path, signum):
         assert process.poll() is None, log.read_text()
         page = requests.get(url + "/sign-in", timeout=5)
         assert page.status_code == 200 and "Sign in" in page.text
-        assert "Created the admin account 'admin'" in log.read_text()
+        assert_first_password_printed_last(log)
         children = descendants(process.pid)
         assert len(children) >= 4, children  # redis, celery, gunicorn master and workers
 

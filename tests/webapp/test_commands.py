@@ -40,6 +40,9 @@ def test_ensure_admin_creates_one_admin_once(app):
     runner = app.test_cli_runner()
     first = runner.invoke(args=["users", "ensure-admin"])
     assert "Created the admin account 'admin'" in first.output
+    assert "To set a new password later: flask --app webapp users set-password admin" in (
+        first.output
+    )
     assert find_user(app, "admin").is_admin
     second = runner.invoke(args=["users", "ensure-admin"])
     assert second.exit_code == 0

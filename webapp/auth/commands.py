@@ -101,6 +101,7 @@ def ensure_admin(name: str) -> None:
     db.session.add(User.make(name, password, admin=True))
     db.session.commit()
     click.echo(f"Created the admin account {name!r} with password {password} (shown once).")
+    click.echo(f"To set a new password later: flask --app webapp users set-password {name}")
 
 
 @tokens_cli.command("create")
