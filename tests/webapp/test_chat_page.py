@@ -1,153 +1,31 @@
 """The chat page in a real Chromium, against a live server, a real worker and a scripted model.
 
-The module shares one app (turn test plugins plus web_search on a loopback SearXNG), one worker
-and one server; each test gets its own fake model (as its own provider) and its own user.
+The module shares one app, one worker and one server (tests/webapp/conftest.py); each test gets
+its own fake model (as its own provider) and its own user.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import shutil
-import uuid
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import RUN_ID
-from tests.support.chat import ChatClient
-from tests.support.fake_model import FakeModel, Reply
-from tests.support.live_server import LiveServer
-from tests.support.pages import sign_in_page
+from tests.support.chat_page import (
+    WAIT_MS,
+    last_reply,
+    open_chat,
+    send,
+    sign_in,
+    wait_status,
+)
+from tests.support.fake_model import Reply
 from tests.support.processes import wait_until
-from tests.support.sites import Site
-from tests.support.workers import CeleryWorker
-from webapp import create_app
 from webapp.extensions import db
-from webapp.models import ApiToken, Conversation, Message, Provider, User
+from webapp.models import Conversation, Message, Provider
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
-
-PNG = bytes.fromhex(
-    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
-)
-WAIT_MS = 15000
-
-
-@pytest.fixture(scope="module")
-def site():
-    """A loopback SearXNG with two results, and an image; ``paths()`` lists what was requested."""
-    with Site() as server:
-        results = {
-            "results": [
-                {"title": "Lighthouse A", "url": "https://a.example/light", "content": "A"},
-                {"title": "", "url": "https://b.example/house", "content": "B"},
-            ]
-        }
-        server.serve("/search", "application/json", json.dumps(results).encode())
-        server.serve("/cat.png", "image/png", PNG)
-        yield server
-
-
-@pytest.fixture(scope="module")
-def chat_app(tmp_path_factory, redis_url, sqlite_template):
-    """An app with the turn test plugins and web_search, on its own database and queue."""
-    path = tmp_path_factory.mktemp("chat-page") / "lookout.db"
-    shutil.copyfile(sqlite_template, path)
-    app = create_app(
-        {
-            "TESTING": True,
-            "SECRET_KEY": "chat-page-tests",
-            "DATABASE_URL": f"sqlite:///{path}",
-            "REDIS_URL": redis_url,
-            "CELERY_QUEUE": f"lookout-page-{RUN_ID}-{uuid.uuid4().hex[:8]}",
-            "LOOKOUT_PLUGINS": "tests.workers.turn_plugins,tools.web_search",
-            "TURN_MAX_STEPS": 4,
-        }
-    )
-    yield app
-    with app.app_context():
-        db.engine.dispose()
-
-
-@pytest.fixture(scope="module")
-def chat_server(chat_app, tmp_path_factory, site):
-    """The app served over HTTP with a worker running and web_search set to the SearXNG."""
-    with CeleryWorker(chat_app, tmp_path_factory.mktemp("worker"), concurrency=8):
-        with LiveServer(chat_app) as server:
-            admin = ChatClient(server.url, token_for(chat_app, admin=True)[1])
-            saved = admin.call(
-                "PUT",
-                "/api/admin/plugins/web_search/options",
-                json={"engine": "searxng", "baseURL": site.url(""), "enabledByDefault": True},
-            )
-            assert saved.status_code == 200, saved.text
-            yield server
-
-
-def token_for(app, admin=False) -> tuple[User, str]:
-    """Store a new user (password "password") with an API token; return both."""
-    with app.app_context():
-        user = User.make(f"u-{uuid.uuid4().hex[:8]}", "password", admin=admin)
-        row, token = ApiToken.make(user, "tests")
-        db.session.add_all([user, row])
-        db.session.commit()
-        db.session.refresh(user)
-        db.session.expunge(user)
-    return user, token
-
-
-@pytest.fixture
-def fake_model():
-    """A scripted model server of this test's own."""
-    with FakeModel() as fake:
-        yield fake
-
-
-@pytest.fixture
-def model_id(chat_app, fake_model):
-    """Register the fake as a provider with one tool-capable model; return the model's id."""
-    name = f"fake-{uuid.uuid4().hex[:8]}"
-    with chat_app.app_context():
-        db.session.add(
-            Provider(name=name, base_url=fake_model.base_url, models=[{"name": "m", "tools": True}])
-        )
-        db.session.commit()
-    return f"{name}/m"
-
-
-@pytest.fixture
-def user(chat_app, chat_server):
-    """A new user and a ChatClient of theirs: (user, chat)."""
-    person, token = token_for(chat_app)
-    return person, ChatClient(chat_server.url, token)
-
-
-def sign_in(page, base_url: str, user, path: str = "/"):
-    """Sign in and open `path`, waiting until the chat script is ready."""
-    sign_in_page(page, base_url, user, path, ready="#chat[data-ready]")
-
-
-def open_chat(page, chat_server, user, model_id, path="/"):
-    """Sign in, open the chat and pick the test's model."""
-    sign_in(page, chat_server.url, user, path)
-    page.get_by_label("Model").select_option(model_id)
-
-
-def send(page, text: str):
-    """Type a message and press Enter."""
-    box = page.get_by_label("Message", exact=True)
-    box.fill(text)
-    box.press("Enter")
-
-
-def last_reply(page):
-    return page.locator(".message-assistant").last
-
-
-def wait_status(page, status: str):
-    page.wait_for_selector(f".message-assistant[data-status={status}]", timeout=WAIT_MS)
 
 
 def test_a_sent_message_streams_its_reply_and_it_stays_after_reload(

@@ -1,0 +1,51 @@
+"""Driving the chat page in Chromium: users with tokens, signing in, sending, waiting."""
+
+from __future__ import annotations
+
+import uuid
+
+from tests.support.pages import sign_in_page
+from webapp.extensions import db
+from webapp.models import ApiToken, User
+
+WAIT_MS = 15000
+
+
+def token_for(app, admin=False) -> tuple[User, str]:
+    """Store a new user (password "password") with an API token; return both."""
+    with app.app_context():
+        user = User.make(f"u-{uuid.uuid4().hex[:8]}", "password", admin=admin)
+        row, token = ApiToken.make(user, "tests")
+        db.session.add_all([user, row])
+        db.session.commit()
+        db.session.refresh(user)
+        db.session.expunge(user)
+    return user, token
+
+
+def sign_in(page, base_url: str, user, path: str = "/"):
+    """Sign in and open `path`, waiting until the chat script is ready."""
+    sign_in_page(page, base_url, user, path, ready="#chat[data-ready]")
+
+
+def open_chat(page, chat_server, user, model_id, path="/"):
+    """Sign in, open the chat and pick the test's model."""
+    sign_in(page, chat_server.url, user, path)
+    page.get_by_label("Model").select_option(model_id)
+
+
+def send(page, text: str):
+    """Type a message and press Enter."""
+    box = page.get_by_label("Message", exact=True)
+    box.fill(text)
+    box.press("Enter")
+
+
+def last_reply(page):
+    """The last reply on the page."""
+    return page.locator(".message-assistant").last
+
+
+def wait_status(page, status: str):
+    """Wait until a reply on the page has this status."""
+    page.wait_for_selector(f".message-assistant[data-status={status}]", timeout=WAIT_MS)
