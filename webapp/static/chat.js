@@ -23,7 +23,7 @@
   };
   var state = {
     models: null, conversation: null, chosen: {}, live: null, follower: null, liveBody: null,
-    failures: {}, streamed: {}, editing: null, frame: null, loads: 0,
+    failures: {}, streamed: {}, editing: null, frame: null, loads: 0, sending: false,
     view: { loadedImages: new Set(), openCalls: new Set() },
   };
 
@@ -105,7 +105,7 @@
     ui.send.hidden = running;
     ui.stop.hidden = !running;
     var uploading = uploads.busy();
-    ui.send.disabled = noModel || uploading;
+    ui.send.disabled = noModel || uploading || state.sending || !ui.input.value.trim();
     ui.picker.disabled = noModel;
   }
 
@@ -139,6 +139,7 @@
     if (state.frame) return;
     state.frame = requestAnimationFrame(function () {
       state.frame = null;
+      if (!state.live) return;  // the turn ended before this frame: its end draws the page
       if (!state.liveBody || !state.liveBody.isConnected) { draw(); return; }
       var follow = nearBottom();
       state.liveBody.textContent = "";
@@ -322,17 +323,20 @@
 
   ui.form.addEventListener("submit", function (event) {
     event.preventDefault();
-    if (state.live || ui.send.disabled) return;
+    if (state.live) return;
     var content = ui.input.value;
     if (!content.trim()) {
       showError(uploads.count() ? "Write a message to go with the file." : "");
       return;
     }
+    if (ui.send.disabled) return;
     var body = { content: content, attachments: uploads.ids() };
     var parent = leafId();
     if (parent) body.parentMessageId = parent;
-    ui.send.disabled = true;
+    state.sending = true;
+    drawComposer();
     startTurn(body).then(function (ok) {
+      state.sending = false;
       if (ok) {
         ui.input.value = "";
         ui.input.style.height = "";
@@ -349,6 +353,7 @@
     }
   });
   ui.input.addEventListener("input", function () {
+    drawComposer();
     ui.input.style.height = "auto";
     ui.input.style.height = Math.min(ui.input.scrollHeight, 240) + "px";
   });

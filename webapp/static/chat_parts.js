@@ -141,7 +141,7 @@
     parts.forEach(function (part) {
       if (part.type === "text") body.appendChild(el("p", { class: "user-text", text: part.text }));
       if (part.type === "attachment") {
-        body.appendChild(el("span", { class: "file-chip", text: "📎 " + part.filename }));
+        body.appendChild(el("span", { class: "file-chip" }, [LookoutIcons.icon("paperclip"), part.filename]));
       }
     });
     return body;

@@ -29,7 +29,7 @@
       options.chips.textContent = "";
       files.forEach(function (file) {
         options.chips.appendChild(el("span", { class: "file-chip" + (file.id ? "" : " uploading") }, [
-          "📎 " + file.filename + (file.id ? "" : " (uploading…)"),
+          LookoutIcons.icon("paperclip"), file.filename + (file.id ? "" : " (uploading…)"),
           file.id ? el("button", { type: "button", class: "chip-remove", text: "×",
             "aria-label": "Remove " + file.filename, onclick: function () { drop(file); } }) : null,
         ]));
@@ -57,6 +57,7 @@
       });
     }
 
+    options.button.insertBefore(LookoutIcons.icon("paperclip"), options.button.firstChild);
     options.button.addEventListener("click", function () { options.input.click(); });
     options.input.addEventListener("change", function () {
       Array.prototype.forEach.call(options.input.files, upload);
