@@ -37,6 +37,16 @@
         onclick: onclick }, extra || {}));
     }
 
+    // The reply's text as the model wrote it (Markdown), without tool cards or sources.
+    function copyReply(parts) {
+      var text = function () {
+        return parts.filter(function (p) { return p.type === "text" && p.text; })
+          .map(function (p) { return p.text.trim(); }).join("\n\n");
+      };
+      if (!text()) return null;
+      return LookoutClipboard.button("Copy", "Copy this reply", text, "message-action copy");
+    }
+
     function failure(message, userMessageId) {
       var text = ctx.state.failures[message ? message.id : userMessageId] ||
         ctx.state.failures[userMessageId] || "This reply failed.";
@@ -83,6 +93,7 @@
         item.appendChild(failure(message, message.parentId));
       } else if (!ctx.state.live) {
         item.appendChild(el("div", { class: "message-actions" }, [
+          copyReply(parts),
           action("Regenerate", function () { ctx.regenerate(message.parentId); },
             { "aria-label": "Regenerate this reply" })]));
       }

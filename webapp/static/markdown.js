@@ -7,6 +7,8 @@
  * with Python) accepts its URL; an image never loads by itself: it is a button showing the full
  * URL, replaced by the <img> when the user clicks it (the spec's "no silent exfiltration").
  *
+ * A page that loads code_blocks.js gets code blocks with a label, a Copy button and highlighting.
+ *
  * Usable as a classic <script> after links.js (window.LookoutMarkdown) and from Node (parse only).
  */
 (function (root) {
@@ -320,6 +322,7 @@
       case "rule": return make("hr");
       case "quote": return appendAll(make("blockquote"), node.children, block);
       case "code":
+        if (root.LookoutCodeBlocks) return root.LookoutCodeBlocks.block(node.language, node.text);
         var pre = make("pre", "md-code");
         var code = make("code", "", node.text);
         if (node.language) pre.setAttribute("data-language", node.language);
