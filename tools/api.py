@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import marshmallow
 import requests
@@ -34,6 +34,7 @@ __all__ = [
     "Plugin",
     "PluginConfigError",
     "PluginContext",
+    "Parsers",
     "Signal",
     "Tool",
     "ToolContext",
@@ -51,6 +52,7 @@ __all__ = [
 API_VERSION = 1
 
 SchemaClass = type[marshmallow.Schema]
+T = TypeVar("T")
 
 
 class ToolError(Exception):
@@ -245,10 +247,34 @@ class IngesterRegistry:
         """Whether any registered ingester accepts the MIME type."""
         return self.find(mime_type) is not None
 
-    def ingest(self, file: IngestInput) -> IngestResult | None:
-        """Extract text with the ingester attachments would use; None when none accepts it."""
+    def find_by_id(self, ingester_id: str) -> Ingester | None:
+        """Return the registered ingester with that id, or None."""
+        return next((i for i in self._ingesters if i.id == ingester_id), None)
+
+    def ingest(self, file: IngestInput, signal: Signal | None = None) -> IngestResult | None:
+        """Extract text with the ingester attachments would use; None when none accepts it.
+
+        In the host, the ingester runs in a parser process under its limits, stopped when
+        ``signal`` trips (raising ``Cancelled``); a file that needs more time or memory than
+        the limits allow raises ``ToolError`` with a sentence. Raises what the ingester raises.
+        """
         ingester = self.find(file.mime_type)
         return None if ingester is None else ingester.ingest(file)
+
+
+class Parsers(Protocol):
+    """``PluginContext.parsers``: runs CPU-bound work on untrusted bytes in a parser process.
+
+    ``run(job, *args, signal=..., what=...)`` returns ``job(*args)``, computed in a process
+    that the OS limits in CPU time and memory and that is killed when ``signal`` trips. ``job``
+    must be a module-level function and its arguments and result picklable. Raises
+    ``Cancelled`` when the signal trips, ``ToolError`` subclasses when a limit stops the job
+    (the sentence names ``what``, such as the URL), and what ``job`` raised.
+    """
+
+    def run(self, job: Callable[..., T], *args: Any, signal: Signal, what: str) -> T:
+        """Return ``job(*args)`` computed under the parser limits."""
+        ...
 
 
 @dataclass
@@ -262,6 +288,7 @@ class PluginContext:
     logger: logging.Logger
     app_name: str
     public_url: str
+    parsers: Parsers | None = None
 
 
 @dataclass

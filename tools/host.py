@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -11,15 +12,20 @@ from typing import Any, Literal
 from tools.api import (
     Ingester,
     IngesterRegistry,
+    IngestInput,
+    IngestResult,
+    Parsers,
     Plugin,
     PluginConfigError,
     PluginContext,
+    Signal,
     Tool,
     ToolRegistry,
     ToolSource,
     ToolSourceRegistry,
     validate_options,
 )
+from tools.parsers import InlineParsers
 
 Status = Literal["active", "needs-configuration", "failed"]
 log = logging.getLogger("lookout.plugins")
@@ -82,9 +88,11 @@ def start(
     app_name: str,
     public_url: str,
     tool_sources: ToolSourceRegistry | None = None,
+    parsers: Parsers | None = None,
 ) -> tuple[dict[str, Any], list[Tool]]:
     """Validate ``options`` and run the plugin's setup; return the options and its tools.
 
+    ``parsers`` runs untrusted parsing (``PluginContext.parsers``; in-process when None).
     Raises ``PluginConfigError`` for invalid options; nothing is registered then.
     """
     valid = validate_options(plugin.options_schema, dict(options), f"options of {plugin.id}")
@@ -98,10 +106,25 @@ def start(
         logger=logging.getLogger(f"lookout.plugins.{plugin.id}"),
         app_name=app_name,
         public_url=public_url,
+        parsers=parsers or InlineParsers(),
     )
     plugin.setup(context)
-    staged.commit()
+    staged.commit(PluginRecipe(plugin, dict(options), app_name, public_url))
     return valid, tools.tools
+
+
+@dataclass(frozen=True)
+class PluginRecipe:
+    """How a parser process makes the ingesters of a plugin: start it with the same options."""
+
+    plugin: Plugin
+    options: dict[str, Any]
+    app_name: str
+    public_url: str
+
+    def key(self) -> str:
+        """Return a text naming the plugin and its options, equal for equal recipes."""
+        return json.dumps([self.plugin.id, self.options], sort_keys=True, default=str)
 
 
 class _StagedIngesters(IngesterRegistry):
@@ -117,27 +140,90 @@ class _StagedIngesters(IngesterRegistry):
     def find(self, mime_type: str) -> Ingester | None:
         return self._shared.find(mime_type)
 
-    def commit(self) -> None:
+    def ingest(self, file: IngestInput, signal: Signal | None = None) -> IngestResult | None:
+        return self._shared.ingest(file, signal)
+
+    def commit(self, recipe: PluginRecipe) -> None:
         for ingester in self._new:
-            self._shared.register(ingester)
+            if isinstance(self._shared, PooledIngesters):
+                self._shared.register(ingester, recipe)
+            else:
+                self._shared.register(ingester)
+
+
+class PooledIngesters(IngesterRegistry):
+    """The host's ingesters: each file is read in a parser process, under its limits."""
+
+    def __init__(self, parsers: Parsers) -> None:
+        super().__init__()
+        self.parsers = parsers
+        self._recipes: dict[int, PluginRecipe] = {}
+
+    def register(self, ingester: Ingester, recipe: PluginRecipe | None = None) -> None:
+        """Add an ingester; ``recipe`` tells a parser process how to make the same one."""
+        super().register(ingester)
+        if recipe is not None:
+            self._recipes[id(ingester)] = recipe
+
+    def ingest(self, file: IngestInput, signal: Signal | None = None) -> IngestResult | None:
+        """Read ``file`` with its ingester in a parser process; see ``IngesterRegistry``."""
+        ingester = self.find(file.mime_type)
+        if ingester is None:
+            return None
+        recipe = self._recipes.get(id(ingester))
+        inline = recipe is None or isinstance(self.parsers, InlineParsers)
+        made = ingester if inline else (recipe, ingester.id)
+        what = file.url or file.filename or "The file"
+        return self.parsers.run(ingest_in_parser, made, file, signal=signal or Signal(), what=what)
+
+
+_started_in_parser: dict[str, IngesterRegistry] = {}
+
+
+def ingest_in_parser(made: Ingester | tuple[PluginRecipe, str], file: IngestInput) -> IngestResult:
+    """Run an ingester inside a parser process: a bare one as sent, a plugin's from its recipe.
+
+    A plugin's setup runs once per process and options, with in-process parsers (the limits
+    of the process already hold).
+    """
+    if isinstance(made, Ingester):
+        return made.ingest(file)
+    recipe, ingester_id = made
+    registry = _started_in_parser.get(recipe.key())
+    if registry is None:
+        registry = IngesterRegistry()
+        start(recipe.plugin, recipe.options, registry, recipe.app_name, recipe.public_url)
+        _started_in_parser.clear()  # options changed: the old plugin is not needed again
+        _started_in_parser[recipe.key()] = registry
+    ingester = registry.find_by_id(ingester_id)
+    if ingester is None:
+        raise PluginConfigError(f"The plugin {recipe.plugin.id} no longer registers {ingester_id}.")
+    return ingester.ingest(file)
 
 
 class PluginHost:
     """The plugins listed in ``LOOKOUT_PLUGINS``, started with their stored options."""
 
-    def __init__(self, modules: Iterable[str], app_name: str, public_url: str) -> None:
+    def __init__(
+        self,
+        modules: Iterable[str],
+        app_name: str,
+        public_url: str,
+        parsers: Parsers | None = None,
+    ) -> None:
         self.modules = [m.strip() for m in modules if m.strip()]
         self.app_name = app_name
         self.public_url = public_url
+        self.parsers: Parsers = parsers or InlineParsers()
         self.plugins: dict[str, PluginState] = {}
-        self.ingesters = IngesterRegistry()
+        self.ingesters: IngesterRegistry = PooledIngesters(self.parsers)
         self.tool_sources = ToolSourceRegistry()
         self._owners: dict[str, str] = {}
 
     def load(self, stored_options: Mapping[str, dict[str, Any]]) -> PluginHost:
         """(Re)start every listed plugin with its stored options, or ``{}`` when none."""
         self.plugins = {}
-        self.ingesters = IngesterRegistry()
+        self.ingesters = PooledIngesters(self.parsers)
         self.tool_sources = ToolSourceRegistry()
         self._owners = {}
         for module in self.modules:
@@ -157,7 +243,13 @@ class PluginHost:
         state = PluginState(plugin.id, module, plugin, "active", stored=stored)
         try:
             options, tools = start(
-                plugin, stored, self.ingesters, self.app_name, self.public_url, self.tool_sources
+                plugin,
+                stored,
+                self.ingesters,
+                self.app_name,
+                self.public_url,
+                self.tool_sources,
+                self.parsers,
             )
         except PluginConfigError as exc:
             state.status = "failed" if has_stored else "needs-configuration"

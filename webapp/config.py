@@ -207,6 +207,48 @@ SETTINGS: tuple[Setting, ...] = (
         int_parser(1),
     ),
     Setting(
+        "PARSER_PROCESSES",
+        "2",
+        "Parser processes each web and worker process keeps for pages and files from outside.",
+        int_parser(1, 64),
+    ),
+    Setting(
+        "PARSER_CPU_SECONDS",
+        "10",
+        "CPU seconds one page extraction or file ingest may use before its process is killed.",
+        int_parser(1, 3600),
+    ),
+    Setting(
+        "PARSER_MEMORY_MB",
+        "1024",
+        "Address space of one parser process, in MiB; a file needing more is refused.",
+        int_parser(256, 1024 * 1024),
+    ),
+    Setting(
+        "PARSER_MAX_CHARS",
+        "2000000",
+        "Characters of text one page or file may yield; the rest is cut, saying so.",
+        int_parser(1000),
+    ),
+    Setting(
+        "UPLOAD_PARSE_SECONDS",
+        "30",
+        "Seconds an attachment may take to read before the upload is refused.",
+        int_parser(1, 3600),
+    ),
+    Setting(
+        "TOOL_CALLS_PER_STEP",
+        "8",
+        "Tool calls one model step may make; calls past it get an error result the model reads.",
+        int_parser(1, 1000),
+    ),
+    Setting(
+        "ABANDONED_MAX",
+        "8",
+        "Tool threads still running after their call ended above which a worker takes no task.",
+        int_parser(0, 10000),
+    ),
+    Setting(
         "CONTEXT_TOOL_CHARS",
         "60000",
         "Characters of tool results one prompt may carry before the oldest are replaced by a note.",

@@ -11,6 +11,7 @@ from flask import Flask, current_app
 
 from tools.api import Tool
 from tools.host import PluginHost, is_enabled
+from tools.parsers import ParserLimits, ParserPool, shared_pool
 from webapp.extensions import db
 from webapp.models import PluginOptions, UserPluginSettings, UserToolSetting
 from webapp.turnstate import get_redis
@@ -57,8 +58,22 @@ def build_host() -> PluginHost:
     """Return a host with every listed plugin started from the stored options."""
     stored = {row.plugin_id: row.options for row in db.session.scalars(db.select(PluginOptions))}
     config = current_app.config
-    host = PluginHost(config["LOOKOUT_PLUGINS"], config["APP_NAME"], config["PUBLIC_URL"])
+    host = PluginHost(
+        config["LOOKOUT_PLUGINS"], config["APP_NAME"], config["PUBLIC_URL"], get_parsers()
+    )
     return host.load(stored)
+
+
+def get_parsers() -> ParserPool:
+    """Return this process's parser processes, limited by the PARSER_* settings."""
+    config = current_app.config
+    limits = ParserLimits(
+        processes=config["PARSER_PROCESSES"],
+        cpu_seconds=config["PARSER_CPU_SECONDS"],
+        memory_bytes=config["PARSER_MEMORY_MB"] * 1024 * 1024,
+        max_chars=config["PARSER_MAX_CHARS"],
+    )
+    return shared_pool(limits, preload=config["LOOKOUT_PLUGINS"])
 
 
 def save_options(plugin_id: str, options: dict[str, Any]) -> None:

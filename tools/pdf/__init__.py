@@ -2,6 +2,12 @@
 
 ``PdfIngester.ingest`` raises ``IngestError`` for an encrypted PDF that needs a password and for
 a file pypdf cannot read (damaged, or not a PDF at all); no pypdf exception escapes.
+
+A PDF is an attacker's program for pypdf: the host runs the ingester in a parser process that
+the OS limits, and the reading itself stops early: at ``MAX_PAGES`` pages, ``MAX_CONTENT_BYTES``
+of decompressed page content in all (pypdf caps each stream), and ``MAX_TEXT_CHARS`` of text;
+pages drawn by one shared content stream (thousands of pages, one large stream) are read once.
+The text says where and why reading stopped.
 """
 
 from __future__ import annotations
@@ -10,12 +16,16 @@ import io
 import logging
 
 from marshmallow import Schema
-from pypdf import PdfReader
+from pypdf import PageObject, PdfReader
 from pypdf.errors import PyPdfError
+from pypdf.generic import ArrayObject, IndirectObject
 
 from tools.api import Ingester, IngestError, IngestInput, IngestResult, Plugin, PluginContext
 
 PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
+MAX_PAGES = 2000
+MAX_CONTENT_BYTES = 200_000_000
+MAX_TEXT_CHARS = 2_000_000
 log = logging.getLogger(__name__)
 
 
@@ -33,14 +43,69 @@ def ingest_pdf(file: IngestInput) -> IngestResult:
             raise IngestError(
                 f"{name} is encrypted with a password, so Lookout cannot read its text."
             )
-        pages = [(page.extract_text() or "").strip() for page in reader.pages]
+        pages = _read_pages(reader)
     except IngestError:
         raise
-    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
+    except (
+        PyPdfError,
+        ValueError,
+        KeyError,
+        TypeError,
+        AttributeError,
+        OSError,
+        RecursionError,
+    ) as exc:
         # pypdf reports a damaged file through many exception types, not only its own.
         log.info("pdf could not be read: %r", exc)
         raise IngestError(f"{name} could not be read: it is damaged or not a PDF.") from exc
     return IngestResult(text="\n\n".join(page for page in pages if page))
+
+
+def _read_pages(reader: PdfReader) -> list[str]:
+    """Return the pages' texts, stopping at the limits with a note saying so."""
+    total = len(reader.pages)
+    texts: list[str] = []
+    seen: set[object] = set()
+    content_bytes = chars = 0
+    for number, page in enumerate(reader.pages):
+        if number == MAX_PAGES:
+            texts.append(f"[Lookout read the first {MAX_PAGES} of {total} pages.]")
+            break
+        key = _contents_key(page)
+        if key is not None and key in seen:
+            continue  # drawn by the same stream as an earlier page: the same text again
+        seen.add(key)
+        contents = page.get_contents()
+        content_bytes += len(contents.get_data()) if contents is not None else 0
+        if content_bytes > MAX_CONTENT_BYTES:
+            texts.append(
+                f"[Lookout stopped at page {number + 1} of {total}: the pages hold too much.]"
+            )
+            break
+        text = (page.extract_text() or "").strip()
+        texts.append(text)
+        chars += len(text)
+        if chars > MAX_TEXT_CHARS:
+            texts.append(
+                f"[Lookout stopped at page {number + 1} of {total}: the text is too long.]"
+            )
+            break
+    return texts
+
+
+def _stopped_at(number: int, total: int, why: str) -> str:
+    return f"[Lookout stopped reading at page {number + 1} of {total}: {why}.]"
+
+
+def _contents_key(page: PageObject) -> object:
+    # The unresolved /Contents: the same indirect reference(s) mean the same content stream.
+    raw = page.raw_get("/Contents") if "/Contents" in page else None
+    if isinstance(raw, IndirectObject):
+        return (raw.idnum, raw.generation)
+    if isinstance(raw, ArrayObject):
+        refs = tuple((r.idnum, r.generation) for r in raw if isinstance(r, IndirectObject))
+        return refs if len(refs) == len(raw) else None
+    return None
 
 
 def _opens_without_password(reader: PdfReader) -> bool:

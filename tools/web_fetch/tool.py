@@ -1,9 +1,11 @@
 """The web_fetch tool: fetch a page or file, turn it into text, and serve it in parts.
 
 The whole text of a URL is kept in the turn cache under the URL as requested, so asking for
-another part in the same turn downloads nothing. ``execute`` raises what ``download`` raises
-(``ToolRefused``, ``ToolError``, ``Cancelled``), plus ``ToolError`` for a non-http(s) URL, an
-offset past the end, and a file its ingester cannot read.
+another part in the same turn downloads nothing. HTML is extracted and files are ingested in
+a parser process (``PluginContext.parsers``), so a hostile page costs this process nothing.
+``execute`` raises what ``download`` raises (``ToolRefused``, ``ToolError``, ``Cancelled``),
+plus ``ToolError`` for a malformed or non-http(s) URL, an offset past the end, a file its
+ingester cannot read, and a page or file that needs more time or memory than the parser limits.
 """
 
 from __future__ import annotations
@@ -15,10 +17,20 @@ from urllib.parse import urlsplit
 
 from marshmallow import Schema, fields, validate
 
-from tools.api import IngesterRegistry, IngestError, IngestInput, Tool, ToolContext, ToolError
-from tools.web_fetch.charset import HTML_TYPES, decode_page
+from tools.api import (
+    IngesterRegistry,
+    IngestError,
+    IngestInput,
+    Parsers,
+    Signal,
+    Tool,
+    ToolContext,
+    ToolError,
+)
+from tools.charset import HTML_TYPES, decode_page
+from tools.citations import cut_title
 from tools.web_fetch.download import Download, FetchLimits, download
-from tools.web_fetch.extract import extract
+from tools.web_fetch.extract import Extracted, extract
 from tools.web_fetch.options import DomainRules
 
 NAME = "web_fetch"
@@ -69,6 +81,7 @@ class Page:
 def make_tool(
     options: dict[str, Any],
     ingesters: IngesterRegistry,
+    parsers: Parsers,
     user_agent: str,
     log: logging.Logger,
 ) -> Tool:
@@ -84,12 +97,11 @@ def make_tool(
 
     def execute(input: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         url: str = input["url"].strip()
-        if urlsplit(url).scheme.lower() not in ("http", "https") or not urlsplit(url).netloc:
-            raise ToolError(f"Only http and https URLs can be fetched, and {url} is not one.")
+        _check_url(url)
         page = Page.from_cache(ctx.turn_cache.get(url))
         if page is None:
             body = download(url, ctx.fetch, ctx.signal, limits, ingesters.accepts, log)
-            page = read_page(body, ingesters)
+            page = read_page(body, ingesters, parsers, ctx.signal)
             ctx.turn_cache[url] = page.to_cache()
         ctx.cite(page.url, page.title)
         return part_of(page, input["offset"], max_characters)
@@ -106,22 +118,58 @@ def make_tool(
     )
 
 
-def read_page(body: Download, ingesters: IngesterRegistry) -> Page:
-    """Return the text of a download: HTML extracted, other pages as is, files ingested."""
+def _check_url(url: str) -> None:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        raise ToolError(f"{url} is not a valid URL.") from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise ToolError(f"Only http and https URLs can be fetched, and {url} is not one.")
+
+
+def read_page(
+    body: Download, ingesters: IngesterRegistry, parsers: Parsers, signal: Signal
+) -> Page:
+    """Return the text of a download: HTML extracted, other pages as is, files ingested.
+
+    Extraction and ingesting run in a parser process, stopped when ``signal`` trips.
+    """
     if not body.is_page:
         file = IngestInput(body.data, body.mime_type, body.filename, body.url)
         try:
-            result = ingesters.ingest(file)
+            result = ingesters.ingest(file, signal)
         except IngestError as exc:
             raise ToolError(exc.message) from exc
         if result is None:
             raise ToolError(f"{body.url} is a {body.mime_type} file, which Lookout cannot read.")
         return Page(url=body.url, title=None, text=result.text)
-    text = decode_page(body.data, body.mime_type, body.charset)
     if body.mime_type in HTML_TYPES:
-        extracted = extract(text, body.url)
-        return Page(url=body.url, title=extracted.title, text=extracted.text)
-    return Page(url=body.url, title=None, text=text)
+        extracted = parsers.run(
+            extract_html,
+            body.data,
+            body.mime_type,
+            body.charset,
+            body.url,
+            signal=signal,
+            what=body.url,
+        )
+        page = Page(url=body.url, title=cut_title(extracted.title), text=extracted.text)
+    else:
+        text = decode_page(body.data, body.mime_type, body.charset)
+        page = Page(url=body.url, title=None, text=text)
+    if body.cut:
+        megabytes = len(body.data) / 1_000_000
+        note = (
+            f"[Lookout read only the first {megabytes:g} MB of this page, its size limit; "
+            "the rest was not downloaded.]"
+        )
+        page = Page(url=page.url, title=page.title, text=f"{page.text}\n\n{note}".lstrip())
+    return page
+
+
+def extract_html(data: bytes, mime_type: str, charset: str | None, url: str) -> Extracted:
+    """Decode and extract an HTML page (run in a parser process)."""
+    return extract(decode_page(data, mime_type, charset), url)
 
 
 def part_of(page: Page, offset: int, size: int) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, jsonify, request
 from flask_login import current_user
 
-from tools.api import IngestError, IngestInput, normalise_mime_type
+from tools.api import Cancelled, IngestError, IngestInput, Signal, ToolError, normalise_mime_type
 from webapp import plugins
 from webapp.auth.guards import api_login_required
 from webapp.errors import ApiError
@@ -37,10 +37,23 @@ def extract_text(data: bytes, mime_type: str, filename: str) -> str:
             "Markdown, CSV, JSON, or a type an installed plugin reads (such as PDF).",
             415,
         )
+    # The ingester runs in a parser process: this thread waits without holding the GIL, and
+    # a hostile file is stopped by the time, CPU and memory limits.
+    seconds = current_app.config["UPLOAD_PARSE_SECONDS"]
     try:
-        result = ingesters.ingest(IngestInput(data, mime_type, filename=filename))
+        result = ingesters.ingest(
+            IngestInput(data, mime_type, filename=filename), Signal.after(seconds)
+        )
     except IngestError as error:
         raise ApiError(error.message, 422) from error
+    except Cancelled:
+        raise ApiError(
+            f"Reading {filename} took longer than {seconds} seconds. Attach a smaller or "
+            "simpler file, or paste the part you need as text.",
+            422,
+        ) from None
+    except ToolError as error:
+        raise ApiError(f"{error.message} Attach a smaller or simpler file.", 422) from error
     return result.text if result is not None else ""
 
 

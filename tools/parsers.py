@@ -1,0 +1,347 @@
+"""Parser processes: untrusted bytes are parsed in small, killable processes under OS limits.
+
+A page or a file from the web can make a parser run for hours or take gigabytes (a regex that
+backtracks, a PDF whose pages share one huge stream). In a worker's thread such a job holds the
+GIL after its call gave up on it, and every other turn in the process waits. Here each job runs
+in a child process that the kernel limits (``RLIMIT_CPU`` re-armed for each job, ``RLIMIT_AS``
+for memory), that the caller waits for without holding the GIL (a pipe ``poll``), and that is
+killed and replaced the moment the caller's signal trips (a cancel or the deadline).
+
+Children start through ``forkserver``, never as a plain fork of the caller: a worker runs many
+threads, and a forked child would inherit locks those threads held. Errors ``run`` raises::
+
+    ToolError (tools.api)
+    ├── ParseTimeout      the job used more CPU seconds than the limit ("took longer than")
+    ├── ParseTooLarge     the job needed more memory than the limit ("is too large to read")
+    └── ParserStopped     the child died for another reason (a crash in a C library)
+    Cancelled            the caller's signal tripped; the child was killed
+    anything the job raised and that pickles (IngestError, ToolError, …), raised again here
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import multiprocessing
+import multiprocessing.connection
+import os
+import pickle
+import queue
+import resource
+import signal as signals
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from tools.api import Cancelled, Signal, ToolError
+
+T = TypeVar("T")
+log = logging.getLogger("lookout.parsers")
+
+_POLL_SECONDS = 0.5
+_Reply = tuple[str, Any, bool]  # ("ok" | "error" | "memory", value, whether the child leaves)
+# A child whose peak memory passed this leaves after its job, so the next job starts small.
+_RECYCLE_RSS_KB = 400 * 1024
+_CUT_NOTE = "\n\n[Lookout stopped reading here: the text is longer than {n:,} characters.]"
+
+
+class ParseTimeout(ToolError):
+    """A job ran past its CPU-seconds limit and was stopped."""
+
+
+class ParseTooLarge(ToolError):
+    """A job needed more memory than its limit allows."""
+
+
+class ParserStopped(ToolError):
+    """A parser process died before answering (not through a limit Lookout set)."""
+
+
+@dataclass(frozen=True)
+class ParserLimits:
+    """What bounds parsing: processes kept, CPU seconds and memory per job, characters out."""
+
+    processes: int = 2
+    cpu_seconds: int = 10
+    memory_bytes: int = 1024 * 1024 * 1024
+    max_chars: int = 2_000_000
+
+
+class InlineParsers:
+    """Runs jobs in the calling thread: inside a parser process, where limits already hold."""
+
+    def __init__(self, max_chars: int = ParserLimits.max_chars) -> None:
+        self.max_chars = max_chars
+
+    def run(self, job: Callable[..., T], *args: Any, signal: Signal, what: str) -> T:
+        """Return ``job(*args)`` with its text cut to ``max_chars``."""
+        signal.raise_if_cancelled()
+        return cut_output(job(*args), self.max_chars)
+
+
+def cut_output(result: T, max_chars: int) -> T:
+    """Return ``result`` with a text longer than ``max_chars`` cut, saying so at the cut.
+
+    A string is cut; so is each string field of a dataclass (``Extracted``, ``IngestResult``).
+    """
+    if isinstance(result, str):
+        return _cut(result, max_chars)  # type: ignore[return-value]
+    if dataclasses.is_dataclass(result) and not isinstance(result, type):
+        changes = {
+            f.name: _cut(value, max_chars)
+            for f in dataclasses.fields(result)
+            if isinstance(value := getattr(result, f.name), str) and len(value) > max_chars
+        }
+        return dataclasses.replace(result, **changes) if changes else result
+    return result
+
+
+def _cut(text: str, max_chars: int) -> str:
+    if len(text) <= max_chars:
+        return text
+    return text[:max_chars] + _CUT_NOTE.format(n=max_chars)
+
+
+class ParserPool:
+    """A few parser processes, started on first use and replaced when killed.
+
+    ``preload`` names modules the forkserver imports once, so that a new child starts in
+    milliseconds with lxml, readability or pypdf already loaded.
+    """
+
+    def __init__(self, limits: ParserLimits, preload: Iterable[str] = ()) -> None:
+        self.limits = limits
+        self.preload = sorted(set(preload))
+        self._context = multiprocessing.get_context("forkserver")
+        self._idle: queue.LifoQueue[_Child | None] = queue.LifoQueue()
+        for _ in range(limits.processes):
+            self._idle.put(None)
+        self._children: set[_Child] = set()
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def run(self, job: Callable[..., T], *args: Any, signal: Signal, what: str) -> T:
+        """Return ``job(*args)`` computed in a parser process; see the module docstring."""
+        child = self._acquire(signal)
+        try:
+            reply = child.ask((job, args), signal)
+            if reply is not None and reply[2]:
+                child.retire()
+        finally:
+            self._release(child)
+        return self._answer(reply, child, signal, what)
+
+    def warm(self) -> None:
+        """Start the pool's processes now (in the background), so a first job waits less."""
+        threading.Thread(target=self._warm, name="parsers-warm", daemon=True).start()
+
+    def _warm(self) -> None:
+        started = []
+        try:
+            for _ in range(self.limits.processes):
+                started.append(self._acquire(Signal.after(60)))
+        except (Cancelled, OSError):
+            log.warning("parser processes could not be started ahead of use", exc_info=True)
+        for child in started:
+            self._release(child)
+
+    def pids(self) -> list[int]:
+        """Return the process ids of the live parser processes (for tests and health)."""
+        with self._lock:
+            return [c.pid for c in self._children if c.alive()]
+
+    def close(self) -> None:
+        """Kill every parser process; later jobs fail."""
+        with self._lock:
+            self._closed = True
+            children, self._children = list(self._children), set()
+        for child in children:
+            child.kill()
+
+    def _acquire(self, signal: Signal) -> _Child:
+        while True:
+            signal.raise_if_cancelled()
+            try:
+                child = self._idle.get(timeout=min(0.05, max(0.001, signal.remaining())))
+            except queue.Empty:
+                continue
+            if child is not None and child.alive():
+                return child
+            try:
+                return self._start()
+            except BaseException:
+                self._idle.put(None)
+                raise
+
+    def _start(self) -> _Child:
+        with self._lock:
+            if self._closed:
+                raise ToolError("Lookout is shutting down; try again in a moment.")
+        # "__main__" first: the forkserver imports the main script once, where each child
+        # would otherwise run it again on start.
+        self._context.set_forkserver_preload(["__main__", __name__, *self.preload])
+        child = _Child(self._context, self.limits)
+        with self._lock:
+            self._children.add(child)
+        return child
+
+    def _release(self, child: _Child) -> None:
+        if child.alive():
+            self._idle.put(child)
+            return
+        child.reap()
+        with self._lock:
+            self._children.discard(child)
+        self._idle.put(None)
+
+    def _answer(self, reply: _Reply | None, child: _Child, signal: Signal, what: str) -> Any:
+        if reply is not None:
+            kind, value, _ = reply
+            if kind == "ok":
+                return value
+            if kind == "memory":
+                raise ParseTooLarge(self._too_large(what))
+            raise value
+        if signal.cancelled:
+            raise Cancelled(signal.reason or "cancelled")
+        code = child.exitcode()
+        if code == -signals.SIGXCPU:
+            seconds = self.limits.cpu_seconds
+            unit = "second" if seconds == 1 else "seconds"
+            raise ParseTimeout(f"Reading {what} took longer than {seconds} {unit}.")
+        if code in (-signals.SIGKILL, -signals.SIGSEGV, -signals.SIGABRT, -signals.SIGBUS):
+            # Out of address space, C code aborts or crashes; the OOM killer sends SIGKILL.
+            log.warning("parser process for %s ended with signal %d", what[:200], -code)
+            raise ParseTooLarge(self._too_large(what))
+        log.warning("parser process for %s ended with exit code %s", what[:200], code)
+        raise ParserStopped(f"Reading {what} failed: Lookout's reader stopped on it.")
+
+    def _too_large(self, what: str) -> str:
+        megabytes = self.limits.memory_bytes / (1024 * 1024)
+        return f"{what} is too large to read: it needs more than {megabytes:g} MB of memory."
+
+
+class _Child:
+    """One parser process and the parent's end of its pipe."""
+
+    def __init__(self, context: Any, limits: ParserLimits) -> None:
+        parent_end, child_end = context.Pipe(duplex=True)
+        self.process = context.Process(
+            target=serve, args=(child_end, limits), name="lookout-parser", daemon=True
+        )
+        self.process.start()
+        child_end.close()
+        self.conn: multiprocessing.connection.Connection = parent_end
+        self.pid: int = self.process.pid
+        self._killed = False
+
+    def ask(self, request: tuple[Callable[..., Any], tuple[Any, ...]], signal: Signal) -> Any:
+        """Send a job and return the reply, or None when the process died (or was killed)."""
+        undo = signal.on_cancel(self.kill)
+        try:
+            self.conn.send(request)
+            while not self.conn.poll(_POLL_SECONDS):  # waits in select(): the GIL is free
+                if not self.process.is_alive():
+                    break
+            return self.conn.recv()
+        except (EOFError, OSError):
+            return None
+        finally:
+            undo()
+
+    def alive(self) -> bool:
+        return not self._killed and self.process.is_alive()
+
+    def retire(self) -> None:
+        """Take no more jobs: the process leaves by itself after its answer."""
+        self._killed = True
+
+    def kill(self) -> None:
+        """Stop the process at once (SIGKILL), from any thread."""
+        self._killed = True
+        try:
+            os.kill(self.pid, signals.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def exitcode(self) -> int | None:
+        self.process.join(timeout=2)
+        return self.process.exitcode
+
+    def reap(self) -> None:
+        self.kill()
+        self.process.join(timeout=2)
+        self.conn.close()
+
+
+def serve(conn: multiprocessing.connection.Connection, limits: ParserLimits) -> None:
+    """A parser process's loop: run each job received under the limits, answer, repeat."""
+    resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    signals.signal(signals.SIGINT, signals.SIG_IGN)  # Ctrl-C is for the parent, which kills us
+    # A damaged file makes some parsers log a warning per lookup: here that is only lost time.
+    logging.disable(logging.CRITICAL)
+    while True:
+        try:
+            job, args = conn.recv()
+        except (EOFError, OSError):
+            return
+        _arm_cpu_limit(limits.cpu_seconds)
+        try:
+            kind, value = "ok", cut_output(job(*args), limits.max_chars)
+        except MemoryError:
+            kind, value = "memory", None
+        except BaseException as exc:  # the parent raises it again  # noqa: BLE001
+            kind, value = "error", _picklable(exc)
+        # A fresh process for the next job gives the memory back; the parent is told first,
+        # so that it never sends a job to a process on its way out.
+        leaving = kind == "memory" or _peak_rss_kb() > _RECYCLE_RSS_KB
+        try:
+            conn.send((kind, value, leaving))
+        except MemoryError:
+            conn.send(("memory", None, True))
+            return
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            error = ToolError(f"The parser's answer could not be sent back: {exc}")
+            conn.send(("error", error, leaving))
+        if leaving:
+            return
+
+
+def _arm_cpu_limit(seconds: int) -> None:
+    # RLIMIT_CPU counts the process's whole life: set the soft limit ``seconds`` past what it
+    # has used so far. The kernel sends SIGXCPU there, whose default action ends the process.
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    soft = math.ceil(usage.ru_utime + usage.ru_stime) + seconds
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def _peak_rss_kb() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+def _picklable(exc: BaseException) -> BaseException:
+    try:
+        pickle.loads(pickle.dumps(exc))
+    except Exception:  # noqa: BLE001 - any failure means: send a plain description instead
+        return RuntimeError(f"{type(exc).__name__}: {exc}"[:2000])
+    return exc
+
+
+_shared: dict[tuple[int, ParserLimits, tuple[str, ...]], ParserPool] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_pool(limits: ParserLimits, preload: Iterable[str] = ()) -> ParserPool:
+    """Return this process's pool for ``limits`` (one per process and set of limits)."""
+    key = (os.getpid(), limits, tuple(sorted(set(preload))))
+    with _shared_lock:
+        pool = _shared.get(key)
+        if pool is None:
+            pool = _shared[key] = ParserPool(limits, preload)
+        return pool
