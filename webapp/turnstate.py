@@ -6,8 +6,10 @@ Keys, all under ``lookout:turn:<id>:``
     tasks    the ids of the turn's queued Celery tasks, revoked on cancel
     cited    the URLs the reply cites, so parallel tool calls add each source once
     cache    a hash of JSON values, one field per ``<tool>\\0<key>``
+    ended    set when the turn ends: later events and cache writes are dropped
 The cache and the flag are deleted when the turn ends; the stream expires a while later.
-TTLs on all three are only the safety net.
+TTLs on all three are only the safety net. Nothing outlives its turn: work that finishes late
+(a tool call abandoned at its deadline) neither recreates the cache nor extends the stream.
 """
 
 from __future__ import annotations
@@ -23,6 +25,29 @@ SAFETY_TTL_SECONDS = 24 * 3600
 MAX_CONNECTIONS = 10_000
 READ_TIMEOUT_SECONDS = 30  # above the longest blocking read (the event stream's 15 s)
 TERMINAL_EVENTS = ("turn.completed", "turn.failed", "turn.cancelled")
+
+# KEYS: the stream, the ended marker; ARGV: event, data, safety TTL. The TTL is set only on a
+# stream without one, so an event never pushes out the expiry the turn's end set.
+_PUBLISH = """
+if redis.call('exists', KEYS[2]) == 1 then return false end
+local id = redis.call('xadd', KEYS[1], '*', 'event', ARGV[1], 'data', ARGV[2])
+if redis.call('ttl', KEYS[1]) == -1 then redis.call('expire', KEYS[1], ARGV[3]) end
+return id
+"""
+# KEYS: the cited set, the ended marker; ARGV: URL, safety TTL.
+_CLAIM = """
+if redis.call('exists', KEYS[2]) == 1 then return 0 end
+local added = redis.call('sadd', KEYS[1], ARGV[1])
+if redis.call('ttl', KEYS[1]) == -1 then redis.call('expire', KEYS[1], ARGV[2]) end
+return added
+"""
+# KEYS: the cache hash, the ended marker; ARGV: field, value, safety TTL.
+_CACHE_SET = """
+if redis.call('exists', KEYS[2]) == 1 then return 0 end
+redis.call('hset', KEYS[1], ARGV[1], ARGV[2])
+if redis.call('ttl', KEYS[1]) == -1 then redis.call('expire', KEYS[1], ARGV[3]) end
+return 1
+"""
 
 
 def init_redis(app: Flask) -> None:
@@ -54,20 +79,14 @@ class TurnState:
     def __init__(self, client: redis.Redis, turn_id: str) -> None:
         self.client = client
         self.turn_id = turn_id
-        self._expiry_set = False
 
-    def publish(self, event: str, data: dict[str, Any] | None = None) -> str:
-        """Append an event to the turn's stream and return its id."""
-        stream = key(self.turn_id, "events")
-        fields = {"event": event, "data": json.dumps(data or {}, ensure_ascii=False)}
-        if self._expiry_set:  # one round trip per event; the safety TTL is set once per state
-            entry_id = self.client.xadd(stream, fields)
-        else:
-            pipe = self.client.pipeline(transaction=False)
-            pipe.xadd(stream, fields)
-            pipe.expire(stream, SAFETY_TTL_SECONDS)
-            entry_id = pipe.execute()[0]
-            self._expiry_set = True
+    def publish(self, event: str, data: dict[str, Any] | None = None) -> str | None:
+        """Append an event to the turn's stream and return its id; None once the turn ended."""
+        script = self.client.register_script(_PUBLISH)
+        entry_id = script(
+            keys=[key(self.turn_id, "events"), key(self.turn_id, "ended")],
+            args=[event, json.dumps(data or {}, ensure_ascii=False), SAFETY_TTL_SECONDS],
+        )
         return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
 
     def read(
@@ -93,11 +112,11 @@ class TurnState:
         self.client.delete(key(self.turn_id, "cancel"))
 
     def claim_citation(self, url: str) -> bool:
-        """Record that the reply cites ``url``; False when a parallel call already did."""
-        pipe = self.client.pipeline(transaction=False)
-        pipe.sadd(key(self.turn_id, "cited"), url)
-        pipe.expire(key(self.turn_id, "cited"), SAFETY_TTL_SECONDS)
-        return bool(pipe.execute()[0])
+        """Record that the reply cites ``url``; False when a parallel call already did, or
+        when the turn has ended."""
+        script = self.client.register_script(_CLAIM)
+        keys = [key(self.turn_id, "cited"), key(self.turn_id, "ended")]
+        return bool(script(keys=keys, args=[url, SAFETY_TTL_SECONDS]))
 
     def remember_task(self, task_id: str) -> None:
         """Record a queued task of the turn, so a cancel can revoke it."""
@@ -116,11 +135,12 @@ class TurnState:
 
     def cache(self, tool: str) -> RedisTurnCache:
         """Return the turn cache private to ``tool``."""
-        return RedisTurnCache(self.client, key(self.turn_id, "cache"), tool)
+        return RedisTurnCache(self.client, self.turn_id, tool)
 
     def end(self, stream_ttl_seconds: int) -> None:
         """Delete the turn cache and the cancel flag; let the event stream expire later."""
         pipe = self.client.pipeline(transaction=False)
+        pipe.set(key(self.turn_id, "ended"), "1", ex=SAFETY_TTL_SECONDS)
         pipe.delete(
             key(self.turn_id, "cache"),
             key(self.turn_id, "cancel"),
@@ -138,9 +158,10 @@ class TurnState:
 class RedisTurnCache(MutableMapping[str, Any]):
     """``ToolContext.turn_cache``: a mapping of JSON values private to one tool in one turn."""
 
-    def __init__(self, client: redis.Redis, hash_key: str, tool: str) -> None:
+    def __init__(self, client: redis.Redis, turn_id: str, tool: str) -> None:
         self._client = client
-        self._key = hash_key
+        self._key = key(turn_id, "cache")
+        self._ended = key(turn_id, "ended")
         self._prefix = f"{tool}\0"
 
     def __getitem__(self, name: str) -> Any:
@@ -151,10 +172,11 @@ class RedisTurnCache(MutableMapping[str, Any]):
 
     def __setitem__(self, name: str, value: Any) -> None:
         encoded = json.dumps(value, ensure_ascii=False)  # raises TypeError for non-JSON values
-        pipe = self._client.pipeline(transaction=False)
-        pipe.hset(self._key, self._prefix + name, encoded)
-        pipe.expire(self._key, SAFETY_TTL_SECONDS)
-        pipe.execute()
+        # Dropped once the turn ended: a late write must not recreate the deleted cache.
+        script = self._client.register_script(_CACHE_SET)
+        script(
+            keys=[self._key, self._ended], args=[self._prefix + name, encoded, SAFETY_TTL_SECONDS]
+        )
 
     def __delitem__(self, name: str) -> None:
         if not self._client.hdel(self._key, self._prefix + name):

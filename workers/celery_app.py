@@ -44,8 +44,11 @@ class AppContextTask(Task):
 
 def make_celery() -> Celery:
     """Return the workers' Celery app."""
+    from workers.abandoned import install
+
     app = Celery("lookout", task_cls=AppContextTask, include=TASK_MODULES)
     app.config_from_object("celeryconfig")
+    install(app)
     return app
 
 

@@ -32,13 +32,13 @@ def cited_urls(turn: Turn, include_calls: bool = True) -> list[str]:
 def make_tool_context(
     turn: Turn, call: ToolCall, offered: Offered, signal: Signal
 ) -> tuple[ToolContext, CitationList]:
-    """Return the context of a tool call and the citations it collects."""
+    """Return the context of a tool call and the citations it collects.
+
+    The citations are only collected here: they reach the reply with the call's ``ok`` result
+    (``workers.toolcalls.publish_citations``), never from a call that failed or timed out.
+    """
     state = turn_state(turn.id)
-    citations = CitationList(
-        seen=cited_urls(turn),
-        on_add=lambda c: state.publish("source.added", {"url": c.url, "title": c.title}),
-        claim=state.claim_citation,
-    )
+    citations = CitationList(seen=cited_urls(turn))
     user = owner_id(turn)
     plugin = offered.plugin if offered.plugin and not offered.plugin.startswith("source:") else None
     ctx = ToolContext(

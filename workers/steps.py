@@ -250,8 +250,20 @@ def store_calls(
     calls: list[ToolCallRequest],
     parts: list[dict[str, Any]],
 ) -> list[str]:
-    """Store the tool calls (rows and parts) of a step and return their ids in order."""
+    """Store the tool calls (rows and parts) of a step and return their ids in order.
+
+    Calls past ``TOOL_CALLS_PER_STEP`` are stored with an error result the model reads, and
+    never run: one step cannot fan out into unbounded work.
+    """
     plugins = {o.tool.name: o.plugin for o in offers}
+    limit = current_app.config["TOOL_CALLS_PER_STEP"]
+    over_limit = {
+        "outcome": "error",
+        "error": (
+            f"Only {limit} tool calls run per step, so this one was not run. "
+            "Call it again in your next step if you still need it."
+        ),
+    }
     taken = {
         c for (c,) in db.session.execute(db.select(ToolCall.call_id).filter_by(turn_id=turn_id))
     }
@@ -270,7 +282,13 @@ def store_calls(
                 plugin=plugins.get(call.name),
                 input=call.arguments if call.arguments is not None else {},
                 citations=[],
-                **({} if call.arguments is not None else BAD_ARGUMENTS),
+                **(
+                    BAD_ARGUMENTS
+                    if call.arguments is None
+                    else over_limit
+                    if position >= limit
+                    else {}
+                ),
             )
         )
         parts.append(

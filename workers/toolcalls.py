@@ -9,11 +9,14 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from tools.api import Cancelled, Signal, Tool, ToolError, ToolRefused
+from flask import current_app
+
+from tools.api import Cancelled, Citation, Signal, Tool, ToolError, ToolRefused
 from webapp.extensions import db
 from webapp.models import ToolCall, Turn
 from webapp.models.base import utcnow
 from webapp.turns import turn_state
+from workers.abandoned import abandoned
 from workers.celery_app import celery
 from workers.context import make_tool_context
 from workers.runtime import get_watcher
@@ -33,19 +36,29 @@ class Outcome:
     error: str | None = None
 
 
-def execute_with_deadline(tool: Tool, input: dict[str, Any], ctx: Any) -> Outcome:
+def execute_with_deadline(
+    tool: Tool, input: dict[str, Any], ctx: Any, abandoned_max: int = 8
+) -> Outcome:
     """Run ``tool.execute`` in its own thread, giving up at the signal's deadline or cancel.
 
     A tool that ignores its signal is left behind (its result is dropped), so the turn never
-    waits longer than the tool's deadline plus a short grace.
+    waits longer than the tool's deadline plus a short grace; the worker counts such threads
+    (``workers.abandoned``) and stops taking tasks past ``abandoned_max`` of them.
     """
     box: dict[str, Any] = {}
+    lock = threading.Lock()
 
     def target() -> None:
         try:
             box["output"] = tool.execute(input, ctx)
         except BaseException as exc:  # stored, then judged below  # noqa: BLE001
             box["error"] = exc
+        finally:
+            with lock:
+                box["ended"] = True
+                was_abandoned = "abandoned" in box
+            if was_abandoned:
+                abandoned.release(abandoned_max)
 
     thread = threading.Thread(target=target, name=f"tool-{tool.name}", daemon=True)
     thread.start()
@@ -53,7 +66,14 @@ def execute_with_deadline(tool: Tool, input: dict[str, Any], ctx: Any) -> Outcom
     while thread.is_alive() and not signal.cancelled:
         thread.join(timeout=min(1.0, max(0.01, signal.remaining())))
     thread.join(timeout=GRACE_SECONDS)
-    if thread.is_alive() or (signal.cancelled and "error" in box):
+    with lock:
+        left_running = "ended" not in box
+        if left_running:
+            box["abandoned"] = True
+    if left_running:
+        log.warning("tool %s ignored its stop and is left running", tool.name)
+        abandoned.adopt(abandoned_max)
+    if left_running or (signal.cancelled and "error" in box):
         return _stopped(tool, signal)
     if "error" in box:
         return _judge(tool, box["error"], signal)
@@ -146,12 +166,25 @@ def run_call(turn: Turn, call: ToolCall) -> Outcome:
         # (a plain session, with private networks allowed, can only be closed).
         undo = signal.on_cancel(getattr(ctx.fetch, "abort", ctx.fetch.close))
         try:
-            result = execute_with_deadline(tool, input, ctx)
+            result = execute_with_deadline(tool, input, ctx, current_app.config["ABANDONED_MAX"])
         finally:
             undo()
             ctx.fetch.close()
-    call.citations = [{"url": c.url, "title": c.title} for c in citations.citations]
+    cited = citations.citations if result.outcome == "ok" else []
+    call.citations = publish_citations(turn_id, cited)
     return result
+
+
+def publish_citations(turn_id: str, cited: list[Citation]) -> list[dict[str, Any]]:
+    """Announce the sources of an ``ok`` result not yet cited by a parallel call; return them."""
+    state = turn_state(turn_id)
+    kept = []
+    for citation in cited:
+        if state.claim_citation(citation.url):
+            source = {"url": citation.url, "title": citation.title}
+            state.publish("source.added", source)
+            kept.append(source)
+    return kept
 
 
 def store(call: ToolCall, result: Outcome) -> None:
