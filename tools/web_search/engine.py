@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from typing import Any
 
 import marshmallow
@@ -53,7 +54,7 @@ class EngineRequest:
 
 @dataclass(frozen=True)
 class SearchResult:
-    """One result as the adapter found it (the shared code cleans and cuts it)."""
+    """One result as a reader would see it, in plain text (the shared code cleans and cuts it)."""
 
     title: str
     url: str
@@ -78,7 +79,10 @@ class SearchEngine:
         raise NotImplementedError
 
     def parse(self, body: str) -> list[SearchResult]:
-        """Return the results in a 200 response's body.
+        """Return the results in a 200 response's body, titles and snippets in plain text.
+
+        An engine that sends them as HTML turns them into text with ``text_from_html``; one
+        that sends plain text passes it on as it is, angle brackets and ampersands included.
 
         Raises ``EngineBlocked`` for a block page and ``MalformedResponse`` when the body is
         not a results page.
@@ -109,3 +113,28 @@ class Lenient(marshmallow.Schema):
 
     class Meta:
         unknown = marshmallow.EXCLUDE
+
+
+def text_from_html(fragment: str) -> str:
+    """Return the text an HTML fragment shows: tags removed as markup, entities decoded after.
+
+    An escaped ``std::vector&lt;T&gt;`` stays ``std::vector<T>``; a ``<`` that opens no tag
+    stays text, as in a browser.
+    """
+    if "<" not in fragment and "&" not in fragment:
+        return fragment
+    reader = _TextReader()
+    reader.feed(fragment)
+    reader.close()
+    return "".join(reader.parts)
+
+
+class _TextReader(HTMLParser):
+    # The standard library's tokenizer keeps every character of text (lxml's drops the rest
+    # of a string at a lone surrogate) and decodes entities only in text, never in tags.
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+
+    def handle_data(self, data: str) -> None:
+        self.parts.append(data)

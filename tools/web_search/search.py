@@ -2,17 +2,15 @@
 
 Everything here is written once for every engine: the User-Agent, the 15 second timeout
 combined with the turn's signal, the mapping of HTTP and network errors to sentences that name
-the engine (never its key), and the stripping and cutting of titles and snippets.
+the engine (never its key), and the cleaning and cutting of titles and snippets (which the
+adapters hand over as plain text: only an adapter knows whether its engine sends HTML).
 """
 
 from __future__ import annotations
 
-import html
 import json
 import re
 
-import lxml.etree
-import lxml.html
 import requests
 
 from tools.api import Cancelled, Signal, ToolError, ToolRefused
@@ -33,8 +31,8 @@ TIMEOUT_SECONDS = 15
 MAX_BODY_BYTES = 5_000_000
 MAX_SNIPPET_CHARS = 500
 MAX_DETAIL_CHARS = 300
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_TAG = re.compile(r"<[^>]*>")
+# Lone surrogates (a JSON body can carry half a pair) cannot be encoded to store the output.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 
 
 def run_search(
@@ -179,11 +177,8 @@ def clean_results(found: list[SearchResult], count: int) -> list[SearchResult]:
 
 
 def clean_text(text: str | None) -> str:
-    """Return ``text`` without HTML tags and entities, whitespace collapsed."""
-    text = _CONTROL.sub(" ", text or "")
-    if "<" in text or "&" in text:
-        try:
-            text = lxml.html.fragment_fromstring(text, create_parent="div").text_content()
-        except (lxml.etree.ParserError, ValueError):
-            text = html.unescape(_TAG.sub(" ", text))
-    return " ".join(text.split())
+    """Return plain ``text`` without control characters, whitespace collapsed.
+
+    Never parses markup: text such as ``std::vector<T>`` is kept as it is.
+    """
+    return " ".join(_CONTROL.sub(" ", text or "").split())

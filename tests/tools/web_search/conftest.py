@@ -36,6 +36,23 @@ def recording() -> Callable[[str], str]:
 
 
 @pytest.fixture
+def angle_brackets() -> list[tuple[str, str]]:
+    """The titles and snippets every ``<engine>_angle_brackets`` recording must come out as."""
+    return [
+        (
+            "std::vector<T,Allocator> - cppreference.com",
+            "template< class T, class Allocator = std::allocator<T> > class vector; std::vector "
+            "is a sequence container that encapsulates dynamic size arrays.",
+        ),
+        (
+            "How do I write a literal <b> tag in Markdown? - Stack Overflow",
+            "Escape it: write &lt;b&gt; and the reader sees <b>. AT&T's docs do the same for "
+            "template <typename T>.",
+        ),
+    ]
+
+
+@pytest.fixture
 def engine_replies() -> Iterator[responses.RequestsMock]:
     """Recorded engine replies; a test fails when one it registered was never asked for."""
     with responses.RequestsMock(assert_all_requests_are_fired=True) as mock:

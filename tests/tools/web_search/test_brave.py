@@ -109,6 +109,15 @@ def test_brave_error_statuses_become_sentences_naming_brave(
     assert info.value.message.startswith(message)
 
 
+def test_brave_text_in_angle_brackets_is_kept(
+    brave, search, engine_replies, recording, angle_brackets
+):
+    """Brave sends HTML: its highlight tags go, its escaped angle brackets stay as text."""
+    engine_replies.get(URL, body=recording("brave_angle_brackets.json"))
+    output, _ = search(brave)
+    assert [(r["title"], r["snippet"]) for r in output["results"]] == angle_brackets
+
+
 def test_brave_is_asked_for_at_most_max_results(web_search, search, engine_replies, recording):
     tool = web_search(engine="brave", apiKey="key-123456", maxResults=2)
     engine_replies.get(

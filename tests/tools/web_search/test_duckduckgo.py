@@ -123,3 +123,13 @@ def test_duckduckgo_redirect_is_decoded_exactly_once_wherever_uddg_sits(href):
 def test_duckduckgo_direct_links_stay_and_ad_links_are_dropped():
     assert unwrap("https://example.com/page?q=%20") == "https://example.com/page?q=%20"
     assert unwrap("https://duckduckgo.com/y.js?ad_domain=x.com") is None
+
+
+def test_duckduckgo_text_in_angle_brackets_is_kept(
+    duckduckgo, search, engine_replies, recording, angle_brackets
+):
+    """Regression: escaped text that looks like a tag (``std::vector&lt;T,Allocator&gt;``) was
+    decoded first and then removed as markup."""
+    engine_replies.post(URL, body=recording("duckduckgo_angle_brackets.html"))
+    output, _ = search(duckduckgo)
+    assert [(r["title"], r["snippet"]) for r in output["results"]] == angle_brackets

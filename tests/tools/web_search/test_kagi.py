@@ -55,6 +55,15 @@ def test_kagi_long_snippet_is_cut_to_500_characters(kagi, search, engine_replies
     assert len(snippet) == 500 and "<b>" not in snippet
 
 
+def test_kagi_text_in_angle_brackets_is_kept(
+    kagi, search, engine_replies, recording, angle_brackets
+):
+    """Kagi sends HTML: its highlight tags go, its escaped angle brackets stay as text."""
+    engine_replies.get(URL, body=recording("kagi_angle_brackets.json"))
+    output, _ = search(kagi)
+    assert [(r["title"], r["snippet"]) for r in output["results"]] == angle_brackets
+
+
 def test_kagi_with_no_results_returns_an_empty_list(kagi, search, engine_replies, recording):
     engine_replies.get(URL, body=recording("kagi_no_results.json"))
     assert search(kagi)[0] == {"results": []}

@@ -49,10 +49,20 @@ def test_searxng_null_content_is_an_empty_snippet(web_search, search, engine_rep
 
 def test_searxng_long_snippet_is_cut_to_500_characters(searxng, search, engine_replies, recording):
     body = json.loads(recording("searxng_results.json"))
-    body["results"][0]["content"] = "<em>a</em>&amp;b " * 200
+    body["results"][0]["content"] = "a <b> b\n " * 200
     engine_replies.get(URL, json=body)
     snippet = search(searxng)[0]["results"][0]["snippet"]
-    assert len(snippet) == 500 and snippet.startswith("a&b a&b")
+    assert len(snippet) == 500 and snippet.startswith("a <b> b a <b> b")
+
+
+def test_searxng_plain_text_is_kept_as_written(
+    searxng, search, engine_replies, recording, angle_brackets
+):
+    """Regression: SearXNG's plain JSON text was read as HTML, so ``std::vector<T,Allocator>``
+    lost ``<T,Allocator>``."""
+    engine_replies.get(URL, body=recording("searxng_angle_brackets.json"))
+    output, _ = search(searxng)
+    assert [(r["title"], r["snippet"]) for r in output["results"]] == angle_brackets
 
 
 def test_searxng_with_no_results_returns_an_empty_list(searxng, search, engine_replies, recording):

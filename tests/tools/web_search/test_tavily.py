@@ -38,12 +38,14 @@ def test_tavily_results_are_mapped_from_a_json_post(
     assert len(citations) == 3
 
 
-def test_tavily_tags_and_entities_are_stripped(tavily, search, engine_replies, recording):
-    engine_replies.post(URL, body=recording("tavily_results.json"))
+def test_tavily_plain_text_is_kept_as_written(
+    tavily, search, engine_replies, recording, angle_brackets
+):
+    """Regression: Tavily's plain text was read as HTML, so ``std::vector<T,Allocator>`` lost
+    ``<T,Allocator>`` and a literal ``<b>`` vanished."""
+    engine_replies.post(URL, body=recording("tavily_angle_brackets.json"))
     output, _ = search(tavily)
-    assert output["results"][0]["snippet"].endswith(
-        "There's no need to manually add query strings to your URLs."
-    )
+    assert [(r["title"], r["snippet"]) for r in output["results"]] == angle_brackets
 
 
 def test_tavily_long_snippet_is_cut_to_500_characters(tavily, search, engine_replies, recording):

@@ -13,6 +13,7 @@ from tools.web_search.engine import (
     SearchEngine,
     SearchResult,
     load_json,
+    text_from_html,
 )
 
 URL = "https://api.search.brave.com/res/v1/web/search"
@@ -35,7 +36,11 @@ class _Response(Lenient):
 
 
 class BraveEngine(SearchEngine):
-    """Brave Search: web.results[] with title, url and description."""
+    """Brave Search: web.results[] with title, url and description.
+
+    Titles and descriptions come as HTML: escaped text with ``<strong>`` around the words
+    that matched.
+    """
 
     id = "brave"
     name = "Brave"
@@ -55,7 +60,10 @@ class BraveEngine(SearchEngine):
         """Return web.results[]; raise ``MalformedResponse`` for any other body."""
         data = load_json(body, _Response)
         web = data["web"] or {"results": []}
-        return [SearchResult(r["title"], r["url"], r["description"]) for r in web["results"]]
+        return [
+            SearchResult(text_from_html(r["title"]), r["url"], text_from_html(r["description"]))
+            for r in web["results"]
+        ]
 
     def describe_error(self, status: int, body: str) -> str | None:
         """Brave rejects a key with a 422 whose code is SUBSCRIPTION_TOKEN_INVALID."""

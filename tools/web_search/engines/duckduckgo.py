@@ -28,7 +28,10 @@ _ANOMALY = (
 
 
 class DuckDuckGoEngine(SearchEngine):
-    """DuckDuckGo: each .result that is not an ad, with a.result__a and .result__snippet."""
+    """DuckDuckGo: each .result that is not an ad, with a.result__a and .result__snippet.
+
+    Text is read from the parsed page, so escaped angle brackets stay text.
+    """
 
     id = "duckduckgo"
     name = "DuckDuckGo"

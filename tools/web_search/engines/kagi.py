@@ -14,6 +14,7 @@ from tools.web_search.engine import (
     SearchEngine,
     SearchResult,
     load_json,
+    text_from_html,
 )
 
 # Kagi marks v0 deprecated, but it is the documented search API and the spec names it.
@@ -33,7 +34,10 @@ class _Response(Lenient):
 
 
 class KagiEngine(SearchEngine):
-    """Kagi: data[] entries with t 0 (search results); related searches (t 1) are skipped."""
+    """Kagi: data[] entries with t 0 (search results); related searches (t 1) are skipped.
+
+    Titles and snippets come as HTML: escaped text with ``<b>`` around the words that matched.
+    """
 
     id = "kagi"
     name = "Kagi"
@@ -58,7 +62,10 @@ class KagiEngine(SearchEngine):
                 continue
             if not entry.get("url") or "title" not in entry:
                 raise MalformedResponse("a search result without url or title")
-            results.append(SearchResult(entry["title"], entry["url"], entry["snippet"] or ""))
+            title, snippet = entry["title"], entry["snippet"] or ""
+            results.append(
+                SearchResult(text_from_html(title), entry["url"], text_from_html(snippet))
+            )
         return results
 
     def describe_error(self, status: int, body: str) -> str | None:

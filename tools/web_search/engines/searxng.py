@@ -27,7 +27,10 @@ class _Response(Lenient):
 
 
 class SearxngEngine(SearchEngine):
-    """SearXNG: results[] with title, url and content, from the instance at the base URL."""
+    """SearXNG: results[] with title, url and content, from the instance at the base URL.
+
+    Its JSON output is plain text (it escapes and highlights only for its HTML pages).
+    """
 
     id = "searxng"
     name = "SearXNG"

@@ -29,7 +29,10 @@ class _Response(Lenient):
 
 
 class TavilyEngine(SearchEngine):
-    """Tavily: results[] with title, url and content."""
+    """Tavily: results[] with title, url and content.
+
+    Tavily sends text read from the pages, not HTML: a ``<`` in it is a character of the text.
+    """
 
     id = "tavily"
     name = "Tavily"
