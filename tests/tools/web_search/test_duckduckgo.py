@@ -125,6 +125,30 @@ def test_duckduckgo_direct_links_stay_and_ad_links_are_dropped():
     assert unwrap("https://duckduckgo.com/y.js?ad_domain=x.com") is None
 
 
+@pytest.mark.parametrize(
+    "page",
+    [
+        "duckduckgo_ad_own_class.html",
+        "duckduckgo_ad_in_ads_block.html",
+        "duckduckgo_ad_badge.html",
+        "duckduckgo_ad_link.html",
+        "duckduckgo_ad_wrapped_link.html",
+    ],
+)
+def test_every_shape_of_duckduckgo_ad_is_skipped(
+    duckduckgo, search, engine_replies, recording, page
+):
+    """Regression: an ad marked only around it, by its badge, or through a wrapped y.js link
+    came back as an organic result."""
+    engine_replies.post(URL, body=recording(page))
+    output, citations = search(duckduckgo)
+    assert [r["url"] for r in output["results"]] == [
+        "https://requests.readthedocs.io/en/latest/",
+        "https://pypi.org/project/requests/",
+    ]
+    assert [c.url for c in citations] == [r["url"] for r in output["results"]]
+
+
 def test_duckduckgo_text_in_angle_brackets_is_kept(
     duckduckgo, search, engine_replies, recording, angle_brackets
 ):

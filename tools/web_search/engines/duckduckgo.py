@@ -10,6 +10,7 @@ import lxml.html
 from tools.web_search.engine import EngineBlocked, EngineRequest, Search, SearchEngine, SearchResult
 
 URL = "https://html.duckduckgo.com/html/"
+HOME = "https://duckduckgo.com/"
 BLOCKED = (
     "DuckDuckGo blocked the search. Try again later, or pick another engine in the web search "
     "settings."
@@ -72,8 +73,7 @@ class DuckDuckGoEngine(SearchEngine):
 
 
 def _read(node: lxml.html.HtmlElement) -> SearchResult | None:
-    classes = (node.get("class") or "").split()
-    if "result--ad" in classes or "result--no-result" in classes:
+    if "result--no-result" in (node.get("class") or "").split() or _is_ad(node):
         return None
     links = node.xpath(f".//a[{_has_class('result__a')}]")
     if not links or not links[0].get("href"):
@@ -86,22 +86,51 @@ def _read(node: lxml.html.HtmlElement) -> SearchResult | None:
     return SearchResult(links[0].text_content(), url, snippet)
 
 
+def _is_ad(node: lxml.html.HtmlElement) -> bool:
+    # DuckDuckGo marks ads on the result, on the block around it or with a badge inside it,
+    # and sends their clicks through /y.js, sometimes inside its /l/ redirect.
+    for element in (*node.iterancestors(), *node.iter()):
+        if any(_is_ad_class(name) for name in (element.get("class") or "").split()):
+            return True
+    # Only a link naming y.js can be one; the filter spares parsing every other link.
+    targets = (_target(href) for href in node.xpath(".//a/@href[contains(., 'y.js')]"))
+    return any(target is not None and _is_ad_link(target) for target in targets)
+
+
+def _is_ad_class(name: str) -> bool:
+    # BEM names: an "ad" or "ads" modifier (result--ad, result--ad--small, badge--ad,
+    # results--ads, result--ad__a), never a word that merely starts with "ad".
+    return any(part.split("__")[0] in ("ad", "ads") for part in name.split("--")[1:])
+
+
 def unwrap(href: str) -> str | None:
     """Return the target of a ``/l/?uddg=`` redirect, decoded once; None for an ad link.
 
     The redirect comes relative, protocol-relative or absolute, with ``uddg`` anywhere in
-    the query; direct links come back as they are.
+    the query; direct links come back as they are. An ad link goes through ``/y.js``,
+    directly or inside the redirect.
     """
-    absolute = urljoin("https://duckduckgo.com/", href.strip())
+    target = _target(href)
+    return None if target is None or _is_ad_link(target) else target
+
+
+def _target(href: str) -> str | None:
+    absolute = urljoin(HOME, href.strip())
     parts = urlsplit(absolute)
-    host = (parts.hostname or "").lower()
-    if host == "duckduckgo.com" or host.endswith(".duckduckgo.com"):
-        if parts.path.startswith("/y.js"):
-            return None
-        if parts.path.startswith("/l/"):
-            target = parse_qs(parts.query).get("uddg")
-            return target[0] if target else None
+    if _is_duckduckgo(parts.hostname) and parts.path.startswith("/l/"):
+        target = parse_qs(parts.query).get("uddg")
+        return target[0] if target else None
     return absolute
+
+
+def _is_ad_link(url: str) -> bool:
+    parts = urlsplit(urljoin(HOME, url.strip()))
+    return _is_duckduckgo(parts.hostname) and parts.path.startswith("/y.js")
+
+
+def _is_duckduckgo(host: str | None) -> bool:
+    host = (host or "").lower()
+    return host == "duckduckgo.com" or host.endswith(".duckduckgo.com")
 
 
 def _is_pseudo_result(url: str) -> bool:
