@@ -138,3 +138,39 @@ class _TextReader(HTMLParser):
 
     def handle_data(self, data: str) -> None:
         self.parts.append(data)
+
+
+_PLACES = {
+    "body": "body field",
+    "query": "query parameter",
+    "header": "header",
+    "path": "path parameter",
+    "cookie": "cookie",
+}
+
+
+def validation_messages(entries: Any) -> str | None:
+    """Return each validation entry's ``msg`` with where it applies, from its ``loc``.
+
+    Both Brave and Tavily answer a 422 with entries shaped ``{"loc": ["query", "count"],
+    "msg": ...}``: this gives "Input should be ... (query parameter count)", entries joined
+    with "; ", or None when there is none.
+    """
+    if not isinstance(entries, list):
+        return None
+    messages = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not entry.get("msg"):
+            continue
+        where = _place(entry.get("loc"))
+        messages.append(f"{entry['msg']} ({where})" if where else str(entry["msg"]))
+    return "; ".join(messages) or None
+
+
+def _place(loc: Any) -> str:
+    if not isinstance(loc, list) or not loc:
+        return ""
+    parts = [str(part) for part in loc]
+    if parts[0] in _PLACES and len(parts) > 1:
+        return f"{_PLACES[parts[0]]} {'.'.join(parts[1:])}"
+    return ".".join(parts)

@@ -83,9 +83,14 @@ def test_brave_malformed_body_is_a_tool_error_naming_brave(brave, search, engine
             422,
             "brave_422_validation.json",
             'Brave search failed (HTTP 422). Brave said: "Unable to validate request '
-            'parameter(s)."',
+            'parameter(s). Field required (header x-subscription-token)"',
         ),
-        (401, "brave_422_token_invalid.json", "The Brave API key was rejected."),
+        (
+            401,
+            "brave_422_token_invalid.json",
+            'The Brave API key was rejected. Brave said: "The provided subscription token is '
+            'invalid."',
+        ),
         (
             429,
             "brave_429.json",
@@ -106,7 +111,31 @@ def test_brave_error_statuses_become_sentences_naming_brave(
     engine_replies.get(URL, body=body, status=status)
     with pytest.raises(ToolError) as info:
         search(brave)
-    assert info.value.message.startswith(message)
+    assert info.value.message == message
+
+
+def test_brave_422_names_each_parameter_it_refused_within_300_characters(
+    brave, search, engine_replies, recording
+):
+    """Regression: a 422 said what was wrong but not which parameter or header it was."""
+    body = json.loads(recording("brave_422_validation.json"))
+    entry = {
+        "type": "less_than_equal",
+        "loc": ["query", "count"],
+        "msg": "Input should be less than or equal to 20",
+        "input": "50",
+        "ctx": {"le": 20},
+    }
+    body["error"]["meta"]["errors"] = [entry] * 12
+    engine_replies.get(URL, json=body, status=422)
+    with pytest.raises(ToolError) as info:
+        search(brave)
+    said = info.value.message.split(' Brave said: "', 1)[1][:-1]
+    assert said.startswith(
+        "Unable to validate request parameter(s). Input should be less than or equal to 20 "
+        "(query parameter count); Input should be"
+    )
+    assert len(said) == 300 and said.endswith("…")
 
 
 def test_brave_text_in_angle_brackets_is_kept(

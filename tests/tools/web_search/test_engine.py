@@ -1,10 +1,10 @@
-"""What adapters share: reading a title or snippet sent as HTML."""
+"""What adapters share: reading an HTML title or snippet, and wording validation errors."""
 
 from __future__ import annotations
 
 import pytest
 
-from tools.web_search.engine import text_from_html
+from tools.web_search.engine import text_from_html, validation_messages
 
 
 @pytest.mark.parametrize(
@@ -25,3 +25,20 @@ def test_html_loses_its_tags_before_its_entities_are_decoded(fragment, text):
     """Regression: entities were decoded first, so escaped text that looked like a tag was
     then removed as one."""
     assert text_from_html(fragment) == text
+
+
+def test_validation_entries_say_where_each_problem_is():
+    entries = [
+        {"loc": ["query", "count"], "msg": "Input should be less than or equal to 20"},
+        {"loc": ["header", "x-subscription-token"], "msg": "Field required"},
+        {"loc": ["body", "include_domains", 3], "msg": "String too long"},
+        {"loc": [], "msg": "Something else"},
+        {"msg": ""},
+        "not an entry",
+    ]
+    assert validation_messages(entries) == (
+        "Input should be less than or equal to 20 (query parameter count); "
+        "Field required (header x-subscription-token); "
+        "String too long (body field include_domains.3); Something else"
+    )
+    assert validation_messages([]) is None and validation_messages("x") is None

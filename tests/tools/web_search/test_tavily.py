@@ -94,7 +94,8 @@ def test_tavily_malformed_body_is_a_tool_error_naming_tavily(tavily, search, eng
             422,
             "tavily_422.json",
             'Tavily search failed (HTTP 422). Tavily said: "Input should be less than or equal '
-            'to 20; String should have at most 400 characters"',
+            "to 20 (body field max_results); String should have at most 400 characters (body "
+            'field query)"',
         ),
         (
             429,

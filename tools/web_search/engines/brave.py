@@ -14,6 +14,7 @@ from tools.web_search.engine import (
     SearchResult,
     load_json,
     text_from_html,
+    validation_messages,
 )
 
 URL = "https://api.search.brave.com/res/v1/web/search"
@@ -72,7 +73,11 @@ class BraveEngine(SearchEngine):
         return None
 
     def error_detail(self, body: Any) -> str | None:
-        """Return error.detail from Brave's error body."""
+        """Return error.detail, then each of error.meta.errors with the parameter it names."""
         error = body.get("error") if isinstance(body, dict) else None
-        detail = error.get("detail") if isinstance(error, dict) else None
-        return detail if isinstance(detail, str) else None
+        if not isinstance(error, dict):
+            return None
+        detail = error.get("detail") if isinstance(error.get("detail"), str) else None
+        meta = error.get("meta")
+        where = validation_messages(meta.get("errors")) if isinstance(meta, dict) else None
+        return " ".join(part for part in (detail, where) if part) or None

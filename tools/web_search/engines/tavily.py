@@ -13,6 +13,7 @@ from tools.web_search.engine import (
     SearchEngine,
     SearchResult,
     load_json,
+    validation_messages,
 )
 
 URL = "https://api.tavily.com/search"
@@ -62,15 +63,14 @@ class TavilyEngine(SearchEngine):
         return None
 
     def error_detail(self, body: Any) -> str | None:
-        """Return detail.error, the msg of each validation entry, or a top-level error."""
+        """Return detail.error, each validation entry with where it applies, or an error."""
         if not isinstance(body, dict):
             return None
         detail = body.get("detail")
         if isinstance(detail, dict) and isinstance(detail.get("error"), str):
             return detail["error"]
         if isinstance(detail, list):
-            messages = [e["msg"] for e in detail if isinstance(e, dict) and "msg" in e]
-            return "; ".join(str(m) for m in messages) or None
+            return validation_messages(detail)
         if isinstance(detail, str):
             return detail
         error = body.get("error")
