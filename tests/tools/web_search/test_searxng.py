@@ -47,6 +47,29 @@ def test_searxng_null_content_is_an_empty_snippet(web_search, search, engine_rep
     assert output["results"][2]["snippet"] == ""
 
 
+def test_a_searxng_result_without_a_page_is_skipped_not_fatal(
+    web_search, search, engine_replies, recording
+):
+    """Regression: one key/value entry (``"url": null``) made the whole response unreadable,
+    losing every page result beside it."""
+    engine_replies.get(URL, body=recording("searxng_keyvalue_result.json"))
+    output, citations = search(web_search(engine="searxng", baseURL=BASE))
+    assert output["results"] == [
+        {
+            "title": "Requests: HTTP for Humans™ — Requests 2.32.3 documentation",
+            "url": "https://requests.readthedocs.io/en/latest/",
+            "snippet": "Requests is an elegant and simple HTTP library for Python, built for "
+            "human beings.",
+        },
+        {
+            "title": "",
+            "url": "https://pypi.org/project/requests/",
+            "snippet": "Requests allows you to send HTTP/1.1 requests extremely easily.",
+        },
+    ]
+    assert len(citations) == 2
+
+
 def test_searxng_long_snippet_is_cut_to_500_characters(searxng, search, engine_replies, recording):
     body = json.loads(recording("searxng_results.json"))
     body["results"][0]["content"] = "a <b> b\n " * 200

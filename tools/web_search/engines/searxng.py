@@ -16,8 +16,9 @@ from tools.web_search.engine import (
 
 
 class _Result(Lenient):
-    title = fields.String(required=True)
-    url = fields.String(required=True)
+    # Not every entry is a page: a key/value table or an answer-like result has no url.
+    url = fields.String(load_default=None, allow_none=True)
+    title = fields.String(load_default="", allow_none=True)
     content = fields.String(load_default="", allow_none=True)
 
 
@@ -43,9 +44,14 @@ class SearxngEngine(SearchEngine):
         return EngineRequest("GET", f"{base}/search", params={"q": search.query, "format": "json"})
 
     def parse(self, body: str) -> list[SearchResult]:
-        """Return results[]; raise ``EngineBlocked`` when every engine behind it failed."""
+        """Return the results[] that link a page; raise ``EngineBlocked`` when every engine
+        behind it failed."""
         data = load_json(body, _Response)
-        results = [SearchResult(r["title"], r["url"], r["content"] or "") for r in data["results"]]
+        results = [
+            SearchResult(r["title"] or "", r["url"], r["content"] or "")
+            for r in data["results"]
+            if r["url"]
+        ]
         failed = [e for e in data["unresponsive_engines"] if e]
         if not results and failed:
             # A 200 with no results is not "nothing found" when its engines did not answer.
