@@ -1,12 +1,15 @@
 """Scores Lookout's article extraction against its peers on a human-annotated set of pages.
 
-Run from the project root: ``.venv/bin/python bench/extraction.py [--data DIR] [--limit N]``.
-The data's README gives its format and the metric, which is the upstream benchmark's own: texts
+Run from the project root: ``.venv/bin/python bench/extraction.py [--data DIR ...] [--limit N]``;
+without ``--data`` it scores the shared set and every set under ``bench/data``, side by side.
+The shared data's README gives the format and the metric, the upstream benchmark's own: texts
 are tokenised with ``\\w+`` (Unicode, case-sensitive), cut into word 4-gram shingles and compared
 as multisets (TP, FP, FN per page); precision and recall are averaged over pages, a page with
 an empty prediction being left out of the precision mean and scoring recall 0, and F1 is the
 harmonic mean of the two means. Markdown output is stripped of its syntax before scoring.
-Every extractor runs on every page in one process; time is CPU time per page.
+Every extractor runs on every page in one process; time is CPU time per page. A page is "lost"
+by an extractor when its recall is under 0.5 while some peer's is 0.8 or more: the article
+was there to be found, and the extractor's reader would answer from a fragment of it.
 """
 
 from __future__ import annotations
@@ -30,7 +33,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tools.web_fetch.extract import extract  # noqa: E402
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "extraction"
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "extraction"
+OWN_DATA = Path(__file__).resolve().parent / "data"
+LOST_RECALL = 0.5
+PEER_KEPT_RECALL = 0.8
 _TOKEN = re.compile(r"\w+")
 _IMAGE = re.compile(
     r"!\[([^\]]*)\]\((?:<[^>]*>|[^()\s]*(?:\([^()\s]*\)[^()\s]*)*)(?:\s+\"[^\"]*\")?\)"
@@ -78,6 +84,7 @@ class Score:
     recalls: list[float] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
     empty: int = 0
+    lost: int = 0
     scored: bool = True
 
     def add(self, truth: str, prediction: str, seconds: float) -> None:
@@ -93,19 +100,25 @@ class Score:
         self.precisions.append(tp / (tp + fp))
         self.recalls.append(tp / (tp + fn) if tp + fn else 1.0)
 
+    @property
+    def f1(self) -> float:
+        """The harmonic mean of the mean precision and the mean recall."""
+        precision = statistics.fmean(self.precisions) if self.precisions else 0.0
+        recall = statistics.fmean(self.recalls) if self.recalls else 0.0
+        return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
     def row(self) -> str:
         """Return this extractor's line of the Markdown table."""
         ms = sorted(s * 1000 for s in self.seconds)
         median = statistics.median(ms)
         p95 = ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))]
         if not self.scored:
-            return f"| {self.name} | – | – | – | {median:.1f} | {p95:.1f} | – |"
+            return f"| {self.name} | – | – | – | {median:.1f} | {p95:.1f} | – | – |"
         precision = statistics.fmean(self.precisions) if self.precisions else 0.0
         recall = statistics.fmean(self.recalls)
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
         return (
-            f"| {self.name} | {precision:.3f} | {recall:.3f} | {f1:.3f} "
-            f"| {median:.1f} | {p95:.1f} | {self.empty} |"
+            f"| {self.name} | {precision:.3f} | {recall:.3f} | {self.f1:.3f} "
+            f"| {median:.1f} | {p95:.1f} | {self.empty} | {self.lost} |"
         )
 
 
@@ -148,6 +161,7 @@ def lxml_parse(html: str, url: str) -> str:
     return ""
 
 
+VERBOSE = False
 EXTRACTORS: dict[str, Callable[[str, str], str]] = {
     "Lookout (readability-lxml + html2text, pruned)": lookout,
     "trafilatura (defaults)": trafilatura_with(),
@@ -175,30 +189,51 @@ def run(pages: list[tuple[str, str, str, str]], names: list[str]) -> list[Score]
     Extractors take turns page by page, so a busy spell of the machine slows them all alike.
     """
     scores = [Score(name, scored=EXTRACTORS[name] is not lxml_parse) for name in names]
-    for _key, url, html, truth in pages:
+    scored = [score for score in scores if score.scored]
+    for key, url, html, truth in pages:
         for score in scores:
             start = time.process_time()
             prediction = EXTRACTORS[score.name](html, url)
             score.add(truth, prediction, time.process_time() - start)
+        recalls = [score.recalls[-1] for score in scored]
+        for score in scored:
+            if score.recalls[-1] < LOST_RECALL and max(recalls) >= PEER_KEPT_RECALL:
+                score.lost += 1
+                if VERBOSE:
+                    print(f"lost by {score.name}: {key} {url}", file=sys.stderr)
     return scores
 
 
 def main() -> None:
     """Print the Markdown table of every extractor's scores."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the benchmark folder")
+    parser.add_argument("--data", type=Path, action="append", help="a benchmark folder; repeatable")
     parser.add_argument("--limit", type=int, default=None, help="score only the first N pages")
     parser.add_argument("--only", default="", help="comma-separated words; run matching extractors")
+    parser.add_argument("--verbose", action="store_true", help="name each lost page on stderr")
     args = parser.parse_args()
+    global VERBOSE
+    VERBOSE = args.verbose
     words = [w.strip().lower() for w in args.only.split(",") if w.strip()]
     names = [n for n in EXTRACTORS if not words or any(w in n.lower() for w in words)]
-    pages = load(args.data, args.limit)
-    scores = run(pages, names)
-    print(f"{len(pages)} pages, CPU time per page, one process\n")
-    print("| Extractor | Precision | Recall | F1 | Median ms | p95 ms | Empty |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for score in scores:
-        print(score.row())
+    own = sorted(p.parent for p in OWN_DATA.glob("*/ground-truth.json"))
+    folders = args.data or [SHARED_DATA, *own]
+    f1s: dict[str, list[float]] = {name: [] for name in names}
+    for folder in folders:
+        pages = load(folder, args.limit)
+        scores = run(pages, names)
+        print(f"### {folder.name}: {len(pages)} pages, CPU time per page, one process\n")
+        print("| Extractor | Precision | Recall | F1 | Median ms | p95 ms | Empty | Lost |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for score in scores:
+            print(score.row())
+            f1s[score.name].append(score.f1)
+        print()
+    if len(folders) > 1:
+        print("| Extractor | Mean F1 over the sets |\n| --- | ---: |")
+        for name in names:
+            if EXTRACTORS[name] is not lxml_parse:
+                print(f"| {name} | {statistics.fmean(f1s[name]):.3f} |")
 
 
 if __name__ == "__main__":
