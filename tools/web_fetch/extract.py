@@ -1,17 +1,18 @@
 """Turns an HTML page into its title and main text as Markdown, without hidden or boilerplate parts.
 
-The pipeline: lxml parses the page; scripts, styles, navigation, headers, footers and every
-element hidden from readers are removed (hidden text is where injected instructions hide);
-page furniture is pruned by structure (``extract_boilerplate``); readability-lxml picks the
-main content from that smaller tree; its links are made absolute against the page's URL (or
-its ``<base>``); html2text writes it as Markdown. When readability finds nothing, or a few
-words out of a much longer page, the cleaned body is converted instead, so a page without an
-article still reads.
+The pipeline: lxml parses the page; scripts, styles, frames and every element hidden from readers
+are removed (hidden text is where injected instructions hide); a text-density pass finds the
+main text block (``main_block``), which nothing after it may remove; navigation, headers and
+footers outside it go, and page furniture is pruned by structure (``extract_boilerplate``);
+readability-lxml picks the main content from that smaller tree; links and images are made
+absolute against the page's URL (or its ``<base>``); html2text writes it as Markdown.
+Readability's choice is one candidate: when it holds few words of a much longer page, or less
+than half the words of the main text block, that block (or the cleaned body) is read instead.
+A page whose text exists only inside ``<noscript>`` or ``<template>`` is read from there.
 
-Images are left out. The model reads text: an image reaches it only as alt text, which mostly
-repeats the caption or headline beside it, and a long URL, which spends the reading budget
-and is the very thing an injected page would like the model to repeat into the chat (the UI
-loads Markdown images only on a click for that reason). A linked picture leaves no empty link.
+Images of the article that have alt text or a caption come out as Markdown images with
+absolute http(s) URLs, as the spec asks (``images`` says which are kept); the chat page loads
+them only on a click that shows the URL, so an injected image cannot call home by itself.
 """
 
 from __future__ import annotations
@@ -29,25 +30,25 @@ from lxml.html import HtmlElement
 from readability import Document
 
 from tools.web_fetch.extract_boilerplate import remove_boilerplate
+from tools.web_fetch.images import drop_unreadable_images
+from tools.web_fetch.main_block import TextSizes, find_main_block, measure, protected_elements
 
 log = logging.getLogger(__name__)
 
 _PARSER = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True)
-_UNREAD_TAGS = (
-    "script",
-    "style",
-    "nav",
-    "header",
-    "footer",
-    "noscript",
-    "template",
-    "iframe",
-)
-_UNREAD_XPATH = " | ".join(f"//{tag}" for tag in _UNREAD_TAGS)
+_UNREAD_XPATH = "//script | //style | //iframe"
+# Page furniture by tag, removed unless it holds the main text block (a broken navbar that
+# lxml's repair closes around the whole page is not furniture).
+_FURNITURE_XPATH = "//nav | //header | //footer"
+# Read only when the page's text exists nowhere else (a post served inside <noscript>).
+_FALLBACK_XPATH = "//noscript | //template"
 _MAYBE_HIDDEN_XPATH = "//*[@hidden or @aria-hidden or @style]"
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
 _FOLLOWABLE_SCHEMES = ("http:", "https:", "mailto:", "ftp:")
+_KEEP_MARK = "data-lookout-own"
 _MIN_ARTICLE_WORDS = 50
+# Readability's choice holding less than this share of the main text block's words missed it.
+_MIN_SHARE_OF_MAIN = 0.5
 # Fewer words than this left by pruning means the pruning took the page for furniture.
 _MIN_PRUNED_WORDS = 10
 _WORD = re.compile(r"\w")
@@ -71,13 +72,26 @@ def extract(html: str, url: str) -> Extracted:
     base = _base_url(root, url)
     _remove_unread(root)
     body = root.body if root.find("body") is not None else root
-    remove_boilerplate(body)
+    sizes = measure(body)
+    if _read_fallback_markup(body, sizes):
+        sizes = measure(body)
+    main = find_main_block(body, sizes)
+    protected = protected_elements(body, main, sizes)
+    _remove_furniture_tags(root, main, protected)
+    own = remove_boilerplate(body, main, protected)
+    _keep_through_readability(root, [*own, *main.iterdescendants("header")])
     content = _main_content(root)
     if content is None or _too_short(content, body):
         content = body
+    if main is not body and _word_count(content) < _word_count(main) * _MIN_SHARE_OF_MAIN:
+        content = main
     if _word_count(content) < _MIN_PRUNED_WORDS:
         content = _unpruned_body(html, content)
     _make_links_absolute(content, base)
+    drop_unreadable_images(content)
+    # html2text runs these into the text around them; as paragraphs they stand apart.
+    for element in content.iter("figure", "figcaption", "aside", "details", "summary"):
+        element.tag = "p" if element.tag in ("figcaption", "summary") else "div"
     markdown = _to_markdown(lxml.html.tostring(content, encoding="unicode"))
     return Extracted(title=title, text=markdown)
 
@@ -122,8 +136,61 @@ def _remove_unread(root: HtmlElement) -> None:
     doomed = root.xpath(_UNREAD_XPATH)
     doomed += [e for e in root.xpath(_MAYBE_HIDDEN_XPATH) if _is_hidden(e)]
     for element in doomed:
-        if element is not root and element.getparent() is not None:
-            element.drop_tree()
+        if element is not root:
+            _drop(element)
+
+
+def _read_fallback_markup(body: HtmlElement, sizes: TextSizes) -> bool:
+    """Drop <noscript> and <template>, or unwrap them when they hold most of the page's text.
+
+    Returns whether the tree changed beyond removals (its sizes must then be measured again).
+    """
+    fallbacks = body.xpath(_FALLBACK_XPATH)
+    outermost: list[HtmlElement] = []
+    covered: set[HtmlElement] = set()
+    for element in fallbacks:
+        if element not in covered:
+            outermost.append(element)
+            covered.update(element.iter())
+    inside = sum(sizes.total.get(element, 0) for element in outermost)
+    if inside <= sizes.total.get(body, 0) - inside:
+        for element in outermost:
+            _drop(element)
+        return False
+    for element in reversed(fallbacks):
+        _unwrap_markup(element)
+    return True
+
+
+def _unwrap_markup(element: HtmlElement) -> None:
+    # A <noscript> in <head>, or a text <template>, holds its markup as text: parse it.
+    if len(element) == 0 and "<" in (element.text or ""):
+        try:
+            parsed = lxml.html.fragment_fromstring(element.text, create_parent="div")
+        except (lxml.etree.ParserError, lxml.etree.XMLSyntaxError, ValueError):
+            parsed = None
+        if parsed is not None:
+            parsed.tail = element.tail
+            element.getparent().replace(element, parsed)
+            parsed.drop_tag()
+            return
+    element.drop_tag()
+
+
+def _remove_furniture_tags(
+    root: HtmlElement, main: HtmlElement, protected: set[HtmlElement]
+) -> None:
+    # A header inside the main block is the article's own: its headings stay.
+    inside = set(main.iterdescendants())
+    for element in root.xpath(_FURNITURE_XPATH):
+        if element in protected or (element.tag == "header" and element in inside):
+            continue
+        _drop(element)
+
+
+def _drop(element: HtmlElement) -> None:
+    if element is not None and element.getparent() is not None:
+        element.drop_tree()
 
 
 def _is_hidden(element: HtmlElement) -> bool:
@@ -154,8 +221,22 @@ def _make_links_absolute(content: HtmlElement, base: str) -> None:
             del link.attrib["href"]
 
 
+def _keep_through_readability(root: HtmlElement, elements: list[HtmlElement]) -> None:
+    # readability's last cleaning drops short tables, asides and headers of its own choice;
+    # those the main block owns are marked so that it keeps them (a page's marks are erased).
+    for element in root.xpath(f"//*[@{_KEEP_MARK}]"):
+        del element.attrib[_KEEP_MARK]
+    for element in elements:
+        element.set(_KEEP_MARK, "")
+
+
 class _CleanedDocument(Document):
     """readability's Document for a tree this module has already cleaned and pruned."""
+
+    def get_preserved_elements(self, node: HtmlElement) -> dict[HtmlElement, bool]:
+        preserved = super().get_preserved_elements(node)
+        preserved.update((element, True) for element in node.xpath(f".//*[@{_KEEP_MARK}]"))
+        return preserved
 
     def _parse(self, input: HtmlElement) -> HtmlElement:
         # readability would clean again (a deep copy and a pass over every link of the page);
@@ -186,6 +267,8 @@ def _unpruned_body(html: str, content: HtmlElement) -> HtmlElement:
     if root is None or root.find("body") is None:
         return content
     _remove_unread(root)
+    for element in root.xpath(f"{_FURNITURE_XPATH} | {_FALLBACK_XPATH}"):
+        _drop(element)
     return root.body if _word_count(root.body) > _word_count(content) else content
 
 
@@ -198,7 +281,7 @@ def _to_markdown(fragment: str) -> str:
     converter.body_width = 0
     converter.unicode_snob = True
     converter.ignore_links = False
-    converter.ignore_images = True
+    converter.ignore_images = False
     text = converter.handle(fragment)
     text = _BLANK_RUNS.sub("\n\n", _strip_line_ends(text)).strip()
     # Text without a single letter or digit (stray brackets, entities) has nothing to read.

@@ -1,96 +1,94 @@
-"""Removes page furniture (forms, asides, sharing, comments, link lists) before readability runs.
+"""Removes page furniture (controls, side matter, sharing, comments, link lists) before readability.
 
 Every rule is structural, the same on every site: readability then scores a smaller tree, which
-is both faster and less likely to keep furniture that sits inside the article's container.
+is both faster and less likely to keep furniture that sits inside the article's container. No
+rule may remove the main text block found by density (``main_block``), a block holding a large
+share of the page's text, or an ancestor of either; inside the main block, asides, figures,
+captions and tables are the article's own and stay.
 """
 
 from __future__ import annotations
 
-import re
-
 from lxml.html import HtmlElement
 
-# Controls, pictures and embedded media, never the article's prose.
-_CONTROL_TAGS = (
-    "img",
-    "picture",
-    "button",
-    "select",
-    "textarea",
-    "input",
-    "label",
-    "svg",
-    "canvas",
-    "video",
-    "audio",
-    "object",
-    "embed",
-    "dialog",
-    "menu",
-    "figcaption",
+from tools.web_fetch.class_names import names_furniture
+from tools.web_fetch.images import keep_image
+from tools.web_fetch.main_block import measure
+
+# Controls and embedded media, never the article's prose; pictures are judged by ``images``.
+_CONTROL_TAGS = frozenset(
+    {
+        "button",
+        "select",
+        "textarea",
+        "input",
+        "label",
+        "svg",
+        "canvas",
+        "video",
+        "audio",
+        "object",
+        "embed",
+        "dialog",
+        "menu",
+    }
 )
-_CONTROLS_XPATH = " | ".join(f"descendant::{tag}" for tag in _CONTROL_TAGS)
-# Side matter, unless it wraps most of the page (some sites put the whole page in one form).
-_SIDE_XPATH = "descendant::aside | descendant::form"
-# Class and id words that name furniture, matched at the start of a word of the attribute.
-_FURNITURE_NAMES = re.compile(
-    r"(?:^|[\s_-])(?:"
-    r"comment|disqus|share|sharing|social|related|recommend|newsletter|subscri|signup|"
-    r"promo|advert|sponsor|cookie|consent|popup|modal|breadcrumb|byline|author|caption|"
-    r"credit|tags|taglist|tag-list|tagcloud|outbrain|taboola|toolbar|pagination|pager|"
-    r"sr-only|screen-reader|visually-hidden|skip-link|ads?(?=$|[\s_-])"
-    r")",
-    re.I,
-)
-_KEPT_TAGS = frozenset({"html", "body", "main", "article"})
-# A named block holding more than this share of the body's text is the content, whatever its name.
-_MAX_SHARE_OF_BODY = 0.4
+_SIDE_TAGS = frozenset({"aside", "form", "figcaption"})
+# Inside the main block these are the article's own: a pull quote, a chart, a table of figures.
+_SHELTER_TAGS = frozenset({"aside", "figure", "figcaption", "table"})
 # Blocks whose text is mostly link text are menus, link lists and teasers.
-_LINK_LIST_TAGS = ("p", "ul", "ol", "dl", "table", "div", "section")
-_LINK_LISTS_XPATH = " | ".join(f"descendant::{tag}[descendant::a]" for tag in _LINK_LIST_TAGS)
+_LINK_LIST_TAGS = frozenset({"p", "ul", "ol", "dl", "table", "div", "section"})
 _MAX_LINK_DENSITY = 0.6
-_MIN_LINK_LIST_CHARS = 30
+_MIN_LINK_LIST_CHARS = 25
 
 
-def remove_boilerplate(body: HtmlElement) -> None:
-    """Remove from ``body`` the controls, side matter and link lists that are not content."""
-    for element in body.xpath(_CONTROLS_XPATH):
-        _drop(element)
+def remove_boilerplate(
+    body: HtmlElement, main: HtmlElement, protected: set[HtmlElement]
+) -> list[HtmlElement]:
+    """Remove from ``body`` the controls, side matter and link lists that are not content.
+
+    Returns the asides, figures and tables of the main block that are kept as its own.
+    """
+    inside = set(main.iterdescendants())
+    sheltered = _sheltered(main) if main is not body else set()
+    for element in list(body.iterdescendants()):
+        tag = element.tag
+        if tag == "img" or tag == "picture":
+            if not (element in inside and keep_image(element)):
+                _drop(element)
+        elif element in protected or element in sheltered:
+            continue
+        elif tag in _CONTROL_TAGS or tag in _SIDE_TAGS:
+            _drop(element)
+        elif names_furniture(f"{element.get('class', '')} {element.get('id', '')}"):
+            _drop(element)
     # Links left without text once their pictures are gone would read as "[](url)".
-    for link in body.xpath("descendant::a[not(normalize-space())]"):
+    for link in body.xpath("descendant::a[not(normalize-space()) and not(descendant::img)]"):
         _drop(link)
-    body_chars = len(body.text_content())
-    for element in body.xpath(_SIDE_XPATH):
-        if _share(element, body_chars) <= _MAX_SHARE_OF_BODY:
-            _drop(element)
-    dropped: set[HtmlElement] = set()
-    for element in body.xpath("descendant::*[@class or @id]"):
-        names = f"{element.get('class', '')} {element.get('id', '')}"
-        if (
-            _FURNITURE_NAMES.search(names)
-            and element.tag not in _KEPT_TAGS
-            and dropped.isdisjoint(element.iterancestors())
-            and _share(element, body_chars) <= _MAX_SHARE_OF_BODY
-        ):
-            dropped.add(element)
-            _drop(element)
-    # Innermost first, so a container's density is judged after its menus are gone.
-    for element in reversed(body.xpath(_LINK_LISTS_XPATH)):
-        if _is_link_list(element) and _share(element, body_chars) <= _MAX_SHARE_OF_BODY:
-            _drop(element)
+    _remove_link_lists(body, protected)
+    return [e for e in sheltered if e.tag in _SHELTER_TAGS and e.getparent() is not None]
 
 
-def _share(element: HtmlElement, body_chars: int) -> float:
-    return len(element.text_content()) / body_chars if body_chars else 0.0
+def _sheltered(main: HtmlElement) -> set[HtmlElement]:
+    sheltered: set[HtmlElement] = set()
+    for element in main.iterdescendants():
+        if element.tag in _SHELTER_TAGS and element not in sheltered:
+            sheltered.update(element.iter())
+    return sheltered
 
 
-def _is_link_list(element: HtmlElement) -> bool:
-    text = " ".join(element.text_content().split())
-    # A paragraph that is all link ("Read more: ...") is a teaser whatever its length.
-    if element.tag != "p" and len(text) < _MIN_LINK_LIST_CHARS:
-        return False
-    linked = sum(len(" ".join(a.text_content().split())) for a in element.iter("a"))
-    return linked > _MAX_LINK_DENSITY * len(text)
+def _remove_link_lists(body: HtmlElement, kept: set[HtmlElement]) -> None:
+    # Innermost first, so that a container's density is judged after its menus are gone.
+    def is_link_list(element: HtmlElement, chars: int, link_chars: int) -> bool:
+        return (
+            element.tag in _LINK_LIST_TAGS
+            and element not in kept
+            and link_chars > _MAX_LINK_DENSITY * chars
+            # A paragraph that is all link ("Read more: ...") is a teaser whatever its length.
+            and (element.tag == "p" or chars >= _MIN_LINK_LIST_CHARS)
+        )
+
+    measure(body, discard=is_link_list)
 
 
 def _drop(element: HtmlElement) -> None:

@@ -168,20 +168,63 @@ def test_links_that_cannot_be_followed_keep_only_their_text():
     assert "[Mail us](mailto:desk@daily.example)" in text
 
 
-def test_images_are_left_out_without_leaving_empty_links():
+def test_images_with_alt_text_or_a_caption_become_markdown_images_with_absolute_urls():
     html = page(
         f"""<article><p>{PARAGRAPH}<img src="/img/river.jpg" alt="The river at dawn">
-        <a href="/gallery"><img src="/img/thumb.jpg" alt="Gallery"></a>
-        <img src="data:image/png;base64,iVBORw0KGgo=" alt="inline"></p>
-        <picture><source srcset="/img/a.webp"><img src="/img/a.jpg" alt="A"></picture>
+        <a href="/gallery"><img src="thumb.jpg" alt="Gallery"></a></p>
+        <figure><img src="/img/quay.jpg"><figcaption>Sandbags on the quay</figcaption></figure>
+        <picture><source srcset="/img/a.webp"><img src="/img/a.jpg" alt="Bridge"></picture>
+        <img src="/img/lazy.gif" data-src="/img/real.jpg" alt="The lower town">
         <p>{PARAGRAPH}</p></article>"""
+    )
+
+    text = extract(html, "https://daily.example/news/").text
+
+    assert "![The river at dawn](https://daily.example/img/river.jpg)" in text
+    assert (
+        "[![Gallery](https://daily.example/news/thumb.jpg)](https://daily.example/gallery)" in text
+    )
+    assert "![](https://daily.example/img/quay.jpg)" in text
+    assert "Sandbags on the quay" in text
+    assert "![Bridge](https://daily.example/img/a.jpg)" in text
+    assert "![The lower town](https://daily.example/img/real.jpg)" in text
+
+
+def test_images_that_would_spend_the_reading_budget_on_nothing_are_left_out():
+    html = page(
+        f"""<article><p>{PARAGRAPH}<img src="/img/no-alt.jpg">
+        <img src="data:image/png;base64,iVBORw0KGgo=" alt="inline">
+        <img src="https://track.example/p.gif" width="1" height="1" alt="pixel">
+        <img class="avatar" src="/u/42.jpg" alt="Jo's avatar">
+        <a href="/gallery"><img src="/img/thumb.jpg"></a></p>
+        <p>{PARAGRAPH}</p></article>
+        <div class="sidebar"><img src="/img/ad.jpg" alt="Buy now"><p>Sidebar words.</p></div>"""
     )
 
     text = extract(html, "https://daily.example/").text
 
     assert PARAGRAPH in text
-    for image_part in ("river.jpg", "thumb", "gallery", "base64", "a.webp", "![", "[]"):
+    for image_part in ("no-alt", "base64", "track.example", "avatar", "thumb", "ad.jpg", "[]"):
         assert image_part not in text
+
+
+def test_code_blocks_keep_their_indentation_and_headings_in_the_article_stay():
+    code = "def inspect(bridge):\n    if bridge.closed:\n        return 'closed'\n    return 'open'"
+    html = page(
+        f"""<header><a href="/">The Daily</a></header><article>
+        <header><h1>Flood closes bridges</h1><h2>Engineers inspect both spans</h2></header>
+        <p>{PARAGRAPH}</p><pre><code>{code}</code></pre><h3>What happens next</h3>
+        <p>{PARAGRAPH}</p></article>"""
+    )
+
+    text = extract(html, "https://daily.example/").text
+
+    assert "# Flood closes bridges" in text
+    assert "## Engineers inspect both spans" in text
+    assert "### What happens next" in text
+    code_lines = [line[4:] for line in text.splitlines() if line.startswith("    ")]
+    assert "\n".join(code_lines) == code
+    assert "The Daily" not in text
 
 
 def test_base_element_is_honoured_for_relative_links():

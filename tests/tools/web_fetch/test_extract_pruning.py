@@ -1,0 +1,194 @@
+"""Content preservation: page structures of real platforms whose article the pruning once removed.
+
+Each page names the words that must be in the output and the furniture that must not.
+"""
+
+import pytest
+
+from tools.web_fetch.class_names import name_tokens, names_furniture
+from tools.web_fetch.extract import extract
+
+SENTENCES = [
+    "The council voted on Tuesday to buy renewable energy credits for every municipal building.",
+    "Officials said the credits would cover the library, the pool and the two fire stations.",
+    "Residents who spoke at the meeting asked whether the money could go to solar panels instead.",
+    "The mayor answered that panels on the old roofs would need repairs the budget cannot cover.",
+    "A second vote on the roofs is planned for the spring, after engineers inspect each building.",
+]
+ARTICLE = "".join(f"<p>{sentence}</p>" for sentence in SENTENCES)
+SIDEBAR = (
+    '<div class="sidebar"><h3>Popular</h3><ul><li><a href="/a">Ten best parks</a></li>'
+    '<li><a href="/b">Where to eat tonight</a></li><li><a href="/c">Traffic news</a></li>'
+    "</ul></div>"
+)
+COMMENTS = (
+    '<div id="comments"><h3>3 comments</h3><p>Reader Bob says this is a waste of money and the '
+    "council should resign.</p></div>"
+)
+
+
+def page(body: str, title: str = "Council buys energy credits") -> str:
+    return f"<!doctype html><html><head><title>{title}</title></head><body>{body}</body></html>"
+
+
+def read(html: str) -> str:
+    return extract(html, "https://news.example/2024/credits").text
+
+
+def assert_article_kept(text: str) -> None:
+    for sentence in SENTENCES:
+        assert sentence in text
+
+
+@pytest.mark.parametrize(
+    "container",
+    [
+        # TypePad names the entry by its author.
+        '<div class="entry-author-jsmith entry-type-post entry" id="entry-6a00d8341c">{}</div>',
+        # WordPress post classes name the author, every tag and the category.
+        '<article class="post-1291 post type-post status-publish format-standard hentry '
+        'category-news tag-renewable-energy-credits author-admin">{}</article>',
+        '<div class="share_wrapper"><div class="post-body">{}</div></div>',
+        '<div class="article-body no-share">{}</div>',
+        '<div class="js-tagsearch-file content">{}</div>',
+    ],
+)
+def test_article_container_named_like_furniture_is_kept(container):
+    """Regression: the class/id rule matched words inside the article container's own names."""
+    html = page(
+        '<div id="header-bar"><a href="/">News</a></div>'
+        + container.format(f"<h1>Council buys energy credits</h1>{ARTICLE}")
+        + SIDEBAR
+        + COMMENTS
+    )
+
+    text = read(html)
+
+    assert_article_kept(text)
+    assert "Where to eat tonight" not in text
+    assert "Reader Bob" not in text
+
+
+def test_asides_captions_and_tables_inside_the_article_are_kept():
+    """Regression: 'shareholder', 'authority', 'modalities', 'credit-terms' counted as clutter."""
+    html = page(
+        '<div class="layout"><article class="story">'
+        + "".join(f"<p>{sentence}</p>" for sentence in SENTENCES[:3])
+        + '<aside class="shareholder-note">Shareholders of the utility approved the sale in May.'
+        "</aside>"
+        '<figure class="modalities"><img src="/img/roof.jpg" alt="The library roof">'
+        '<figcaption class="authority-caption">The library roof, photographed by the city '
+        "authority.</figcaption></figure>"
+        '<table class="credit-terms"><tr><th>Building</th><th>Credits</th></tr>'
+        "<tr><td>Library</td><td>120</td></tr><tr><td>Pool</td><td>300</td></tr></table>"
+        + "".join(f"<p>{sentence}</p>" for sentence in SENTENCES[3:])
+        + f"</article>{SIDEBAR}</div>"
+    )
+
+    text = read(html)
+
+    assert_article_kept(text)
+    assert "Shareholders of the utility approved the sale in May." in text
+    assert "The library roof, photographed by the city authority." in text
+    table_rows = text.replace(" ", "")
+    assert "Building|Credits" in table_rows and "Library|120" in table_rows
+    assert "Ten best parks" not in text
+
+
+def test_page_nested_inside_a_broken_navbar_is_still_read():
+    """Regression: lxml's repair nested the whole page in an unclosed <header><nav>; all dropped."""
+    html = (
+        "<html><head><title>Council buys energy credits</title></head><body>"
+        '<header><nav class="navbar"><ul><li><a href="/">Home</a><li><a href="/news">News</a>'
+        f"<div class='container'><h1>Council buys energy credits</h1>{ARTICLE}</div>"
+        "</body></html>"
+    )
+
+    assert_article_kept(read(html))
+
+
+def test_post_that_exists_only_inside_noscript_is_read_from_there():
+    """Regression: a Blogger post whose body is only inside <noscript> came out empty."""
+    html = page(
+        '<div class="blog-title"><a href="/">A small blog</a></div>'
+        f'<noscript><div class="post-body entry-content">{ARTICLE}</div></noscript>'
+        '<div id="loading">Loading...</div>'
+    )
+
+    assert_article_kept(read(html))
+
+
+def test_post_that_exists_only_inside_a_text_template_is_read_from_there():
+    """Regression: a post kept as markup text inside a <template> was lost."""
+    escaped = ARTICLE.replace("<", "&lt;").replace(">", "&gt;")
+    html = page(f'<div id="app"></div><template id="post">{escaped}</template>')
+
+    text = read(html)
+
+    assert_article_kept(text)
+    assert "<p>" not in text
+
+
+def test_noscript_text_beside_a_real_article_is_still_removed():
+    html = page(
+        f"<article>{ARTICLE}<noscript>Please enable JavaScript to view the comments."
+        "</noscript></article>"
+    )
+
+    text = read(html)
+
+    assert_article_kept(text)
+    assert "enable JavaScript" not in text
+
+
+def test_long_article_wins_over_the_short_block_readability_prefers():
+    """Regression: readability chose an embedded press release over the post around it."""
+    release = (
+        '<blockquote class="press-release"><p><b>FOR IMMEDIATE RELEASE</b></p>'
+        "<p>Green Power Inc., a leading supplier of certificates, today announced that the city, "
+        "its newest customer, has signed a three-year agreement for renewable energy credits, "
+        "covering all municipal buildings, starting in January, with options to extend.</p>"
+        "</blockquote>"
+    )
+    sections = "".join(
+        f"<div class='section'><h2>Part {n}</h2><p>{sentence}</p><p>{sentence}</p></div>"
+        for n, sentence in enumerate(SENTENCES * 2, start=1)
+    )
+    html = page(f'<div class="post">{release}{sections}</div>{SIDEBAR}')
+
+    assert_article_kept(read(html))
+
+
+@pytest.mark.parametrize(
+    "names, furniture",
+    [
+        ("share", True),
+        ("social-share-buttons", True),
+        ("shareButtons", True),
+        ("related_posts", True),
+        ("sr-only", True),
+        ("adsbygoogle", False),
+        ("ad-slot", True),
+        ("shareholder", False),
+        ("authority", False),
+        ("modalities", False),
+        ("credit-terms", True),
+        ("tag-renewable-energy-credits", False),
+        ("js-tagsearch-file", False),
+        ("header", False),
+        ("download", False),
+    ],
+)
+def test_class_names_match_furniture_by_whole_tokens(names, furniture):
+    assert names_furniture(names) is furniture
+
+
+def test_class_names_split_on_dashes_underscores_spaces_and_camel_case():
+    assert name_tokens("post-body entry_content shareButtons") == [
+        "post",
+        "body",
+        "entry",
+        "content",
+        "share",
+        "buttons",
+    ]

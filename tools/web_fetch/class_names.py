@@ -1,0 +1,84 @@
+"""Reads class and id names as whole tokens, to tell page furniture from content by name.
+
+Names are split on ``-``, ``_``, spaces and camelCase, and a rule matches a whole token, never
+a substring: ``share`` names a sharing bar, while ``shareholder``, ``authority``, ``modalities``
+and ``credit-terms`` name nothing of the kind.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Class and id tokens (and token pairs) that name furniture, matched as whole tokens.
+_FURNITURE_TOKENS = frozenset(
+    {
+        "comment",
+        "comments",
+        "disqus",
+        "share",
+        "sharing",
+        "social",
+        "related",
+        "recommend",
+        "recommended",
+        "recommendations",
+        "newsletter",
+        "subscribe",
+        "subscription",
+        "signup",
+        "promo",
+        "advert",
+        "advertisement",
+        "sponsor",
+        "sponsored",
+        "cookie",
+        "cookies",
+        "consent",
+        "popup",
+        "modal",
+        "breadcrumb",
+        "breadcrumbs",
+        "byline",
+        "author",
+        "caption",
+        "credit",
+        "tags",
+        "taglist",
+        "tagcloud",
+        "outbrain",
+        "taboola",
+        "toolbar",
+        "pagination",
+        "pager",
+        "ad",
+        "ads",
+    }
+)
+_FURNITURE_PAIRS = frozenset(
+    {
+        ("sr", "only"),
+        ("screen", "reader"),
+        ("visually", "hidden"),
+        ("skip", "link"),
+        ("tag", "list"),
+        ("tag", "cloud"),
+    }
+)
+_NAME_SEPARATOR = re.compile(r"[\s_\-]+")
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_MAX_NAME_CHARS = 500
+
+
+def name_tokens(names: str) -> list[str]:
+    """Return the lower-case tokens of class and id names, split on -, _, spaces and camelCase."""
+    # Hostile pages may carry megabytes of class names; the first few hundred characters decide.
+    words = _NAME_SEPARATOR.split(names[:_MAX_NAME_CHARS])
+    return [part.lower() for word in words for part in _CAMEL_BOUNDARY.split(word) if part]
+
+
+def names_furniture(names: str) -> bool:
+    """Return whether class or id names name page furniture, by whole tokens."""
+    tokens = name_tokens(names)
+    if not _FURNITURE_TOKENS.isdisjoint(tokens):
+        return True
+    return any(pair in _FURNITURE_PAIRS for pair in zip(tokens, tokens[1:], strict=False))

@@ -1,0 +1,86 @@
+"""Finds a page's main text block by text density, so that no later rule can remove it.
+
+One pass over the tree counts, for every element, its visible characters and how many of them
+are link text. The main block is found by walking down from the body while one child holds
+most of the current element's prose (text that is not link text): where the prose splits
+among several children, the walk stops, and that element is the block. The block, every
+element holding a large share of the body's text, and all their ancestors are protected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lxml.html import HtmlElement
+
+# A child holding at least this share of its parent's prose is where the prose is.
+_DESCEND_SHARE = 0.7
+# An element holding at least this share of the body's text is content, whatever its name.
+PROTECTED_SHARE = 0.4
+
+
+@dataclass(frozen=True)
+class TextSizes:
+    """Visible characters (whitespace left out) and link characters under each element."""
+
+    total: dict[HtmlElement, int]
+    linked: dict[HtmlElement, int]
+
+    def prose(self, element: HtmlElement) -> int:
+        """Return the characters under ``element`` that are not link text."""
+        return self.total.get(element, 0) - self.linked.get(element, 0)
+
+
+def count_chars(text: str | None) -> int:
+    """Return the number of characters of ``text`` that are not whitespace."""
+    return len("".join(text.split())) if text else 0
+
+
+def measure(
+    root: HtmlElement, discard: Callable[[HtmlElement, int, int], bool] | None = None
+) -> TextSizes:
+    """Return the text sizes of ``root`` and every element under it, in one pass.
+
+    With ``discard``, an element for which ``discard(element, chars, link_chars)`` is true is
+    removed (its tail stays) and counts for nothing in its ancestors' sizes.
+    """
+    total: dict[HtmlElement, int] = {}
+    linked: dict[HtmlElement, int] = {}
+    # Reversed document order visits every element after all of its descendants.
+    for element in reversed(list(root.iter())):
+        size = count_chars(element.text) if isinstance(element.tag, str) else 0
+        links = 0
+        for child in element:
+            tail = count_chars(child.tail)
+            size += total.get(child, 0) + tail
+            links += linked.get(child, 0)
+        if element.tag == "a":
+            links = size
+        if discard is not None and element is not root and discard(element, size, links):
+            element.drop_tree()
+            continue
+        total[element], linked[element] = size, links
+    return TextSizes(total, linked)
+
+
+def find_main_block(body: HtmlElement, sizes: TextSizes) -> HtmlElement:
+    """Return the element under ``body`` (or ``body`` itself) that holds the page's prose."""
+    current = body
+    while True:
+        children = [child for child in current if isinstance(child.tag, str)]
+        if not children:
+            return current
+        best = max(children, key=sizes.prose)
+        if sizes.prose(best) == 0 or sizes.prose(best) < _DESCEND_SHARE * sizes.prose(current):
+            return current
+        current = best
+
+
+def protected_elements(body: HtmlElement, main: HtmlElement, sizes: TextSizes) -> set[HtmlElement]:
+    """Return the elements no pruning may remove: ``main``, large blocks and their ancestors."""
+    protected = {main, *main.iterancestors()}
+    floor = PROTECTED_SHARE * sizes.total.get(body, 0)
+    if floor > 0:
+        protected.update(e for e in body.iter() if sizes.total.get(e, 0) >= floor)
+    return protected
