@@ -1,7 +1,8 @@
 """How a turn ends, whoever ends it: the web side (cancel) or a worker (completed, failed).
 
-Every ending goes through ``finish_turn``: one atomic status change, the message marked, the
-terminal event published, the turn cache and cancel flag deleted, and the stream left to expire.
+Every ending goes through ``finish_turn``: one atomic status change, the message marked and
+given every part the user saw, the terminal event published, the turn cache and cancel flag
+deleted, and the stream left to expire.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from sqlalchemy import update
 from webapp.extensions import db
 from webapp.models import Message, Turn
 from webapp.models.base import utcnow
+from webapp.replies import kept_parts
 from webapp.turnstate import TurnState, get_redis
 
 OPEN_STATUSES = ("queued", "running")
+CUT_OFF = "The answer above was cut off."
 log = logging.getLogger("lookout.turns")
 
 
@@ -54,13 +57,19 @@ def show_turn(turn: Turn, full: bool = True) -> dict[str, Any]:
 
 
 def finish_turn(
-    turn_id: str, status: str, error: str | None = None, usage: dict | None = None
+    turn_id: str,
+    status: str,
+    error: str | None = None,
+    usage: dict | None = None,
+    parts: list[dict[str, Any]] | None = None,
 ) -> bool:
     """End an open turn with ``status``; return False when it had already ended.
 
-    Commits, with whatever the session holds besides (a worker's last reply parts), so what
-    was said is kept even when someone else ended the turn first. ``usage`` replaces the
-    turn's token usage.
+    The reply keeps ``parts`` when given (what the step ending the turn said), else every part
+    the user saw (``kept_parts``: the last step's tool results, or the text its events showed);
+    a failure that keeps anything says so in its error. Nothing is written when someone else
+    ended the turn first. Commits, with whatever the session holds besides. ``usage``
+    replaces the turn's token usage.
     """
     now = utcnow()
     values: dict[str, Any] = {
@@ -72,14 +81,27 @@ def finish_turn(
         update(Turn)
         .where(Turn.id == turn_id, Turn.status.in_(OPEN_STATUSES))
         .values(**values)
-        .returning(Turn.assistant_message_id)
+        .returning(Turn.assistant_message_id, Turn.step)
         .execution_options(synchronize_session=False)
     ).first()
     if ended is not None and ended.assistant_message_id:
+        if parts is None:
+            stored = db.session.scalar(
+                db.select(Message.parts).filter_by(id=ended.assistant_message_id)
+            )
+            parts = kept_parts(turn_state(turn_id), list(stored or []), ended.step)
+        if status == "failed" and parts and error:
+            error = f"{CUT_OFF} {error}"
+            db.session.execute(
+                update(Turn)
+                .where(Turn.id == turn_id)
+                .values(error=error)
+                .execution_options(synchronize_session=False)
+            )
         db.session.execute(
             update(Message)
             .where(Message.id == ended.assistant_message_id)
-            .values(status=status)
+            .values(status=status, parts=parts)
             .execution_options(synchronize_session=False)
         )
     db.session.commit()
@@ -94,16 +116,21 @@ def finish_turn(
 
 
 def cancel_turn(turn: Turn) -> bool:
-    """Cancel an open turn at once: flag, revoke queued work, end the stream; False if ended."""
+    """Cancel an open turn at once: end it, keeping what its reply showed, then flag its running
+    work and revoke its queued work; False if it had already ended.
+
+    Ending first means a step that notices the flag cannot end the turn itself in between and
+    turn the user's Stop into a conflict; work that checks the turn in between finds it ended.
+    """
     state = turn_state(turn.id)
-    state.request_cancel()
-    for task_id in state.task_ids():
-        _revoke(task_id)
+    task_ids = state.task_ids()  # finish_turn forgets them
     if not finish_turn(turn.id, "cancelled"):
         return False
-    # Work still running must see the flag, which finish_turn deleted: raise it again for a
-    # short while; the worker that notices the cancellation deletes it once its work stopped.
+    # finish_turn deleted the flag: raise it for a short while; the worker that notices the
+    # cancellation deletes it once its work stopped.
     state.request_cancel(ttl_seconds=120)
+    for task_id in task_ids:
+        _revoke(task_id)
     return True
 
 

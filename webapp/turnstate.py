@@ -103,6 +103,25 @@ class TurnState:
                 events.append((entry_id.decode(), name, json.loads(fields[b"data"])))
         return events
 
+    def events_since(
+        self, names: tuple[str, ...], page: int = 500
+    ) -> list[tuple[str, str, dict[str, Any]]]:
+        """Return the events after the last one named in ``names`` (all of them when none is),
+        oldest first, as (id, event, data); read from the end, so a long stream costs its tail."""
+        stream = key(self.turn_id, "events")
+        found: list[tuple[str, str, dict[str, Any]]] = []
+        upper = "+"
+        while True:
+            entries = self.client.xrevrange(stream, max=upper, min="-", count=page)
+            for entry_id, fields in entries:
+                name = fields[b"event"].decode()
+                if name in names:
+                    return found[::-1]
+                found.append((entry_id.decode(), name, json.loads(fields[b"data"])))
+            if len(entries) < page:
+                return found[::-1]
+            upper = "(" + entries[-1][0].decode()
+
     def request_cancel(self, ttl_seconds: int = SAFETY_TTL_SECONDS) -> None:
         """Raise the cancel flag."""
         self.client.set(key(self.turn_id, "cancel"), "1", ex=ttl_seconds)

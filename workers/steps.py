@@ -20,9 +20,9 @@ from sqlalchemy import update
 from webapp.extensions import db
 from webapp.models import Message, ToolCall, Turn
 from webapp.models.base import aware, utcnow
+from webapp.replies import with_results
 from webapp.turns import finish_turn, turn_state
 from workers.celery_app import celery
-from workers.context import cited_urls
 from workers.prompts import StoredMessage, build_messages
 from workers.providers import (
     ProviderError,
@@ -95,7 +95,9 @@ def claim_step(turn_id: str, step: int) -> tuple[str, Turn | None]:
 
 
 def close_cancelled(turn: Turn, step: int) -> str:
-    """Keep the results of the tool calls a cancel interrupted, once, and lower the flag."""
+    """Keep the results of the tool calls a cancel interrupted, once, and lower the flag.
+
+    They replace the results the cancel kept for calls still running then."""
     claimed = db.session.execute(
         update(Turn)
         .where(Turn.id == turn.id, Turn.status == "cancelled", Turn.step == step - 1)
@@ -104,8 +106,7 @@ def close_cancelled(turn: Turn, step: int) -> str:
     ).rowcount
     if claimed and turn.assistant_message_id:
         message = db.session.get(Message, turn.assistant_message_id)
-        already = set(cited_urls(turn, include_calls=False))
-        message.parts = list(message.parts) + results_of(turn, step - 1, already)
+        message.parts = with_results(list(message.parts), turn.id, step - 1)
     db.session.commit()
     turn_state(turn.id).clear_cancel()
     return "ended"
@@ -168,41 +169,23 @@ def branch(conversation_id: str, message_id: str) -> list[Message]:
     return list(reversed(path))
 
 
-def results_of(turn: Turn, step: int, already_cited: set[str]) -> list[dict[str, Any]]:
-    """Return the tool-result and source parts of a finished step's tool calls, in order."""
-    calls = db.session.scalars(
-        db.select(ToolCall).filter_by(turn_id=turn.id, step=step).order_by(ToolCall.position)
-    ).all()
-    parts: list[dict[str, Any]] = []
-    for call in calls:
-        part: dict[str, Any] = {"type": "tool-result", "callId": call.call_id, "name": call.name}
-        if call.outcome == "ok":
-            part["output"] = call.output
-        else:
-            part["error"] = call.error or "The call did not finish."
-        part["outcome"] = call.outcome or "cancelled"
-        parts.append(part)
-    for call in calls:
-        for citation in call.citations or []:
-            if citation["url"] not in already_cited:
-                already_cited.add(citation["url"])
-                parts.append({"type": "source", **citation})
-    return parts
-
-
 def model_step(turn: Turn, step: int, announce: bool = False) -> None:
     """Stream one model call and store what it said; end the turn or dispatch its tools.
 
-    ``announce`` publishes ``turn.started`` once the claim that made the reply is committed.
+    The previous step's tool results join the reply with the claim, before anything can fail,
+    and whatever the stream said is kept however it ends. ``announce`` publishes
+    ``turn.started`` once the claim that made the reply is committed.
     """
     config = current_app.config
+    message = db.session.get(Message, turn.assistant_message_id)
+    already_cited = {p["url"] for p in message.parts if p.get("type") == "source"}
+    said = list(message.parts)
+    if step > 0:
+        said = with_results(said, turn.id, step - 1, already_cited)
+        keep_parts(message.id, said)
     provider_row, model = get_turn_model(turn)
     offers = offered_tools(turn, model)
     last_step = step >= config["TURN_MAX_STEPS"] - 1
-    message = db.session.get(Message, turn.assistant_message_id)
-    already_cited = set(cited_urls(turn, include_calls=False))
-    prior = results_of(turn, step - 1, already_cited) if step > 0 else []
-    said = list(message.parts) + prior
     history = [StoredMessage(m.role, m.parts) for m in branch(turn.conversation_id, message.id)]
     history[-1] = StoredMessage("assistant", said)
     messages = build_messages(
@@ -219,22 +202,32 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
     if reply.text:
         parts.append({"type": "text", "text": reply.text})
     usage = add_usage(usage, reply.usage)
-    calls = [] if reply.cancelled else reply.calls
-    call_ids = store_calls(turn_id, step, offers, calls, parts) if calls else []
-    keep_parts(message_id, parts)
     if reply.cancelled:
-        end(turn_id, "cancelled", usage=usage, keep=True)
-    elif call_ids:
-        db.session.execute(
-            update(Turn)
-            .where(Turn.id == turn_id)
-            .values(usage=usage)
-            .execution_options(synchronize_session=False)
-        )
+        end(turn_id, "cancelled", usage=usage, parts=parts)
+    elif reply.error is not None:
+        end(turn_id, "failed", reply.error.message, usage=usage, parts=parts)
+    elif reply.calls:
+        if not record_usage(turn_id, usage):
+            db.session.rollback()  # the turn ended meanwhile (a Stop): its ending kept the reply
+            return
+        call_ids = store_calls(turn_id, step, offers, reply.calls, parts)
+        keep_parts(message_id, parts)
         db.session.commit()
         dispatch(turn_id, step, call_ids)
     else:
-        end(turn_id, "completed", usage=usage, keep=True)
+        end(turn_id, "completed", usage=usage, parts=parts)
+
+
+def record_usage(turn_id: str, usage: dict | None) -> bool:
+    """Set a running turn's token usage (uncommitted); False when the turn has ended."""
+    return bool(
+        db.session.execute(
+            update(Turn)
+            .where(Turn.id == turn_id, Turn.status == "running")
+            .values(usage=usage)
+            .execution_options(synchronize_session=False)
+        ).rowcount
+    )
 
 
 def spec_of(offered: Offered) -> ToolSpec:
@@ -325,14 +318,17 @@ def end(
     error: str | None = None,
     usage: dict | None = None,
     keep: bool = False,
+    parts: list[dict[str, Any]] | None = None,
 ) -> None:
     """End the turn (if nothing ended it already) and forget its per-process state.
 
-    ``keep`` commits what the session holds with the ending (the reply's parts); without it,
-    whatever a failed step left unsaved is dropped first.
+    ``parts`` are the reply's, when the step knows them; without them the ending keeps what
+    the user saw (see ``finish_turn``). ``keep`` commits what the session holds with the
+    ending; without it (and without ``parts``), whatever a failed step left unsaved is
+    dropped first.
     """
-    if not keep:
+    if not keep and parts is None:
         db.session.rollback()
-    finish_turn(turn_id, status, error, usage)
+    finish_turn(turn_id, status, error, usage, parts)
     if status == "cancelled":
         turn_state(turn_id).clear_cancel()

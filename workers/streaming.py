@@ -13,6 +13,7 @@ from webapp.turnstate import TurnState
 from workers.providers import (
     ChatProvider,
     ProviderCancelled,
+    ProviderError,
     SourceEvent,
     TextDelta,
     ToolCallRequest,
@@ -31,6 +32,7 @@ class Reply:
         self.calls: list[ToolCallRequest] = []
         self.usage: Usage | None = None
         self.cancelled = False
+        self.error: ProviderError | None = None
 
 
 def stream_reply(
@@ -42,6 +44,8 @@ def stream_reply(
     already_cited: set[str],
 ) -> Reply:
     """Stream the model's answer, publishing text and sources as they come.
+
+    A ProviderError ends the stream and is returned in ``Reply.error`` with what came before.
 
     Reads nothing from the database: the caller ends its transaction first, so no connection
     is held while the model streams (a held one per stream capped concurrent turns at the
@@ -77,6 +81,9 @@ def stream_reply(
                     reply.usage = event
         except ProviderCancelled:
             reply.cancelled = True
+        except ProviderError as exc:  # what streamed before the failure is kept with it
+            reply.error = exc
+            reply.calls = []
         finally:
             deltas.flush()
     reply.cancelled = reply.cancelled or signal.cancelled

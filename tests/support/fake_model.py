@@ -8,6 +8,18 @@
 
 Scripted replies are served first in, first out; with the queue empty the server answers with
 ``responder(request_json)`` when one is set, else with ``default`` (a short text).
+
+Scripted breaks, for the ways a model's stream really fails (``Reply.text(..., then=...)``,
+after the text and its sources, and after ``silence`` seconds of saying nothing if given):
+
+    then="error"        an in-stream error event (HTTP 500 in its body), then a clean end
+    then="disconnect"   the connection dropped mid-body: the chunked body never ends
+    then="close"        a clean end of the body with neither a finish_reason nor ``[DONE]``,
+                        as a proxy sends when its upstream dies
+    silence=N           nothing sent for N seconds (the connection stays open), then ``then``
+                        or the normal end
+    Reply.hang()        nothing after the first chunk until the client goes away
+    FakeModel.stop()    the server killed mid-answer: every open stream is cut at once
 """
 
 from __future__ import annotations
@@ -43,6 +55,7 @@ class Reply:
     then: str | None = None
     raw_body: str | None = None
     pause_after: tuple[int, float] | None = None
+    silence: float = 0.0
 
     @classmethod
     def text(
@@ -54,13 +67,16 @@ class Reply:
         sources: list[tuple[str, str]] | None = None,
         then: str | None = None,
         pause_after: tuple[int, float] | None = None,
+        silence: float = 0.0,
     ) -> Reply:
         """Text streamed in ``chunks`` pieces ``delay`` seconds apart, then ``usage`` (in, out).
 
-        ``then="error"`` ends the stream after the text with an in-stream error event (HTTP 500
-        in its body); ``then="disconnect"`` drops the connection instead. ``pause_after=(n,
-        seconds)`` holds the pieces after the n-th (from 1) back ``seconds`` longer.
+        ``then`` breaks the stream after the text: "error", "disconnect" or "close" (see the
+        module's docstring); ``silence`` sends nothing for that many seconds first.
+        ``pause_after=(n, seconds)`` holds the pieces after the n-th (from 1) back ``seconds``
+        longer.
         """
+        assert then in (None, "error", "disconnect", "close"), f"no break named {then!r}"
         return cls(
             content=text,
             chunks=chunks,
@@ -69,6 +85,7 @@ class Reply:
             sources=tuple(sources or ()),
             then=then,
             pause_after=pause_after,
+            silence=silence,
         )
 
     @classmethod

@@ -180,6 +180,10 @@ class FakeModelHandler(BaseHTTPRequestHandler):
                 for url, title in reply.sources
             ]
             self._send(chunk.delta({"annotations": notes}))
+        if reply.silence:
+            self._pause(reply.silence)
+        if reply.then == "close":
+            return  # the caller ends the chunked body cleanly: no finish_reason, no [DONE]
         if reply.then == "error":
             error = {
                 "message": "The server had an error processing your request.",

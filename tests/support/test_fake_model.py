@@ -140,3 +140,38 @@ def test_two_hundred_concurrent_streams_are_all_answered(fake):
     assert all(events(body)[-1] == "[DONE]" for body in bodies)
     assert len(fake.requests) == 200
     assert time.monotonic() - started < 5
+
+
+def test_a_stream_broken_by_disconnect_never_ends_its_chunked_body(fake):
+    fake.script(Reply.text("Half an answer", then="disconnect"))
+    connection = connect(fake)
+    try:
+        connection.request("POST", "/v1/chat/completions", json.dumps(chat(stream=True)))
+        response = connection.getresponse()
+        with pytest.raises(http.client.IncompleteRead) as cut:
+            response.read()
+    finally:
+        connection.close()
+    assert "Half an answer" in cut.value.partial.decode()
+
+
+def test_a_clean_close_ends_the_body_without_a_finish_reason_or_done(fake):
+    fake.script(Reply.text("Half an answer", then="close"))
+    status, _headers, body = post(fake, chat(stream=True))
+    sent = events(body)
+    assert status == 200 and "[DONE]" not in sent
+    assert "".join(e["choices"][0]["delta"].get("content") or "" for e in sent) == "Half an answer"
+    assert all(e["choices"][0]["finish_reason"] is None for e in sent)
+
+
+def test_silence_holds_the_rest_of_the_stream_back_for_its_seconds(fake):
+    fake.script(Reply.text("Before the pause", silence=0.5))
+    started = time.monotonic()
+    status, _headers, body = post(fake, chat(stream=True))
+    assert status == 200 and events(body)[-1] == "[DONE]"
+    assert time.monotonic() - started >= 0.5
+
+
+def test_an_unknown_break_is_refused_when_scripted():
+    with pytest.raises(AssertionError, match="no break named 'explode'"):
+        Reply.text("x", then="explode")

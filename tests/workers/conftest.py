@@ -30,6 +30,21 @@ CHAT_SETTINGS = {
 }
 
 
+def private_chat(app: Flask, fake: FakeModel, web_url: str, name: str) -> ChatClient:
+    """Register ``fake`` as provider "fake" (model "fake/m", with tools) in an app of a test's
+    own, and return a ChatClient for a new user ``name``."""
+    with app.app_context():
+        db.session.add(
+            Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
+        )
+        user = User.make(name, "password")
+        db.session.add(user)
+        row, token = ApiToken.make(user, "t")
+        db.session.add(row)
+        db.session.commit()
+    return ChatClient(web_url, token)
+
+
 def make_chat_app(tmp_path_factory, redis_url, sqlite_template, **settings) -> Flask:
     """Return an app for chat tests on its own migrated SQLite file and queue; ``settings``
     are added to (or replace) CHAT_SETTINGS."""

@@ -9,9 +9,9 @@ from tests.support.chat import ChatClient
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.live_server import LiveServer
 from tests.support.workers import CeleryWorker
-from tests.workers.conftest import CHAT_SETTINGS
+from tests.workers.conftest import CHAT_SETTINGS, private_chat
 from webapp.extensions import db
-from webapp.models import ApiToken, Provider, User
+from webapp.models import Provider, User
 from webapp.turnstate import TurnState, get_redis
 
 
@@ -135,16 +135,7 @@ def test_a_turn_whose_worker_is_killed_is_failed_with_a_reason(make_app, tmp_pat
     app = make_app(**CHAT_SETTINGS)
     with FakeModel() as fake, LiveServer(app) as web:
         fake.script(Reply.forever("tick ", delay=0.05))
-        with app.app_context():
-            db.session.add(
-                Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
-            )
-            user = User.make("victim", "password")
-            db.session.add(user)
-            row, token = ApiToken.make(user, "t")
-            db.session.add(row)
-            db.session.commit()
-        chat = ChatClient(web.url, token)
+        chat = private_chat(app, fake, web.url, "victim")
         doomed = CeleryWorker(app, tmp_path).start()
         started = chat.start(chat.new_conversation(), "talk", "fake/m")
         turn_id = started["turn"]["id"]
@@ -157,7 +148,9 @@ def test_a_turn_whose_worker_is_killed_is_failed_with_a_reason(make_app, tmp_pat
             turn = chat.wait(turn_id, timeout=20)
         reader.join(5)
     assert turn["status"] == "failed"
-    assert turn["error"].startswith("The worker answering this turn stopped")
+    assert turn["error"].startswith(
+        "The answer above was cut off. The worker answering this turn stopped"
+    )
     assert reader.events[-1].name == "turn.failed"
 
 

@@ -73,6 +73,17 @@ def failure(provider: OpenAICompatibleProvider, model: str = "fake-model") -> Pr
     return caught.value
 
 
+def stream_until_failure(
+    provider: OpenAICompatibleProvider,
+) -> tuple[list[ProviderEvent], ProviderError]:
+    """The events a stream yielded before it raised ProviderError, and the error."""
+    received: list[ProviderEvent] = []
+    with pytest.raises(ProviderError) as caught:
+        for event in provider.stream("fake-model", HELLO):
+            received.append(event)
+    return received, caught.value
+
+
 def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -199,12 +210,9 @@ def test_retry_after_is_honoured_up_to_its_cap(fake, provider, waits):
 
 def test_an_error_after_the_first_token_ends_the_stream_without_a_retry(fake, provider, waits):
     fake.script(Reply.text("Half an ans", then="error"), Reply.text("duplicate"))
-    received: list[ProviderEvent] = []
-    with pytest.raises(ProviderError) as caught:
-        for event in provider.stream("fake-model", HELLO):
-            received.append(event)
+    received, error = stream_until_failure(provider)
     assert text_of(received) == "Half an ans"
-    assert caught.value.message.startswith("The provider Fakery reported an error during the reply")
+    assert error.message.startswith("The provider Fakery reported an error during the reply")
     assert len(fake.chat_requests()) == 1 and waits.delays == []
 
 
@@ -314,3 +322,36 @@ def test_an_error_event_before_the_first_token_is_retried(fake, provider, waits)
     fake.script(Reply.text("", then="error"), Reply.text("Recovered."))
     assert text_of(collect(provider.stream("fake-model", HELLO))) == "Recovered."
     assert waits.delays == [0.5]
+
+
+def test_a_stream_closed_cleanly_mid_answer_is_cut_off_not_finished(fake, provider, waits):
+    """Regression: a proxy that closed the stream cleanly when its upstream died (neither a
+    finish_reason nor [DONE]) was read as a finished answer, recorded "completed"."""
+    fake.script(Reply.text("The answer is forty", then="close"), Reply.text("duplicate"))
+    received, error = stream_until_failure(provider)
+    assert text_of(received) == "The answer is forty"
+    assert not any(isinstance(e, Finished) for e in received)
+    assert error.message == (
+        "The provider Fakery closed the stream before the answer was finished. Try again."
+    )
+    assert len(fake.chat_requests()) == 1 and waits.delays == []
+
+
+def test_a_stream_closed_before_its_first_token_is_retried(fake, provider, waits):
+    fake.script(Reply.text("", then="close"), Reply.text("Recovered."))
+    assert text_of(collect(provider.stream("fake-model", HELLO))) == "Recovered."
+    assert waits.delays == [0.5]
+
+
+@pytest.mark.parametrize(
+    "ending",
+    [
+        '{"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}\n\n',
+        '{"choices": [{"index": 0, "delta": {}}]}\n\ndata: [DONE]\n\n',
+    ],
+    ids=["finish-reason-without-done", "done-without-finish-reason"],
+)
+def test_either_a_finish_reason_or_done_ends_a_stream_normally(fake, provider, ending):
+    start = '{"choices": [{"index": 0, "delta": {"content": "Whole."}}]}'
+    fake.script(Reply.raw(f"data: {start}\n\ndata: {ending}"))
+    assert collect(provider.stream("fake-model", HELLO)) == [TextDelta("Whole."), Finished("stop")]

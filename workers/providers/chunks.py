@@ -15,12 +15,15 @@ from workers.providers.base import (
     ToolCallRequest,
     Usage,
 )
-from workers.providers.openai_errors import ProviderIdentity, stream_error, unreadable
+from workers.providers.openai_errors import ProviderIdentity, cut_off, stream_error, unreadable
+
+DONE = "[DONE]"
 
 
 def sse_payloads(lines: Iterable[str]) -> Iterator[str]:
-    """The ``data`` of each server-sent event, up to ``[DONE]`` (comments and other fields
-    skipped; a multi-line ``data`` is joined with newlines)."""
+    """The ``data`` of each server-sent event, up to and including ``DONE`` when the stream
+    sends it (comments and other fields skipped; a multi-line ``data`` is joined with
+    newlines)."""
     data: list[str] = []
     for line in lines:
         if line.startswith("data:"):
@@ -30,11 +33,13 @@ def sse_payloads(lines: Iterable[str]) -> Iterator[str]:
             continue
         payload = "\n".join(data)
         data = []
-        if payload.strip() == "[DONE]":
+        if payload.strip() == DONE:
+            yield DONE
             return
         yield payload
-    if data and "\n".join(data).strip() != "[DONE]":
-        yield "\n".join(data)
+    if data:
+        payload = "\n".join(data)
+        yield DONE if payload.strip() == DONE else payload
 
 
 class ReplyAssembler:
@@ -49,12 +54,17 @@ class ReplyAssembler:
         self._calls: dict[object, dict[str, str]] = {}
         self._usage: Usage | None = None
         self._reason: str | None = None
+        self._done = False
 
     def add(self, payload: str) -> list[ProviderEvent]:
-        """The events in one chunk; tool-call fragments are kept until ``finish``.
+        """The events in one chunk (none for ``DONE``); tool-call fragments are kept until
+        ``finish``.
 
         Raises ProviderError for an error event or a chunk that is not the expected JSON.
         """
+        if payload == DONE:
+            self._done = True
+            return []
         try:
             chunk = json.loads(payload)
         except ValueError as exc:
@@ -107,7 +117,14 @@ class ReplyAssembler:
                 entry["arguments"] += json.dumps(arguments)
 
     def finish(self) -> list[ProviderEvent]:
-        """The tool calls, the usage when reported, and Finished."""
+        """The tool calls, the usage when reported, and Finished.
+
+        Raises ProviderError when the stream ended with neither a finish reason nor ``DONE``:
+        a proxy that closes cleanly when its upstream dies leaves an answer cut off, which must
+        not pass for a finished one (its half-assembled tool calls are dropped).
+        """
+        if self._reason is None and not self._done:
+            raise cut_off(self._who)
         events: list[ProviderEvent] = [_tool_call(entry) for entry in self._calls.values()]
         if self._usage is not None:
             events.append(self._usage)

@@ -33,7 +33,7 @@ from workers.providers.base import (
     ToolSpec,
     never_cancelled,
 )
-from workers.providers.chunks import ReplyAssembler, sse_payloads
+from workers.providers.chunks import DONE, ReplyAssembler, sse_payloads
 from workers.providers.openai_errors import ProviderIdentity, translate, unreadable
 
 log = logging.getLogger(__name__)
@@ -189,7 +189,7 @@ class OpenAICompatibleProvider:
             for payload in sse_payloads(response.iter_lines()):
                 if cancelled():
                     raise ProviderCancelled
-                seen = True
+                seen = seen or payload != DONE
                 for event in reply.add(payload):
                     progress.started = True
                     yield event

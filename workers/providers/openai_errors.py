@@ -67,6 +67,14 @@ def unreadable(who: ProviderIdentity) -> ProviderError:
     )
 
 
+def cut_off(who: ProviderIdentity) -> ProviderError:
+    """The error for a stream that ended cleanly before the model finished its answer."""
+    return ProviderError(
+        f"The provider {who.name} closed the stream before the answer was finished. Try again.",
+        retryable=True,
+    )
+
+
 def _status_error(
     exc: openai.APIStatusError, who: ProviderIdentity, model: str | None
 ) -> ProviderError:

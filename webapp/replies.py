@@ -1,0 +1,81 @@
+"""What a turn's reply keeps: the results of its tool calls, and, when the turn ends before a
+step stored them, the text and sources its events already showed.
+
+A step stores its text when its stream ends, and its tool calls' results when the next step
+starts. A turn that ends between those moments (a Stop, a worker that died, a step that
+crashed) keeps what the user saw through ``kept_parts``, read from the stored tool calls and
+from the turn's event stream, so the reply loses no word and no result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from webapp.extensions import db
+from webapp.models import ToolCall
+from webapp.turnstate import TurnState
+
+UNFINISHED_CALL = "The call did not finish."
+# The events that close a step's stream: text after the last of them is the current step's.
+STEP_BOUNDARIES = ("tool.finished",)
+
+
+def results_of(turn_id: str, step: int, already_cited: set[str]) -> list[dict[str, Any]]:
+    """Return the tool-result and source parts of a step's tool calls, in order; a call that
+    has no outcome yet is "cancelled" with UNFINISHED_CALL. Adds the sources to
+    ``already_cited``."""
+    calls = db.session.scalars(
+        db.select(ToolCall).filter_by(turn_id=turn_id, step=step).order_by(ToolCall.position)
+    ).all()
+    parts: list[dict[str, Any]] = []
+    for call in calls:
+        part: dict[str, Any] = {"type": "tool-result", "callId": call.call_id, "name": call.name}
+        if call.outcome == "ok":
+            part["output"] = call.output
+        else:
+            part["error"] = call.error or UNFINISHED_CALL
+        part["outcome"] = call.outcome or "cancelled"
+        parts.append(part)
+    for call in calls:
+        for citation in call.citations or []:
+            if citation["url"] not in already_cited:
+                already_cited.add(citation["url"])
+                parts.append({"type": "source", **citation})
+    return parts
+
+
+def with_results(
+    parts: list[dict[str, Any]], turn_id: str, step: int, already_cited: set[str] | None = None
+) -> list[dict[str, Any]]:
+    """Return ``parts`` with the results of a step's tool calls at the end, in place of any
+    stored for them before (a step run again, or a result kept at a Stop and now known)."""
+    call_ids = set(
+        db.session.scalars(db.select(ToolCall.call_id).filter_by(turn_id=turn_id, step=step))
+    )
+    kept = [p for p in parts if not (p.get("type") == "tool-result" and p["callId"] in call_ids)]
+    if already_cited is None:
+        already_cited = set()
+    already_cited.update(p["url"] for p in kept if p.get("type") == "source")
+    return kept + results_of(turn_id, step, already_cited)
+
+
+def kept_parts(state: TurnState, parts: list[dict[str, Any]], step: int) -> list[dict[str, Any]]:
+    """Return the stored ``parts`` of a reply whose turn ends now at ``step``, with what the
+    user saw of that step: its tool calls' results when it made calls, else the text and
+    sources its events showed (a step stores its own only when its stream ends)."""
+    has_calls = db.session.scalar(
+        db.select(ToolCall.call_id).filter_by(turn_id=state.turn_id, step=step).limit(1)
+    )
+    if has_calls is not None:
+        return with_results(parts, state.turn_id, step)
+    cited = {p["url"] for p in parts if p.get("type") == "source"}
+    kept, text = list(parts), []
+    for _entry_id, name, data in state.events_since(STEP_BOUNDARIES):
+        if name == "text.delta":
+            text.append(data.get("text", ""))
+        elif name == "source.added" and data.get("url") not in cited:
+            cited.add(data["url"])
+            kept.append({"type": "source", "url": data["url"], "title": data.get("title")})
+    if "".join(text):
+        kept.append({"type": "text", "text": "".join(text)})
+    return kept
