@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 
-import pytest
-
+from tests.support.node import STATIC, run_node
 from tools.citations import is_presentable_url
 
 ROOT = Path(__file__).resolve().parents[2]
-LINKS_JS = ROOT / "webapp" / "static" / "links.js"
+LINKS_JS = STATIC / "links.js"
 SHARED_CASES = json.loads((ROOT / "tests" / "data" / "url_cases.json").read_text())
 # Spellings where a hand-written parser could part from urllib.parse.urlsplit; the expected
 # answer is whatever Python says.
@@ -72,24 +69,8 @@ def test_python_agrees_with_the_shared_cases():
 
 
 def test_the_page_rule_agrees_with_python_in_node():
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed; the Chromium test below covers links.js")
-    script = (
-        "const {isPresentableUrl} = require(process.argv[1]);"
-        "const urls = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
-        "process.stdout.write(JSON.stringify(urls.map(isPresentableUrl)));"
-    )
     urls = [url for url, _ in CASES]
-    done = subprocess.run(
-        [node, "-e", script, str(LINKS_JS)],
-        input=json.dumps(urls),
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    )
-    answers = json.loads(done.stdout)
+    answers = run_node("links.js", "isPresentableUrl", [[url] for url in urls])
     assert [(u, a) for u, a in zip(urls, answers, strict=True)] == CASES
 
 
