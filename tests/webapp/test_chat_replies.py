@@ -6,8 +6,10 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.support.chat_page import last_reply, open_chat, send, sign_in, wait_status
+from tests.support.chat_page import WAIT_MS, last_reply, open_chat, send, sign_in, wait_status
 from tests.support.fake_model import Reply
+from webapp.extensions import db
+from webapp.models import Conversation, Message
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
 
@@ -82,3 +84,146 @@ def test_highlighting_is_loaded_by_the_chat_page_only(page, chat_server, user):
     page.wait_for_load_state("networkidle")
     assert loaded == []
     assert page.evaluate("typeof window.hljs") == "undefined"
+
+
+def store_conversation(app, person, title: str, reply_parts: list, status="completed") -> str:
+    """Store a question and a reply of these parts for `person`; return the conversation id."""
+    with app.app_context():
+        conversation = Conversation(owner_id=person.id, title=title)
+        db.session.add(conversation)
+        db.session.flush()
+        question = Message(
+            conversation_id=conversation.id, role="user", parts=[{"type": "text", "text": "Q"}]
+        )
+        db.session.add(question)
+        db.session.flush()
+        db.session.add(
+            Message(
+                conversation_id=conversation.id,
+                parent_id=question.id,
+                role="assistant",
+                status=status,
+                parts=reply_parts,
+            )
+        )
+        db.session.commit()
+        return conversation.id
+
+
+def read(call_id: str, url: str, offset: int, next_offset: int | None, title="The Guide") -> list:
+    """The parts of one web_fetch call of a 30,000-character page and its result."""
+    output = {"url": url, "title": title, "content": f"Text from {offset}.", "offset": offset}
+    if next_offset is not None:
+        output["nextOffset"] = next_offset
+    output["totalCharacters"] = 30000
+    return [
+        {
+            "type": "tool-call",
+            "id": call_id,
+            "name": "web_fetch",
+            "input": {"url": url, "offset": offset},
+        },
+        {
+            "type": "tool-result",
+            "callId": call_id,
+            "name": "web_fetch",
+            "outcome": "ok",
+            "output": output,
+        },
+    ]
+
+
+def test_reading_a_page_shows_the_site_the_part_and_the_title(
+    page, chat_app, chat_server, user, tmp_path
+):
+    person, _chat = user
+    url = "https://example.com/guide"
+    parts = (
+        read("c1", url, 0, 9800)
+        + read("c2", url, 9800, 19500)
+        + read("c3", url, 19500, None)
+        + [
+            {
+                "type": "tool-call",
+                "id": "c4",
+                "name": "web_fetch",
+                "input": {"url": "https://down.example/x"},
+            },
+            {
+                "type": "tool-result",
+                "callId": "c4",
+                "name": "web_fetch",
+                "outcome": "error",
+                "error": "The page could not be fetched: the server answered 503.",
+            },
+            {"type": "text", "text": "The guide says three things."},
+        ]
+    )
+    conversation = store_conversation(chat_app, person, "Reading", parts)
+    sign_in(page, chat_server.url, person, f"/#c={conversation}")
+    cards = page.locator(".tool-card[data-tool=web_fetch]")
+    cards.first.wait_for()
+    assert cards.locator(".tool-name").all_inner_texts() == [
+        "Reading example.com — part 1 of 3",
+        "Reading example.com — part 2 of 3",
+        "Reading example.com — part 3 of 3",
+        "Reading down.example",
+    ]
+    assert cards.nth(0).locator(".tool-summary").inner_text() == "The Guide"
+    assert cards.nth(0).locator(".tool-outcome").inner_text() == "Done"
+    assert "web_fetch" not in page.locator(".messages").inner_text()
+    assert "{" not in cards.nth(1).inner_text()
+    cards.nth(1).get_by_text("Show the output").click()
+    assert cards.nth(1).locator(".tool-output").inner_text() == "Text from 9800."
+    failed = cards.nth(3)
+    assert failed.locator(".tool-outcome").inner_text() == "Failed"
+    failed.get_by_text("Show the error").click()
+    assert "answered 503" in failed.locator(".tool-output").inner_text()
+    page.screenshot(path=str(tmp_path / "reading-cards.png"))
+
+
+def test_a_stopped_reply_can_be_tried_again_or_continued(
+    page, chat_server, user, fake_model, model_id
+):
+    person, chat = user
+    fake_model.script(
+        Reply.forever("tick ", 0.05),
+        Reply.text("A fresh answer."),
+        Reply.text("…and the rest of it."),
+    )
+    open_chat(page, chat_server, person, model_id)
+    send(page, "Count")
+    expect(page.locator(".reply[aria-busy] .markdown")).to_contain_text("tick", timeout=WAIT_MS)
+    page.get_by_role("button", name="Stop").click()
+    wait_status(page, "cancelled")
+    stopped = last_reply(page)
+    expect(stopped.get_by_role("button", name="Continue")).to_be_visible(timeout=WAIT_MS)
+
+    stopped.get_by_role("button", name="Try again").click()
+    page.locator(".message-assistant[data-status=completed]").wait_for(timeout=WAIT_MS)
+    assert "A fresh answer." in last_reply(page).inner_text()
+    assert last_reply(page).locator(".branch-position").inner_text() == "2/2"
+    last_reply(page).get_by_role("button", name="Previous version").click()
+    assert last_reply(page).get_attribute("data-status") == "cancelled"
+
+    last_reply(page).get_by_role("button", name="Continue").click()
+    page.locator(".message-assistant", has_text="the rest of it").wait_for(timeout=WAIT_MS)
+    conversation = page.url.split("#c=")[1]
+    texts = page.locator(".message-user .user-text").all_inner_texts()
+    assert texts[-1] == "Continue your answer from where it stopped."
+    sent = fake_model.chat_requests()[-1].json["messages"]
+    partial = sent[-2]
+    assert partial["role"] == "assistant" and "tick" in partial["content"]
+    assert sent[-1] == {"role": "user", "content": "Continue your answer from where it stopped."}
+    assert chat.conversation(conversation)["messages"][-1]["status"] == "completed"
+
+
+def test_a_failed_reply_that_wrote_something_offers_continue(page, chat_app, chat_server, user):
+    person, _chat = user
+    parts = [{"type": "text", "text": "The first half of an answer"}]
+    conversation = store_conversation(chat_app, person, "Cut off", parts, status="failed")
+    sign_in(page, chat_server.url, person, f"/#c={conversation}")
+    error = page.locator(".reply-error")
+    error.wait_for()
+    assert error.get_by_role("button").all_inner_texts() == ["Copy", "Try again", "Continue"]
+    assert "The first half of an answer" in last_reply(page).locator(".markdown").inner_text()

@@ -1,14 +1,16 @@
 /* One message of the shown branch as a list item: its body, version switch, status and actions.
  *
  * A user message offers Edit (a new branch from the message before it, or a new first message
- * with parentMessageId null); a reply offers Regenerate, or its error and Try again
- * when it failed; a reply being written is drawn from the live turn's parts.
+ * with parentMessageId null); a reply offers Copy and Regenerate, or, when it is incomplete
+ * (failed or stopped), its error, Try again and Continue; a reply being written is drawn from
+ * the live turn's parts.
  */
 (function (root) {
   "use strict";
 
   var el = LookoutForms.element;
   var Parts = LookoutChatParts;
+  var CONTINUE = "Continue your answer from where it stopped.";
 
   /**
    * Return {item(entry), pending(userMessageId)}; ctx: {state, draw(), regenerate(userMessageId),
@@ -47,12 +49,26 @@
       return LookoutClipboard.button("Copy", "Copy this reply", text, "message-action copy");
     }
 
-    function failure(message, userMessageId) {
+    // An incomplete reply (failed or stopped) can be asked again, or, when some of it was
+    // written, continued: a new turn after it asking the model to go on from there.
+    function incompleteActions(message, userMessageId, parts) {
+      var written = parts.some(function (p) { return p.type === "text" ? !!p.text.trim() : p.type === "tool-result"; });
+      return [
+        copyReply(parts),
+        action("Try again", function () { ctx.regenerate(userMessageId); },
+          { class: "message-action retry" }),
+        message && written ? action("Continue", function () {
+          ctx.startTurn({ content: CONTINUE, parentMessageId: message.id });
+        }) : null,
+      ];
+    }
+
+    function failure(message, userMessageId, parts) {
       var text = ctx.state.failures[message ? message.id : userMessageId] ||
         ctx.state.failures[userMessageId] || "This reply failed.";
       return el("div", { class: "reply-error", role: "alert" }, [
         el("p", { text: text }),
-        action("Try again", function () { ctx.regenerate(userMessageId); }, { class: "message-action retry" }),
+        el("div", { class: "message-actions" }, incompleteActions(message, userMessageId, parts || [])),
       ]);
     }
 
@@ -90,7 +106,9 @@
       if (status === "running" || status === "queued") {
         item.appendChild(el("p", { class: "writing muted", text: "Writing…" }));
       } else if (status === "failed") {
-        item.appendChild(failure(message, message.parentId));
+        item.appendChild(failure(message, message.parentId, parts));
+      } else if (status !== "completed" && !ctx.state.live) {
+        item.appendChild(el("div", { class: "message-actions" }, incompleteActions(message, message.parentId, parts)));
       } else if (!ctx.state.live) {
         item.appendChild(el("div", { class: "message-actions" }, [
           copyReply(parts),

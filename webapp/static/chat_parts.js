@@ -1,6 +1,7 @@
 /* A message's parts as page elements: Markdown text, compact tool cards, one Sources row.
  *
- * Assistant text goes through LookoutMarkdown (no raw HTML, click-to-load images); tool input,
+ * Assistant text goes through LookoutMarkdown (no raw HTML, click-to-load images); web_search and
+ * web_fetch have cards of their own (LookoutToolCards), other tools a generic one; tool input,
  * output and errors are shown as text only; sources become links only through the shared
  * LookoutLinks.isPresentableUrl rule, deduplicated by URL and counted after filtering.
  */
@@ -8,17 +9,14 @@
   "use strict";
 
   var el = LookoutForms.element;
+  var Cards = LookoutToolCards;
   var MAX_OUTPUT_CHARS = 20000;
-  var SUMMARY_CHARS = 100;
+  var SUMMARY_CHARS = Cards.SUMMARY_CHARS;
+  var shorten = Cards.shorten;
   var OUTCOMES = {
     running: "Running…", ok: "Done", error: "Failed", timeout: "Timed out",
     cancelled: "Stopped", refused: "Refused", skipped: "Skipped",
   };
-
-  function shorten(text, limit) {
-    text = String(text).replace(/\s+/g, " ").trim();
-    return text.length > limit ? text.slice(0, limit - 1) + "…" : text;
-  }
 
   /** Return a one-line summary of a tool's input: its one string, or "key: value, ...". */
   function inputSummary(input) {
@@ -34,6 +32,7 @@
   function outputText(result) {
     if (result.error) return String(result.error);
     var output = result.output;
+    if (result.name === "web_fetch" && output && typeof output.content === "string") output = output.content;
     var text = typeof output === "string" ? output : JSON.stringify(output, null, 2);
     if (text === undefined) return "";
     if (text.length > MAX_OUTPUT_CHARS) {
@@ -43,33 +42,30 @@
     return text;
   }
 
-  function searchCard(call, result) {
-    var query = call.input && typeof call.input.query === "string" ? call.input.query : inputSummary(call.input);
-    var outcome;
-    if (!result) outcome = "Searching…";
-    else if (result.outcome === "ok") {
-      var count = result.output && Array.isArray(result.output.results) ? result.output.results.length : 0;
-      outcome = count === 1 ? "1 result" : count + " results";
-    } else outcome = result.error || OUTCOMES[result.outcome] || result.outcome;
+  function headOf(call, result, sizes) {
+    if (call.name === "web_search") return Cards.searchCard(call, result, OUTCOMES, inputSummary(call.input));
+    if (call.name === "web_fetch") {
+      var url = call.input && call.input.url;
+      return Cards.readingCard(call, result, OUTCOMES, sizes && url ? sizes[url] : null);
+    }
+    var outcome = result ? result.outcome : "running";
     return [
-      el("span", { class: "tool-name", text: "Searched the web" }),
-      el("span", { class: "tool-summary", text: "“" + shorten(query, SUMMARY_CHARS) + "”" }),
-      el("span", { class: "tool-outcome", text: outcome }),
+      el("span", { class: "tool-name", text: call.name }),
+      el("span", { class: "tool-summary", text: inputSummary(call.input) }),
+      el("span", { class: "tool-outcome", text: OUTCOMES[outcome] || outcome }),
     ];
   }
 
-  /** Return the compact card of a tool call; `result` is its tool-result part, if any yet. */
-  function toolCard(call, result, openCalls) {
+  /**
+   * Return the compact card of a tool call; `result` is its tool-result part, if any yet, and
+   * `sizes` the part sizes of the pages read in the same reply (LookoutToolCards.partSizes).
+   */
+  function toolCard(call, result, openCalls, sizes) {
     var outcome = result ? result.outcome : "running";
     var card = el("div", { class: "tool-card", "data-call-id": call.id, "data-tool": call.name,
       "data-outcome": outcome });
-    if (call.name === "web_search") {
-      searchCard(call, result).forEach(function (node) { card.appendChild(node); });
-      return card;
-    }
-    card.appendChild(el("span", { class: "tool-name", text: call.name }));
-    card.appendChild(el("span", { class: "tool-summary", text: inputSummary(call.input) }));
-    card.appendChild(el("span", { class: "tool-outcome", text: OUTCOMES[outcome] || outcome }));
+    headOf(call, result, sizes).forEach(function (node) { card.appendChild(node); });
+    if (call.name === "web_search") return card;
     if (result) {
       var details = el("details", { class: "tool-details" }, [
         el("summary", { text: result.error ? "Show the error" : "Show the output" }),
@@ -85,10 +81,6 @@
     return card;
   }
 
-  function hostOf(url) {
-    try { return new URL(url).host || url; } catch (e) { return url; }
-  }
-
   /** Return the Sources row of a reply's source parts, or null when none may be shown. */
   function sourcesRow(parts) {
     var seen = {}, shown = [];
@@ -100,7 +92,7 @@
     if (!shown.length) return null;
     var list = el("ul", { class: "sources-list" }, shown.map(function (part) {
       var anchor = el("a", { href: part.url, rel: "noopener noreferrer nofollow", target: "_blank",
-        title: part.url, text: part.title || hostOf(part.url) });
+        title: part.url, text: part.title || Cards.hostOf(part.url) });
       return el("li", {}, [anchor]);
     }));
     return el("div", { class: "sources", role: "group", "aria-label": "Sources" }, [
@@ -117,7 +109,7 @@
     var body = el("div", { class: "message-body" });
     var results = {};
     parts.forEach(function (part) { if (part.type === "tool-result") results[part.callId] = part; });
-    var called = {};
+    var called = {}, sizes = Cards.partSizes(parts);
     parts.forEach(function (part) {
       if (part.type === "text" && part.text) {
         var text = el("div", { class: "markdown" });
@@ -125,9 +117,9 @@
         body.appendChild(text);
       } else if (part.type === "tool-call") {
         called[part.id] = true;
-        body.appendChild(toolCard(part, results[part.id], view.openCalls));
+        body.appendChild(toolCard(part, results[part.id], view.openCalls, sizes));
       } else if (part.type === "tool-result" && !called[part.callId]) {
-        body.appendChild(toolCard({ id: part.callId, name: part.name, input: {} }, part, view.openCalls));
+        body.appendChild(toolCard({ id: part.callId, name: part.name, input: {} }, part, view.openCalls, sizes));
       }
     });
     var sources = sourcesRow(parts);
