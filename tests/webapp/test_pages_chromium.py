@@ -208,3 +208,44 @@ def test_a_non_admin_gets_403_on_the_admin_plugins_page(page, live_server, make_
     response = page.goto(f"{live_server.url}/admin/plugins")
     assert response.status == 403
     assert "Only administrators may open this page." in page.content()
+
+
+def test_a_tool_switch_is_labelled_with_its_name_and_plugin_not_the_model_s_description(
+    page, live_server, make_user, search_configured
+):
+    """Regression: Settings showed each tool's description, which is written for the model."""
+    sign_in(page, live_server, make_user("alice"), "/settings")
+    search = page.locator("#plugin-web_search .tool")
+    assert search.locator("label").inner_text() == "web_search (Web search)"
+    assert page.get_by_role("checkbox", name="web_search (Web search)").count() == 1
+    assert "Returns a title, URL, and snippet" not in page.locator("#plugins").inner_text()
+    assert "Fetch a web page" not in page.locator("#plugins").inner_text()
+    fixed = page.locator("#plugin-alpha .fixed-tools li")
+    assert fixed.inner_text() == "shout (Alpha) — always on, set by your administrator."
+    page.screenshot(path="/tmp/settings-switches.png", full_page=True)
+
+
+def test_the_admin_page_says_nobody_gets_web_search_until_it_is_on_by_default(
+    page, live_server, make_user
+):
+    """Regression: after an engine was saved, nothing said that "On by default" was unticked,
+    so web search was offered to nobody without a word."""
+    sign_in(page, live_server, make_user("root", admin=True), "/admin/plugins")
+    block = page.locator("#plugin-web_search")
+    block.get_by_label("Search engine").select_option("duckduckgo")
+    block.get_by_role("button", name="Save options").click()
+    page.wait_for_selector("#plugin-web_search .badge-active")
+    notice = block.locator(".plugin-notice")
+    assert notice.inner_text() == (
+        "Nobody gets web_search yet: it is off by default, so only users who switch it on in "
+        "their Settings get it. To offer it to everyone, tick “On by default” below and save."
+    )
+    assert not block.get_by_label("On by default").is_checked()
+    page.screenshot(path="/tmp/admin-plugins-off-by-default.png", full_page=True)
+
+    block.get_by_label("On by default").check()
+    block.get_by_role("button", name="Save options").click()
+    expect(block.locator(".plugin-notice")).to_have_count(0)
+    page.reload()
+    page.wait_for_selector("#plugins[data-ready]")
+    assert page.locator("#plugin-web_search .plugin-notice").count() == 0

@@ -118,6 +118,12 @@ def test_test_connection_lists_the_models_and_imports_the_new_ones(
         page.screenshot(path="/tmp/providers-test-ok.png", full_page=True)
         card.get_by_role("button", name="Import models (1 new)").click()
         assert card.get_by_label("Model 2 name").input_value() == "large"
+        # Regression: importing filled the form and saved nothing, without a word.
+        assert card.locator(".actions .status.unsaved").inner_text() == (
+            "1 model was added to the form, not saved yet. Untick Tools for any that cannot "
+            "call tools, then press Save provider."
+        )
+        assert stored(app, "fake").models == [{"name": "small", "tools": True}]
         card.get_by_role("button", name="Save provider").click()
         page.locator("section.provider[data-name=fake] button.edit").wait_for()
     assert stored(app, "fake").models == [

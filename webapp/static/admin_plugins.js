@@ -19,6 +19,10 @@
     box.appendChild(el("span", { class: "badge badge-" + plugin.status,
       text: STATUS_TEXT[plugin.status] || plugin.status }));
     if (plugin.reason) box.appendChild(el("p", { class: "reason", text: plugin.reason }));
+    // Tools nobody is offered yet (web search right after an engine is picked): said plainly.
+    (plugin.notices || []).forEach(function (notice) {
+      box.appendChild(el("p", { class: "plugin-notice", role: "status", text: notice }));
+    });
     if (plugin.tools && plugin.tools.length) {
       box.appendChild(el("p", { class: "muted", text: "Tools: " + plugin.tools.join(", ") }));
     }

@@ -174,7 +174,8 @@
     return {
       form: form,
       focus: function () { fields.name.control.focus(); },
-      /** Append rows for the names not listed yet (tools ticked); return how many were added. */
+      /** Append rows for the names not listed yet (tools ticked), say beside Save that they are
+       * not saved yet, and return how many were added. */
       addModels: function (names) {
         var present = models.names();
         var added = names.filter(function (name) { return present.indexOf(name) < 0; });
@@ -184,6 +185,12 @@
           });
         }
         added.forEach(function (name) { models.add({ name: name, tools: true }); });
+        if (added.length) {  // filling the form saves nothing: say so beside the Save button
+          status.textContent = (added.length === 1 ? "1 model was" : added.length + " models were") +
+            " added to the form, not saved yet. Untick Tools for any that cannot call tools, " +
+            "then press Save provider.";
+          status.className = "status unsaved";
+        }
         return added.length;
       },
     };

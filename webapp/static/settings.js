@@ -13,7 +13,7 @@
     var id = "tool-" + plugin.id + "-" + tool.name;
     var status = el("span", { class: "status", id: id + "-status", "aria-live": "polite" });
     var box = el("input", { type: "checkbox", id: id, "data-tool": tool.name,
-      "aria-describedby": id + "-about " + id + "-status" });
+      "aria-describedby": id + "-status" });
     box.checked = tool.enabled;
     box.addEventListener("change", function () {
       var wanted = box.checked;
@@ -31,15 +31,17 @@
         }
       });
     });
+    // The tool's description is written for the model, so people see its name and plugin.
     return el("div", { class: "tool" }, [
-      box, el("label", { for: id, text: tool.name }), status,
-      el("small", { class: "hint", id: id + "-about", text: tool.description }),
+      box, el("label", { for: id }, [el("code", { text: tool.name }),
+        el("span", { class: "plugin-title", text: " (" + plugin.title + ")" })]), status,
     ]);
   }
 
-  function fixedTool(tool) {
+  function fixedTool(plugin, tool) {
     var state = tool.enabled ? "always on" : "off";
-    return el("li", {}, [el("code", { text: tool.name }), " — " + state + ", set by your administrator."]);
+    return el("li", {}, [el("code", { text: tool.name }),
+      " (" + plugin.title + ") — " + state + ", set by your administrator."]);
   }
 
   function settingsForm(plugin) {
@@ -96,13 +98,14 @@
       "aria-labelledby": headingId }, [el("h2", { id: headingId, text: plugin.id })]);
     var switchable = plugin.tools.filter(function (t) { return t.userToggle; });
     var fixed = plugin.tools.filter(function (t) { return !t.userToggle; });
+    var fixedItem = function (tool) { return fixedTool(plugin, tool); };
     if (switchable.length) {
       section.appendChild(el("fieldset", { class: "tools" },
         [el("legend", { text: "Tools" })].concat(switchable.map(function (tool) {
           return toolSwitch(plugin, tool);
-        }), fixed.length ? [el("ul", { class: "fixed-tools" }, fixed.map(fixedTool))] : [])));
+        }), fixed.length ? [el("ul", { class: "fixed-tools" }, fixed.map(fixedItem))] : [])));
     } else if (fixed.length) {
-      section.appendChild(el("ul", { class: "fixed-tools" }, fixed.map(fixedTool)));
+      section.appendChild(el("ul", { class: "fixed-tools" }, fixed.map(fixedItem)));
     }
     if (plugin.schema) section.appendChild(settingsForm(plugin));
     return section;
