@@ -11,7 +11,6 @@
   var el = LookoutForms.element;
   var api = LookoutApi;
   var Parts = LookoutChatParts;
-  var MODEL_KEY = "lookout.model";
   var STORED_AFTER_STOP_MS = 2000;
   var page = document.getElementById("chat");
   var $ = function (id) { return document.getElementById(id); };
@@ -48,24 +47,15 @@
     onChange: function () { drawComposer(); },
   });
 
-  // Models ------------------------------------------------------------------------------------
+  // Models and tools (chat_models.js, chat_tools.js) -------------------------------------------
 
-  function loadModels() {
-    return api.request("GET", "/api/models").then(function (result) {
-      if (!result.ok) { showError(api.errorMessage(result)); state.models = []; return; }
-      state.models = result.data.models;
-      var saved = localStorage.getItem(MODEL_KEY);
-      ui.picker.textContent = "";
-      state.models.forEach(function (model) {
-        ui.picker.appendChild(el("option", { value: model.id,
-          text: model.id + (model.tools ? "" : " (no tools)") }));
-      });
-      if (!state.models.length) ui.picker.appendChild(el("option", { value: "", text: "No models" }));
-      if (state.models.some(function (m) { return m.id === saved; })) ui.picker.value = saved;
-    });
-  }
-
-  ui.picker.addEventListener("change", function () { localStorage.setItem(MODEL_KEY, ui.picker.value); });
+  var models = LookoutChatModels.create({
+    picker: ui.picker, notice: $("model-notice"), showError: showError,
+    onChange: function () { state.models = models.list(); drawComposer(); },
+  });
+  var tools = LookoutChatTools.create({
+    line: $("composer-tools"), settingsUrl: page.getAttribute("data-settings-url"),
+  });
 
   // Drawing -----------------------------------------------------------------------------------
 
@@ -92,8 +82,7 @@
     } else if (!sidebar.conversations().length && !state.conversation) {
       ui.empty.appendChild(el("div", { class: "welcome" }, [
         el("h2", { text: "Welcome, " + page.getAttribute("data-user") + "!" }),
-        el("p", { text: "Ask a question below. Lookout can search and read the web to answer, " +
-          "and lists the pages it used under each reply." }),
+        tools.welcome(),
       ]));
     } else {
       ui.empty.appendChild(el("p", { class: "muted", text: "Write a message below to start." }));
@@ -107,6 +96,7 @@
     var uploading = uploads.busy();
     ui.send.disabled = noModel || uploading || state.sending || !ui.input.value.trim();
     ui.picker.disabled = noModel;
+    tools.draw(models.current());
   }
 
   var messages = LookoutChatMessages.create({
@@ -162,6 +152,7 @@
     state.chosen = {};
     history.replaceState(null, "", location.pathname + location.search);
     sidebar.setCurrent(null);
+    models.useConversation(null);
     draw();
     ui.input.focus();
   }
@@ -172,6 +163,7 @@
     return api.request("GET", "/api/conversations/" + encodeURIComponent(id)).then(function (result) {
       if (seq !== state.loads) return;  // a later read is on its way; this one may be stale
       if (!result.ok) { showError(api.errorMessage(result)); startNewChat(); return; }
+      var opened = !state.conversation || state.conversation.id !== id;
       if (state.conversation && state.conversation.id !== id) stopFollowing();
       state.conversation = result.data;
       (result.data.failedTurns || []).forEach(function (turn) {  // reasons survive a reload
@@ -179,6 +171,7 @@
         if (turn.assistantMessageId) state.failures[turn.assistantMessageId] = turn.error;
       });
       sidebar.setCurrent(id);
+      if (opened && result.data.model) models.useConversation(result.data.model);
       var live = state.live;
       if (live && live.assistantMessageId && !result.data.messages.some(function (m) {
         return m.id === live.assistantMessageId; })) {
@@ -296,12 +289,18 @@
   function startTurn(body) {
     showError("");
     if (!ui.picker.value) { showError("Pick a model first."); return Promise.resolve(false); }
+    if (models.problem()) { showError(models.problem()); return Promise.resolve(false); }
     body.model = ui.picker.value;
     return ensureConversation().then(function (id) {
       if (!id) return false;
       return api.request("POST", "/api/conversations/" + encodeURIComponent(id) + "/turns", body)
         .then(function (result) {
-          if (!result.ok) { showError(api.errorMessage(result)); return false; }
+          if (!result.ok) {
+            showError(api.errorMessage(result));
+            var fields = (result.data && result.data.error && result.data.error.fields) || {};
+            if (fields.model) models.load();  // a model removed since the list was read
+            return false;
+          }
           state.chosen = {};
           follow(result.data.turn, result.data.eventsUrl);
           loadConversation(id, true);
@@ -385,7 +384,7 @@
   });
   window.addEventListener("hashchange", openFromAddress);
 
-  Promise.all([loadModels(), sidebar.load()]).then(function () {
+  Promise.all([models.load(), tools.load(), sidebar.load()]).then(function () {
     openFromAddress();
     page.setAttribute("data-ready", "true");
   });
