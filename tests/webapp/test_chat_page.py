@@ -349,6 +349,9 @@ def test_an_api_error_is_shown_as_its_sentence(page, chat_app, chat_server, user
         f"The model {model_id} is not installed: an administrator may have removed it. "
         "Pick another model from the list."
     )
+    # Regression: a refused first message left an empty "Untitled conversation" behind.
+    assert page.locator(".conversation-link").count() == 0 and "#c=" not in page.url
+    assert chat.call("GET", "/api/conversations").json()["conversations"] == []
 
 
 def test_the_page_fits_a_phone_and_its_conversations_open_from_a_button(

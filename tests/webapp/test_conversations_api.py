@@ -61,3 +61,59 @@ def test_a_conversation_names_the_model_of_its_newest_turn(app, client, conversa
             )
         db.session.commit()
     assert client.get(url, headers=headers).get_json()["model"] == "new/second"
+
+
+@pytest.fixture
+def first_message(app, client, make_user, bearer):
+    """Headers of a new user and a stored model id, for starting a first message."""
+    from webapp.models import Provider
+
+    with app.app_context():
+        db.session.add(
+            Provider(name="local", base_url="http://127.0.0.1:9/v1", models=[{"name": "m"}])
+        )
+        db.session.commit()
+    return bearer(make_user("bob")), "local/m"
+
+
+def conversations_of(client, headers) -> list[dict]:
+    return client.get("/api/conversations", headers=headers).get_json()["conversations"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"content": "x" * 100_001, "model": "local/m"},
+        {"content": "Hi", "model": "removed/model"},
+        {"content": "Hi", "model": "local/m", "attachments": ["no-such-upload"]},
+        {"content": "Hi", "model": "local/m", "parentMessageId": "no-such-message"},
+        {"model": "local/m"},
+    ],
+    ids=["too long", "removed model", "unknown attachment", "unknown parent", "no content"],
+)
+def test_a_refused_first_message_leaves_no_conversation_behind(client, first_message, body):
+    """Regression: a first message the server refused (too long, a removed model) left an empty
+    "Untitled conversation" in the list."""
+    headers, _model = first_message
+    refused = client.post("/api/turns", json=body, headers=headers)
+    assert refused.status_code == 400, refused.get_json()
+    assert refused.get_json()["error"]["message"]
+    assert conversations_of(client, headers) == []
+
+
+def test_a_first_message_starts_its_conversation_and_turn_together(client, first_message):
+    headers, model = first_message
+    started = client.post(
+        "/api/turns",
+        json={"content": "  Where are the lighthouses?  ", "model": model},
+        headers=headers,
+    )
+    assert started.status_code == 202, started.get_json()
+    turn = started.get_json()["turn"]
+    assert started.get_json()["eventsUrl"] == f"/api/turns/{turn['id']}/events"
+    listed = conversations_of(client, headers)
+    assert [c["id"] for c in listed] == [turn["conversationId"]]
+    assert listed[0]["title"] == "Where are the lighthouses?"
+    shown = client.get(f"/api/conversations/{turn['conversationId']}", headers=headers).get_json()
+    assert [m["id"] for m in shown["messages"]] == [turn["userMessageId"]]
+    assert shown["openTurnId"] == turn["id"]

@@ -95,8 +95,22 @@ def find_parent(conversation: Conversation, data: dict[str, Any]) -> Message | N
 @api_login_required
 def start_turn(conversation_id: str):
     """Store the user's message at once and queue the turn; answer 202 with its events URL."""
-    conversation = get_conversation(conversation_id)
-    data = read_turn_request()
+    return queue_turn(get_conversation(conversation_id), read_turn_request())
+
+
+@bp.post("/turns")
+@api_login_required
+def start_conversation():
+    """Start a new conversation with its first message; 202 as for any turn. A message the
+    server refuses creates nothing (no empty conversation is left behind)."""
+    conversation = Conversation(owner_id=current_user.id, title="")
+    db.session.add(conversation)
+    db.session.flush()
+    return queue_turn(conversation, read_turn_request())  # committed only once all checks pass
+
+
+def queue_turn(conversation: Conversation, data: dict[str, Any]):
+    """Check the turn, store the user's message and the turn, and queue its first step."""
     if find_model(data["model"]) is None:
         raise ApiError(
             f"The model {data['model']} is not installed: an administrator may have removed it. "

@@ -275,38 +275,35 @@
     });
   }
 
-  function ensureConversation() {
-    if (state.conversation) return Promise.resolve(state.conversation.id);
-    return api.request("POST", "/api/conversations", {}).then(function (result) {
-      if (!result.ok) { showError(api.errorMessage(result)); return null; }
-      state.conversation = result.data;
-      history.replaceState(null, "", "#c=" + result.data.id);
-      return result.data.id;
-    });
-  }
-
-  /** Start a turn with body (content/parentMessageId/attachments); resolve to whether it did. */
+  /**
+   * Start a turn with body (content/parentMessageId/attachments); resolve to whether it did.
+   * A first message starts its conversation in the same request (POST /api/turns), so a
+   * message the server refuses leaves no empty conversation behind.
+   */
   function startTurn(body) {
     showError("");
     if (!ui.picker.value) { showError("Pick a model first."); return Promise.resolve(false); }
     if (models.problem()) { showError(models.problem()); return Promise.resolve(false); }
     body.model = ui.picker.value;
-    return ensureConversation().then(function (id) {
-      if (!id) return false;
-      return api.request("POST", "/api/conversations/" + encodeURIComponent(id) + "/turns", body)
-        .then(function (result) {
-          if (!result.ok) {
-            showError(api.errorMessage(result));
-            var fields = (result.data && result.data.error && result.data.error.fields) || {};
-            if (fields.model) models.load();  // a model removed since the list was read
-            return false;
-          }
-          state.chosen = {};
-          follow(result.data.turn, result.data.eventsUrl);
-          loadConversation(id, true);
-          sidebar.load();
-          return true;
-        });
+    var id = state.conversation ? state.conversation.id : null;
+    var url = id ? "/api/conversations/" + encodeURIComponent(id) + "/turns" : "/api/turns";
+    return api.request("POST", url, body).then(function (result) {
+      if (!result.ok) {
+        showError(api.errorMessage(result));
+        var fields = (result.data && result.data.error && result.data.error.fields) || {};
+        if (fields.model) models.load();  // a model removed since the list was read
+        return false;
+      }
+      var turn = result.data.turn;
+      if (!id) {
+        id = turn.conversationId;
+        history.replaceState(null, "", "#c=" + id);
+      }
+      state.chosen = {};
+      follow(turn, result.data.eventsUrl);
+      loadConversation(id, true);
+      sidebar.load();
+      return true;
     });
   }
 
