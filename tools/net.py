@@ -324,12 +324,21 @@ class GuardedSession(requests.Session):
         """Yield the next request for ``Response.next``; refuse to send it."""
         if not yield_requests and self.get_redirect_target(resp):
             raise self._redirect_not_followed(resp)
-        yield from super().resolve_redirects(
-            resp, req, *args, yield_requests=yield_requests, **kwargs
-        )
+        try:
+            yield from super().resolve_redirects(
+                resp, req, *args, yield_requests=yield_requests, **kwargs
+            )
+        except ValueError:
+            # requests prepares Response.next even when redirects are not followed; a malformed
+            # Location makes that raise. The caller judges the Location itself.
+            return
 
     def _redirect_not_followed(self, response: requests.Response) -> RedirectNotFollowed:
-        location = urljoin(response.url, self.get_redirect_target(response) or "")
+        target = self.get_redirect_target(response) or ""
+        try:
+            location = urljoin(response.url, target)
+        except ValueError:
+            location = target
         response.close()
         return RedirectNotFollowed(location, response=response)
 

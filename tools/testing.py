@@ -7,9 +7,10 @@ from typing import Any
 
 import requests
 
-from tools.api import Citation, Ingester, IngesterRegistry, Plugin, Signal, Tool, ToolContext
+from tools.api import Citation, Ingester, Parsers, Plugin, Signal, Tool, ToolContext
 from tools.citations import CitationList
-from tools.host import start
+from tools.host import PooledIngesters, start
+from tools.parsers import InlineParsers
 
 
 def tool_context_for_test(
@@ -49,10 +50,17 @@ def start_plugin(
     ingesters: Iterable[Ingester] = (),
     app_name: str = "Lookout",
     public_url: str = "http://localhost:5000",
+    parsers: Parsers | None = None,
 ) -> dict[str, Tool]:
     """Start ``plugin`` as the host does and return its tools by name.
 
+    ``parsers`` (``PluginContext.parsers``) runs parsing and the ingesters: in-process by
+    default; a ``tools.parsers.ParserPool`` runs them in parser processes, as the host does.
     Raises ``PluginConfigError`` when ``options`` are invalid.
     """
-    _, tools = start(plugin, options, IngesterRegistry(ingesters), app_name, public_url)
+    parsers = parsers or InlineParsers()
+    registry = PooledIngesters(parsers)
+    for ingester in ingesters:
+        registry.register(ingester)
+    _, tools = start(plugin, options, registry, app_name, public_url, parsers=parsers)
     return {tool.name: tool for tool in tools}

@@ -26,6 +26,9 @@ PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
 MAX_PAGES = 2000
 MAX_CONTENT_BYTES = 200_000_000
 MAX_TEXT_CHARS = 2_000_000
+# A file without a usable catalog makes pypdf look objects up one by one to find it, each
+# lookup a search of the whole file: 10,000 (its default) cost a 400 KB file half a minute.
+ROOT_RECOVERY_OBJECTS = 200
 log = logging.getLogger(__name__)
 
 
@@ -38,7 +41,7 @@ def ingest_pdf(file: IngestInput) -> IngestResult:
     """Return the text of every page, pages separated by a blank line."""
     name = _describe(file)
     try:
-        reader = PdfReader(io.BytesIO(file.data))
+        reader = PdfReader(io.BytesIO(file.data), root_object_recovery_limit=ROOT_RECOVERY_OBJECTS)
         if reader.is_encrypted and not _opens_without_password(reader):
             raise IngestError(
                 f"{name} is encrypted with a password, so Lookout cannot read its text."

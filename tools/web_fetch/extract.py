@@ -32,6 +32,7 @@ from readability import Document
 from tools.web_fetch.extract_boilerplate import remove_boilerplate
 from tools.web_fetch.images import drop_unreadable_images
 from tools.web_fetch.main_block import TextSizes, find_main_block, measure, protected_elements
+from tools.web_fetch.tree_limits import bound_tree
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +107,10 @@ def _parse(html: str) -> HtmlElement | None:
         root = lxml.html.document_fromstring(data, parser=_PARSER)
     except (lxml.etree.ParserError, lxml.etree.XMLSyntaxError, ValueError):
         return None
-    return root if isinstance(root, HtmlElement) else None
+    if not isinstance(root, HtmlElement):
+        return None
+    bound_tree(root)
+    return root
 
 
 def _looks_binary(html: str) -> bool:

@@ -5,7 +5,8 @@ Fixtures:
                 path, ``site.requests`` records (path, headers) of every request received
     dns         a dict of host name -> IP that ``socket.getaddrinfo`` answers from (other names
                 fail to resolve, so no test reaches real DNS)
-    web_fetch   ``web_fetch(options=None, ingesters=())`` -> a Runner that calls the started tool
+    web_fetch   ``web_fetch(options=None, ingesters=(), parsers=None)`` -> a Runner that calls
+                the started tool (parsing in-process unless ``parsers`` is a pool)
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.support.sites import Site
-from tools.api import Citation, Ingester, Signal, Tool
+from tools.api import Citation, Ingester, Parsers, Signal, Tool
 from tools.net import GuardedSession
 from tools.testing import start_plugin, tool_context_for_test
 from tools.web_fetch import plugin
@@ -76,9 +77,11 @@ class Runner:
 @pytest.fixture
 def web_fetch() -> Callable[..., Runner]:
     def start(
-        options: dict[str, Any] | None = None, ingesters: tuple[Ingester, ...] = ()
+        options: dict[str, Any] | None = None,
+        ingesters: tuple[Ingester, ...] = (),
+        parsers: Parsers | None = None,
     ) -> Runner:
-        tools = start_plugin(plugin, options or {}, ingesters=ingesters)
+        tools = start_plugin(plugin, options or {}, ingesters=ingesters, parsers=parsers)
         return Runner(tools["web_fetch"])
 
     return start
