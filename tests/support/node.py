@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,8 +13,9 @@ import pytest
 STATIC = Path(__file__).resolve().parents[2] / "webapp" / "static"
 
 
-def run_node(module: str, function: str, inputs: list) -> list:
-    """Return [module.function(*args) for args in inputs], computed in Node."""
+def run_node(module: str, function: str, inputs: list, time_zone: str | None = None) -> list:
+    """Return [module.function(*args) for args in inputs], computed in Node (in `time_zone`,
+    an IANA name, when given)."""
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed; the Chromium tests cover the page scripts")
@@ -29,5 +31,6 @@ def run_node(module: str, function: str, inputs: list) -> list:
         text=True,
         timeout=30,
         check=True,
+        env={**os.environ, "TZ": time_zone} if time_zone else None,
     )
     return json.loads(done.stdout)

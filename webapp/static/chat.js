@@ -29,7 +29,8 @@
   function showError(text) { ui.error.textContent = text || ""; ui.error.hidden = !text; }
 
   var sidebar = LookoutChatSidebar.create({
-    list: $("conversation-list"), status: $("sidebar-status"), onError: showError,
+    list: $("conversation-list"), search: $("conversation-search"), status: $("sidebar-status"),
+    onError: showError,
     onRenamed: function (c) {
       if (state.conversation && state.conversation.id === c.id) {
         state.conversation.title = c.title;

@@ -1,4 +1,5 @@
-/* The chat page's list of conversations: newest first, open, rename in place, delete. */
+/* The chat page's list of conversations: newest first in date groups, searched by title as you
+ * type, open, rename in place, delete. */
 (function (root) {
   "use strict";
 
@@ -7,9 +8,20 @@
 
   function titleOf(conversation) { return conversation.title || "Untitled conversation"; }
 
+  // Case and accents do not matter: "cafe" finds "Café".
+  function fold(text) {
+    return text.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
+  }
+
+  /** Return whether every word of the query is in the conversation's title. */
+  function matches(conversation, query) {
+    var title = fold(titleOf(conversation));
+    return fold(query).split(/\s+/).every(function (word) { return title.indexOf(word) >= 0; });
+  }
+
   /**
    * Return the sidebar controller: {load(), setCurrent(id), conversations()}.
-   * options: {list, status, onDeleted(id), onRenamed(conversation), onError(text)}.
+   * options: {list, search, status, onDeleted(id), onRenamed(conversation), onError(text)}.
    */
   function create(options) {
     var conversations = [], current = null, loads = 0;
@@ -73,10 +85,29 @@
     }
 
     function draw() {
+      var query = options.search.value.trim();
+      var shown = query ? conversations.filter(function (c) { return matches(c, query); }) : conversations;
       options.list.textContent = "";
-      conversations.forEach(function (c) { options.list.appendChild(entry(c)); });
-      say(conversations.length ? "" : "No conversations yet.");
+      LookoutChatDates.group(shown, function (c) { return c.updatedAt; }).forEach(function (group, n) {
+        var id = "conversation-group-" + n;
+        options.list.appendChild(el("section", { class: "conversation-group", "aria-labelledby": id }, [
+          el("h3", { id: id, class: "group-label", text: group.label }),
+          el("ul", { class: "conversation-list" }, group.items.map(entry)),
+        ]));
+      });
+      if (!conversations.length) say("No conversations yet.");
+      else if (!shown.length) say("No conversation title has “" + query + "” in it.");
+      else say("");
     }
+
+    options.search.addEventListener("input", draw);
+    options.search.addEventListener("keydown", function (event) {
+      if (event.key === "Escape" && options.search.value) {
+        event.stopPropagation();  // clear the search, not close the panel
+        options.search.value = "";
+        draw();
+      }
+    });
 
     return {
       /** Fetch the list again (newest first, as the API sends it) and draw it. */
