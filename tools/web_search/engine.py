@@ -1,6 +1,9 @@
 """The interface every search engine adapter implements, and what adapters build and return.
 
 An adapter only builds the request and maps the response; ``tools.web_search.search`` sends it.
+What adapters share for reading answers is here too: ``load_json``, ``text_from_html`` for
+engines that send HTML, and ``validation_messages`` for 422 entries.
+
 Errors an adapter raises from ``parse``::
 
     Exception
