@@ -1,15 +1,18 @@
-"""Per-process parts of a worker: the cancel watcher with its heartbeats, and provider clients."""
+"""Per-process parts of a worker: the cancel watcher with its heartbeats, provider clients, and
+the parser processes started when the worker is ready."""
 
 from __future__ import annotations
 
 import threading
 
+from celery.signals import worker_ready
 from flask import Flask, current_app
 from sqlalchemy import update
 
 from webapp.extensions import db
 from webapp.models import Provider, Turn
 from webapp.models.base import utcnow
+from webapp.plugins import get_parsers
 from webapp.turnstate import get_redis
 from workers.providers import OpenAICompatibleProvider
 from workers.watch import CancelWatcher
@@ -62,3 +65,12 @@ def get_provider(provider: Provider) -> OpenAICompatibleProvider:
             )
             _providers[cache_key] = client
     return client
+
+
+@worker_ready.connect
+def start_parsers(**_kwargs) -> None:
+    """Start the parser processes now, so that the first page read does not wait for them."""
+    from workers.celery_app import get_flask_app
+
+    with get_flask_app().app_context():
+        get_parsers().warm()

@@ -91,3 +91,56 @@ def test_attachments_join_the_users_message_and_only_the_owners_count(app, signe
                 "text": "col1,col2\n1,2\n",
             },
         ]
+
+
+def test_a_hostile_pdf_is_refused_in_time_while_the_web_process_keeps_answering(make_app):
+    """Issue 10: the PDF ingester ran inside a gunicorn thread, holding the GIL for minutes."""
+    import threading
+    import time
+
+    import requests
+
+    from tests.support.live_server import LiveServer
+    from tests.tools.pdf.documents import make_shared_stream_pdf
+    from webapp.models import ApiToken, User
+
+    app = make_app(UPLOAD_PARSE_SECONDS=2, PARSER_CPU_SECONDS=60)
+    with app.app_context():
+        user = User.make("uploader", "password")
+        db.session.add(user)
+        row, token = ApiToken.make(user, "t")
+        db.session.add(row)
+        db.session.commit()
+    hostile = make_shared_stream_pdf(1, 400_000)  # one page, hours of pypdf's work
+    headers = {"Authorization": f"Bearer {token}"}
+    with LiveServer(app) as server:
+        answered: list[float] = []
+        done = threading.Event()
+
+        def keep_asking() -> None:
+            while not done.is_set():
+                started = time.monotonic()
+                response = requests.get(f"{server.url}/api/models", headers=headers, timeout=10)
+                assert response.status_code == 200
+                answered.append(time.monotonic() - started)
+                time.sleep(0.05)
+
+        asker = threading.Thread(target=keep_asking, daemon=True)
+        asker.start()
+        started = time.monotonic()
+        response = requests.post(
+            f"{server.url}/api/uploads",
+            headers=headers,
+            files={"file": ("bomb.pdf", hostile, "application/pdf")},
+            timeout=30,
+        )
+        elapsed = time.monotonic() - started
+        done.set()
+        asker.join(10)
+    assert response.status_code == 422
+    assert response.json()["error"]["message"] == (
+        "Reading bomb.pdf took longer than 2 seconds. Attach a smaller or simpler file, or "
+        "paste the part you need as text."
+    )
+    assert elapsed < 2 + 1
+    assert len(answered) > 10 and max(answered) < 0.5

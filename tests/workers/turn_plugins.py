@@ -42,6 +42,12 @@ def setup(ctx):
         tool.signal.raise_if_cancelled()
         return "waited"
 
+    def late_source(input, tool):
+        tool.cite("https://example.com/late", "Late page")  # published only with an ok result
+        time.sleep(2.5)  # ignores its 1 s deadline, then writes as if nothing happened
+        tool.turn_cache["late"] = "written after the turn ended"
+        return "too late"
+
     def failing(input, tool):
         raise ToolError("The thing failed. Try another thing.")
 
@@ -55,6 +61,9 @@ def setup(ctx):
     ctx.tools.register(Tool("slow", "Wait.", Empty, slow, timeout_seconds=1))
     ctx.tools.register(Tool("stubborn", "Sleep.", Empty, stubborn, timeout_seconds=1))
     ctx.tools.register(Tool("failing", "Fail.", Empty, failing))
+    ctx.tools.register(
+        Tool("late_source", "Cite, then overrun.", Empty, late_source, timeout_seconds=1)
+    )
     ctx.tools.register(Tool("waiter", "Wait for a cancel.", Empty, waiter, timeout_seconds=30))
     ctx.tool_sources.register(RemoteSource())
     ctx.tools.register(

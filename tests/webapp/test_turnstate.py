@@ -1,0 +1,53 @@
+"""A turn's Redis state: nothing written after the turn ended outlives it (issue 10)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+import redis
+
+from webapp.turnstate import SAFETY_TTL_SECONDS, TurnState, key
+
+
+@pytest.fixture
+def state(redis_url) -> TurnState:
+    return TurnState(redis.Redis.from_url(redis_url), f"t-{uuid.uuid4().hex}")
+
+
+def test_events_get_the_safety_expiry_once_and_never_push_out_a_shorter_one(state):
+    state.publish("turn.started")
+    assert state.client.ttl(key(state.turn_id, "events")) > SAFETY_TTL_SECONDS - 10
+    state.client.expire(key(state.turn_id, "events"), 600)
+    state.publish("text.delta", {"text": "hi"})
+    assert state.client.ttl(key(state.turn_id, "events")) <= 600
+
+
+def test_an_event_published_after_the_turn_ended_is_dropped_and_keeps_the_expiry(state):
+    """Regression: late events of a finished turn pushed its stream's expiry out to 24 h."""
+    state.publish("turn.started")
+    state.publish("turn.completed")
+    state.end(stream_ttl_seconds=600)
+    assert state.publish("tool.finished", {"callId": "late"}) is None
+    assert [name for _, name, _ in state.read()] == ["turn.started", "turn.completed"]
+    assert 0 < state.client.ttl(key(state.turn_id, "events")) <= 600
+
+
+def test_a_turn_cache_write_after_the_turn_ended_is_dropped(state):
+    """Regression: a tool that finished late recreated the deleted cache with a 24 h expiry."""
+    cache = state.cache("web_fetch")
+    cache["https://a.example/"] = {"text": "kept during the turn"}
+    assert cache["https://a.example/"] == {"text": "kept during the turn"}
+    state.end(stream_ttl_seconds=600)
+    assert not state.exists("cache")
+    cache["https://b.example/"] = {"text": "too late"}
+    assert not state.exists("cache")
+    assert "https://b.example/" not in cache
+
+
+def test_a_citation_claimed_after_the_turn_ended_is_refused(state):
+    assert state.claim_citation("https://a.example/")
+    assert not state.claim_citation("https://a.example/")
+    state.end(stream_ttl_seconds=600)
+    assert not state.claim_citation("https://b.example/")
+    assert not state.exists("cited")

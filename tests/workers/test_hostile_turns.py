@@ -1,0 +1,179 @@
+"""Hostile work in a real worker: a parse is killed on cancel, and nothing outlives its turn.
+
+The worker reads pages from a loopback site (ALLOW_PRIVATE_NETWORKS, as the worker is another
+process), with web_fetch and the PDF ingester parsing in its parser processes.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import psutil
+import pytest
+
+from tests.support.chat import ChatClient, parse_sse
+from tests.support.fake_model import FakeModel, Reply
+from tests.support.sites import Site
+from tests.workers.conftest import make_chat_app
+from webapp.extensions import db
+from webapp.models import Provider
+from webapp.turnstate import get_redis, key
+
+SPACING = 0.05  # the streaming model's own time between pieces
+
+
+@pytest.fixture(scope="module")
+def chat_app(tmp_path_factory, redis_url, sqlite_template):
+    """Chat with web_fetch and pdf, two tool calls a step, and no abandoned thread tolerated."""
+    app = make_chat_app(
+        tmp_path_factory,
+        redis_url,
+        sqlite_template,
+        LOOKOUT_PLUGINS="tests.workers.turn_plugins,tools.web_fetch,tools.pdf",
+        ALLOW_PRIVATE_NETWORKS=True,
+        PARSER_CPU_SECONDS=60,
+        TOOL_CALLS_PER_STEP=2,
+        ABANDONED_MAX=0,
+    )
+    yield app
+    with app.app_context():
+        db.engine.dispose()
+
+
+@pytest.fixture
+def site():
+    with Site("127.0.0.1") as server:
+        yield server
+
+
+@pytest.fixture
+def second_model(chat_app):
+    """Another scripted model, as another provider: "<name>/m"."""
+    with FakeModel() as fake:
+        name = f"second-{uuid.uuid4().hex[:8]}"
+        with chat_app.app_context():
+            db.session.add(
+                Provider(name=name, base_url=fake.base_url, models=[{"name": "m", "tools": True}])
+            )
+            db.session.commit()
+        yield fake, f"{name}/m"
+
+
+class TimedEvents(threading.Thread):
+    """Reads a turn's events in the background with the time each arrived."""
+
+    def __init__(self, chat: ChatClient, turn_id: str) -> None:
+        super().__init__(daemon=True)
+        self.chat, self.turn_id = chat, turn_id
+        self.events: list[tuple[float, str, dict]] = []
+
+    def run(self) -> None:
+        with self.chat.call(
+            "GET", f"/api/turns/{self.turn_id}/events", stream=True, timeout=60
+        ) as response:
+            for event in parse_sse(response.iter_lines(decode_unicode=True)):
+                self.events.append((time.monotonic(), event.name, event.data))
+
+    def wait_for(self, name: str, count: int = 1, timeout: float = 20) -> float:
+        deadline = time.monotonic() + timeout
+        while True:
+            times = [t for t, n, _ in self.events if n == name]
+            if len(times) >= count:
+                return times[count - 1]
+            assert time.monotonic() < deadline, f"no {count} {name}: {self.events[-5:]}"
+            time.sleep(0.02)
+
+
+def busy_parser(worker_pid: int, timeout: float = 20) -> psutil.Process:
+    """Return the worker's descendant process that is using a CPU (the parser at work)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        children = psutil.Process(worker_pid).children(recursive=True)
+        before = {c.pid: sum(c.cpu_times()[:2]) for c in children if c.is_running()}
+        time.sleep(0.3)
+        for child in children:
+            try:
+                if sum(child.cpu_times()[:2]) - before.get(child.pid, 0) > 0.1:
+                    return child
+            except psutil.NoSuchProcess:
+                continue
+    raise AssertionError("no parser process was working")
+
+
+def test_cancel_kills_the_parser_of_a_hostile_page_and_other_turns_stream_on(
+    make_chat, chat_worker, fake_model, model_ids, second_model, site
+):
+    site.serve("/hostile", "text/html", b"<html><body>" + b"<b>x</b>" * 550_000 + b"</body>")
+    other_model, other_id = second_model
+    other_model.script(Reply.forever("tick ", delay=SPACING))
+    chat = make_chat()
+    streaming = chat.start(chat.new_conversation(), "talk", other_id)["turn"]["id"]
+    other = TimedEvents(chat, streaming)
+    other.start()
+    other.wait_for("text.delta", 3)
+
+    fake_model.script(Reply.tool_calls([("web_fetch", {"url": site.url("/hostile")})]))
+    reading = chat.start(chat.new_conversation(), "read it", model_ids[0])["turn"]["id"]
+    events = TimedEvents(chat, reading)
+    events.start()
+    parse_started = events.wait_for("tool.started")
+    parser = busy_parser(chat_worker.process.pid)
+    asked = time.monotonic()
+    assert chat.call("POST", f"/api/turns/{reading}/cancel").status_code == 200
+    while parser.is_running() and parser.status() != psutil.STATUS_ZOMBIE:
+        assert time.monotonic() - asked < 0.5, "the parser outlived the cancel by 500 ms"
+        time.sleep(0.01)
+    events.wait_for("turn.cancelled")
+    time.sleep(1)
+
+    deltas = [t for t, name, _ in other.events if name == "text.delta" and t >= parse_started]
+    gaps = [b - a for a, b in zip(deltas, deltas[1:], strict=False)]
+    assert deltas and max(gaps) < SPACING + 0.5, f"the other turn stalled {max(gaps):.2f} s"
+    assert chat.call("POST", f"/api/turns/{streaming}/cancel").status_code == 200
+    other.join(10)
+    events.join(10)
+
+
+def test_a_call_that_timed_out_shows_no_source_and_its_late_cache_write_is_dropped(
+    chat, chat_app, chat_worker, fake_model, model_ids
+):
+    """Regression (issue 10): a timed-out call's citation showed live, then vanished on
+    reload; and its late turn-cache write recreated the deleted cache for 24 hours."""
+    fake_model.script(Reply.tool_calls([("late_source", {})]), Reply.text("Done."))
+    started = chat.start(
+        chat.new_conversation(), "go", model_ids[0], generation={"tools": ["late_source"]}
+    )
+    turn_id = started["turn"]["id"]
+    events = chat.events(turn_id)
+    turn = chat.wait(turn_id)
+    assert turn["status"] == "completed"
+    assert not [e for e in events if e.name == "source.added"]
+    parts = chat.reply(turn)["parts"]
+    assert [p["outcome"] for p in parts if p["type"] == "tool-result"] == ["timeout"]
+    assert not [p for p in parts if p["type"] == "source"]
+    time.sleep(2.5)  # the abandoned thread writes to the turn cache now
+    with chat_app.app_context():
+        assert not get_redis().exists(key(turn_id, "cache"))
+    log = chat_worker.log.read_text()
+    assert "this worker takes no new task: 1 tool threads are still running" in log
+    assert "this worker takes tasks again" in log
+
+
+def test_tool_calls_past_the_step_limit_get_an_error_result_the_model_reads(
+    chat, chat_worker, fake_model, model_ids
+):
+    calls = [("echo", {"text": str(n)}) for n in range(3)]
+    fake_model.script(Reply.tool_calls(calls), Reply.text("Two of three."))
+    turn = chat.run(chat.new_conversation(), "go", model_ids[0])
+    assert turn["status"] == "completed"
+    results = [p for p in chat.reply(turn)["parts"] if p["type"] == "tool-result"]
+    assert [r["outcome"] for r in results] == ["ok", "ok", "error"]
+    sentence = (
+        "Only 2 tool calls run per step, so this one was not run. "
+        "Call it again in your next step if you still need it."
+    )
+    assert results[2]["error"] == sentence
+    sent = fake_model.chat_requests()[-1].json["messages"]
+    assert sentence in [m for m in sent if m["role"] == "tool"][-1]["content"]
