@@ -1,4 +1,4 @@
-"""The abandoned-work gate: past ABANDONED_MAX left-running threads a worker pauses, then resumes."""
+"""The abandoned-work gate: past ABANDONED_MAX stuck tool threads a worker pauses, then resumes."""
 
 from __future__ import annotations
 
