@@ -39,6 +39,7 @@ def test_the_header_fits_a_phone_without_its_links_running_together(
                 "nav >> text=Settings",
                 "nav >> text=API tokens",
                 "nav >> text=Admin",
+                ".theme-picker",
                 "nav >> text=Sign out",
             )
         ]
