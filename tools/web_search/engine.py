@@ -155,9 +155,9 @@ _PLACES = {
 def validation_messages(entries: Any) -> str | None:
     """Return each validation entry's ``msg`` with where it applies, from its ``loc``.
 
-    Both Brave and Tavily answer a 422 with entries shaped ``{"loc": ["query", "count"],
-    "msg": ...}``: this gives "Input should be ... (query parameter count)", entries joined
-    with "; ", or None when there is none.
+    APIs built on FastAPI and pydantic answer a 422 with entries shaped ``{"loc": ["query",
+    "count"], "msg": ...}``: this gives "Input should be ... (query parameter count)", entries
+    joined with "; ", or None when there is none.
     """
     if not isinstance(entries, list):
         return None
