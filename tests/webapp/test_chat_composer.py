@@ -70,3 +70,77 @@ def test_attachments_show_a_drawn_paper_clip_not_an_emoji(page, chat_server, use
     chip = page.locator("#attachment-chips .file-chip")
     assert chip.locator("svg.icon-paperclip").is_visible()
     assert "📎" not in page.locator("body").inner_text()
+
+
+DROP = """
+([selector, files]) => {
+  const transfer = new DataTransfer();
+  for (const [name, type, text] of files) transfer.items.add(new File([text], name, {type}));
+  const target = document.querySelector(selector);
+  for (const name of ["dragenter", "dragover", "drop"]) {
+    const init = {dataTransfer: transfer, bubbles: true, cancelable: true};
+    target.dispatchEvent(new DragEvent(name, init));
+  }
+}
+"""
+
+
+def test_a_file_dropped_on_the_composer_is_attached_and_sent(
+    page, chat_server, user, fake_model, model_id
+):
+    person, _chat = user
+    fake_model.script(Reply.text("Read both."))
+    open_chat(page, chat_server, person, model_id)
+    page.evaluate(
+        DROP,
+        [
+            "#message-input",  # onto the box itself: the drop reaches the composer
+            [
+                ["notes.txt", "text/plain", "The code is 4417."],
+                ["more.md", "text/markdown", "# More"],
+            ],
+        ],
+    )
+    page.get_by_role("button", name="Remove notes.txt").wait_for()
+    page.get_by_role("button", name="Remove more.md").wait_for()
+    assert "dropping" not in page.locator("#composer").get_attribute("class")
+    send(page, "What is the code?")
+    wait_status(page, "completed")
+    sent = fake_model.chat_requests()[0].json["messages"]
+    assert "The code is 4417." in str(sent) and "# More" in str(sent)
+    assert page.locator(".message-user .file-chip").all_inner_texts() == ["notes.txt", "more.md"]
+
+
+def test_a_dropped_file_lookout_cannot_read_says_so_like_the_paper_clip(
+    page, chat_server, user, model_id
+):
+    person, _chat = user
+    open_chat(page, chat_server, person, model_id)
+    page.evaluate(DROP, ["#composer", [["song.mp3", "audio/mpeg", "ID3"]]])
+    error = page.locator("#chat-error")
+    error.wait_for()
+    dropped = error.inner_text()
+    assert page.locator("#attachment-chips .file-chip").count() == 0
+    page.evaluate("document.querySelector('#chat-error').hidden = true")
+    page.locator("#file-input").set_input_files(
+        files=[{"name": "song.mp3", "mimeType": "audio/mpeg", "buffer": b"ID3"}]
+    )
+    error.wait_for()
+    assert "song.mp3" in dropped and "cannot read" in dropped
+    assert error.inner_text() == dropped
+
+
+def test_a_file_dropped_beside_the_composer_does_not_replace_the_chat(
+    page, chat_server, user, model_id
+):
+    person, _chat = user
+    open_chat(page, chat_server, person, model_id)
+    url = page.url
+    page.evaluate(DROP, ["#chat-log", [["notes.txt", "text/plain", "x"]]])
+    prevented = page.evaluate(
+        "() => { const e = new DragEvent('drop', {dataTransfer: new DataTransfer(), bubbles: true,"
+        " cancelable: true}); e.dataTransfer.items.add(new File(['x'], 'a.txt'));"
+        " document.querySelector('#chat-log').dispatchEvent(e); return e.defaultPrevented; }"
+    )
+    assert prevented and page.url == url
+    assert page.locator("#attachment-chips .file-chip").count() == 0

@@ -44,7 +44,7 @@
   });
 
   var uploads = LookoutChatUploads.create({
-    chips: ui.chips, input: ui.file, button: ui.attach, showError: showError,
+    chips: ui.chips, input: ui.file, button: ui.attach, dropTarget: ui.form, showError: showError,
     onChange: function () { drawComposer(); },
   });
 

@@ -1,5 +1,6 @@
-/* The composer's attachments: each chosen file is uploaded at once (POST /api/uploads, whose
- * ingester extracts its text) and shown as a chip until the message that carries it is sent. */
+/* The composer's attachments: each file chosen with the paper clip or dropped on the composer is
+ * uploaded at once (POST /api/uploads, whose ingester extracts its text) and shown as a chip
+ * until the message that carries it is sent. */
 (function (root) {
   "use strict";
 
@@ -19,8 +20,8 @@
   }
 
   /**
-   * Return {ids(), busy(), count(), clear()}; options: {chips, input, button, onChange(),
-   * showError(text)}. onChange runs whenever the list or an upload's state changes.
+   * Return {ids(), busy(), count(), clear()}; options: {chips, input, button, dropTarget,
+   * onChange(), showError(text)}. onChange runs whenever the list or an upload's state changes.
    */
   function create(options) {
     var files = [];
@@ -63,6 +64,7 @@
       Array.prototype.forEach.call(options.input.files, upload);
       options.input.value = "";
     });
+    acceptDrops(options.dropTarget, upload);
 
     return {
       ids: function () { return files.map(function (file) { return file.id; }); },
@@ -70,6 +72,45 @@
       count: function () { return files.length; },
       clear: function () { files = []; draw(); },
     };
+  }
+
+  function carriesFiles(event) {
+    return !!event.dataTransfer && Array.prototype.indexOf.call(event.dataTransfer.types, "Files") >= 0;
+  }
+
+  // Files dropped on `target` are uploaded like chosen ones; a file dropped anywhere else on the
+  // page is ignored rather than opened by the browser in place of the chat.
+  function acceptDrops(target, upload) {
+    var depth = 0;  // dragenter and dragleave fire for every child crossed
+    function show(on) { target.classList.toggle("dropping", on); }
+    target.addEventListener("dragenter", function (event) {
+      if (!carriesFiles(event)) return;
+      depth++;
+      show(true);
+    });
+    target.addEventListener("dragleave", function (event) {
+      if (carriesFiles(event) && --depth <= 0) { depth = 0; show(false); }
+    });
+    target.addEventListener("dragover", function (event) {
+      if (!carriesFiles(event)) return;
+      event.preventDefault();
+      event.dataTransfer.dropEffect = "copy";
+    });
+    target.addEventListener("drop", function (event) {
+      if (!carriesFiles(event)) return;
+      event.preventDefault();
+      depth = 0;
+      show(false);
+      Array.prototype.forEach.call(event.dataTransfer.files, upload);
+    });
+    ["dragover", "drop"].forEach(function (name) {
+      window.addEventListener(name, function (event) {
+        if (carriesFiles(event) && !target.contains(event.target)) {
+          event.preventDefault();
+          if (event.dataTransfer) event.dataTransfer.dropEffect = "none";
+        }
+      });
+    });
   }
 
   root.LookoutChatUploads = { create: create };
