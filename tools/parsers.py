@@ -41,7 +41,8 @@ T = TypeVar("T")
 log = logging.getLogger("lookout.parsers")
 
 _POLL_SECONDS = 0.5
-_Reply = tuple[str, Any, bool]  # ("ok" | "error" | "memory", value, whether the child leaves)
+# ("ok" | "error" | "memory", value, whether the child leaves, its peak resident KiB)
+_Reply = tuple[str, Any, bool, int]
 # A child whose peak memory passed this leaves after its job, so the next job starts small.
 _RECYCLE_RSS_KB = 400 * 1024
 _CUT_NOTE = "\n\n[Lookout stopped reading here: the text is longer than {n:,} characters.]"
@@ -121,14 +122,17 @@ class ParserPool:
         self._children: set[_Child] = set()
         self._lock = threading.Lock()
         self._closed = False
+        self.peak_rss_kb = 0  # the largest peak resident memory a parser process reported
 
     def run(self, job: Callable[..., T], *args: Any, signal: Signal, what: str) -> T:
         """Return ``job(*args)`` computed in a parser process; see the module docstring."""
         child = self._acquire(signal)
         try:
             reply = child.ask((job, args), signal)
-            if reply is not None and reply[2]:
-                child.retire()
+            if reply is not None:
+                self.peak_rss_kb = max(self.peak_rss_kb, reply[3])
+                if reply[2]:
+                    child.retire()
         finally:
             self._release(child)
         return self._answer(reply, child, signal, what)
@@ -198,7 +202,7 @@ class ParserPool:
 
     def _answer(self, reply: _Reply | None, child: _Child, signal: Signal, what: str) -> Any:
         if reply is not None:
-            kind, value, _ = reply
+            kind, value, _, _ = reply
             if kind == "ok":
                 return value
             if kind == "memory":
@@ -297,15 +301,16 @@ def serve(conn: multiprocessing.connection.Connection, limits: ParserLimits) -> 
             kind, value = "error", _picklable(exc)
         # A fresh process for the next job gives the memory back; the parent is told first,
         # so that it never sends a job to a process on its way out.
-        leaving = kind == "memory" or _peak_rss_kb() > _RECYCLE_RSS_KB
+        peak = _peak_rss_kb()
+        leaving = kind == "memory" or peak > _RECYCLE_RSS_KB
         try:
-            conn.send((kind, value, leaving))
+            conn.send((kind, value, leaving, peak))
         except MemoryError:
-            conn.send(("memory", None, True))
+            conn.send(("memory", None, True, peak))
             return
         except (pickle.PicklingError, TypeError, AttributeError) as exc:
             error = ToolError(f"The parser's answer could not be sent back: {exc}")
-            conn.send(("error", error, leaving))
+            conn.send(("error", error, leaving, peak))
         if leaving:
             return
 
