@@ -14,11 +14,17 @@ Errors an adapter raises from ``parse``::
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from typing import Any
 
+import lxml.html
 import marshmallow
+
+# Never text a reader sees: control characters, lone surrogates (half a pair in a JSON body)
+# and the non-characters U+FFFE and U+FFFF. lxml refuses most of them and stops reading a
+# string at a lone surrogate, and none of them can be stored as UTF-8 output.
+UNREADABLE_CHARACTERS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 
 
 class EngineBlocked(Exception):
@@ -122,25 +128,15 @@ def text_from_html(fragment: str) -> str:
     """Return the text an HTML fragment shows: tags removed as markup, entities decoded after.
 
     An escaped ``std::vector&lt;T&gt;`` stays ``std::vector<T>``; a ``<`` that opens no tag
-    stays text, as in a browser.
+    stays text, as in a browser. Characters no reader sees become spaces.
     """
     if "<" not in fragment and "&" not in fragment:
         return fragment
-    reader = _TextReader()
-    reader.feed(fragment)
-    reader.close()
-    return "".join(reader.parts)
-
-
-class _TextReader(HTMLParser):
-    # The standard library's tokenizer keeps every character of text (lxml's drops the rest
-    # of a string at a lone surrogate) and decodes entities only in text, never in tags.
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-
-    def handle_data(self, data: str) -> None:
-        self.parts.append(data)
+    readable = UNREADABLE_CHARACTERS.sub(" ", fragment)
+    # libxml2 reads in linear time whatever the markup; the fragment goes in a body of its
+    # own so that it is never an empty document and text before any tag is kept.
+    document = lxml.html.document_fromstring(f"<html><body>{readable}</body></html>")
+    return str(document.xpath("string()"))
 
 
 _PLACES = {

@@ -9,7 +9,6 @@ adapters hand over as plain text: only an adapter knows whether its engine sends
 from __future__ import annotations
 
 import json
-import re
 
 import requests
 
@@ -19,6 +18,7 @@ from tools.charset import charset_from_content_type, decode_page
 from tools.citations import is_presentable_url
 from tools.net import AddressNotAllowed
 from tools.web_search.engine import (
+    UNREADABLE_CHARACTERS,
     EngineBlocked,
     EngineRequest,
     MalformedResponse,
@@ -31,8 +31,6 @@ TIMEOUT_SECONDS = 15
 MAX_BODY_BYTES = 5_000_000
 MAX_SNIPPET_CHARS = 500
 MAX_DETAIL_CHARS = 300
-# Lone surrogates (a JSON body can carry half a pair) cannot be encoded to store the output.
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 
 
 def run_search(
@@ -177,8 +175,8 @@ def clean_results(found: list[SearchResult], count: int) -> list[SearchResult]:
 
 
 def clean_text(text: str | None) -> str:
-    """Return plain ``text`` without control characters, whitespace collapsed.
+    """Return plain ``text`` without characters no reader sees, whitespace collapsed.
 
     Never parses markup: text such as ``std::vector<T>`` is kept as it is.
     """
-    return " ".join(_CONTROL.sub(" ", text or "").split())
+    return " ".join(UNREADABLE_CHARACTERS.sub(" ", text or "").split())

@@ -16,7 +16,8 @@ from tools.web_search.engine import text_from_html, validation_messages
         ("a literal &lt;b&gt; tag", "a literal <b> tag"),
         ("write &amp;lt;b&amp;gt;", "write &lt;b&gt;"),
         ("1 < 2 and 3 > 2, AT&T", "1 < 2 and 3 > 2, AT&T"),
-        ("half a pair \ud83d and <b>the rest</b>", "half a pair \ud83d and the rest"),
+        ("half a pair \ud83d and <b>the rest</b>", "half a pair   and the rest"),
+        ("nul\x00 and\x1b <b>escape</b>", "nul  and  escape"),
         ("no markup at all", "no markup at all"),
         ("", ""),
     ],
@@ -25,6 +26,13 @@ def test_html_loses_its_tags_before_its_entities_are_decoded(fragment, text):
     """Regression: entities were decoded first, so escaped text that looked like a tag was
     then removed as one."""
     assert text_from_html(fragment) == text
+
+
+def test_broken_markup_is_read_like_a_browser_would_without_raising():
+    """Regression: the standard library's tokenizer raised AssertionError on ``<![<![`` and
+    took quadratic time on a run of unclosed tags."""
+    assert text_from_html("kept <![<![ a bogus comment to the end") == "kept "
+    assert text_from_html("kept <a <a <a " * 20_000) == "kept "
 
 
 def test_validation_entries_say_where_each_problem_is():
