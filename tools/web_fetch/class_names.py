@@ -40,8 +40,6 @@ _FURNITURE_TOKENS = frozenset(
         "breadcrumbs",
         "byline",
         "author",
-        "caption",
-        "credit",
         "tags",
         "taglist",
         "tagcloud",
@@ -67,6 +65,7 @@ _FURNITURE_PAIRS = frozenset(
 _NAME_SEPARATOR = re.compile(r"[\s_\-]+")
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _MAX_NAME_CHARS = 500
+_MAX_ID_WORDS = 3
 
 
 def name_tokens(names: str) -> list[str]:
@@ -76,9 +75,15 @@ def name_tokens(names: str) -> list[str]:
     return [part.lower() for word in words for part in _CAMEL_BOUNDARY.split(word) if part]
 
 
-def names_furniture(names: str) -> bool:
-    """Return whether class or id names name page furniture, by whole tokens."""
-    tokens = name_tokens(names)
+def names_furniture(classes: str, id: str = "") -> bool:
+    """Return whether class or id names name page furniture, by whole tokens.
+
+    An id of more than ``_MAX_ID_WORDS`` words is a heading made into an anchor (Sphinx,
+    GitHub and MediaWiki do this), which names the section's subject, not its role:
+    ``sharing-with-a-single-developer`` is a chapter, not a sharing bar.
+    """
+    id_tokens = name_tokens(id)
+    tokens = name_tokens(classes) + ([] if len(id_tokens) > _MAX_ID_WORDS else id_tokens)
     if not _FURNITURE_TOKENS.isdisjoint(tokens):
         return True
     return any(pair in _FURNITURE_PAIRS for pair in zip(tokens, tokens[1:], strict=False))

@@ -29,7 +29,7 @@ import lxml.html
 from lxml.html import HtmlElement
 from readability import Document
 
-from tools.web_fetch.extract_boilerplate import remove_boilerplate
+from tools.web_fetch.extract_boilerplate import remove_boilerplate, remove_controls
 from tools.web_fetch.images import drop_unreadable_images
 from tools.web_fetch.main_block import TextSizes, find_main_block, measure, protected_elements
 from tools.web_fetch.tree_limits import bound_tree
@@ -73,6 +73,7 @@ def extract(html: str, url: str) -> Extracted:
     base = _base_url(root, url)
     _remove_unread(root)
     body = root.body if root.find("body") is not None else root
+    remove_controls(body)
     sizes = measure(body)
     if _read_fallback_markup(body, sizes):
         sizes = measure(body)
@@ -82,9 +83,7 @@ def extract(html: str, url: str) -> Extracted:
     own = remove_boilerplate(body, main, protected)
     _keep_through_readability(root, [*own, *main.iterdescendants("header")])
     content = _main_content(root)
-    if content is None or _too_short(content, body):
-        content = body
-    if main is not body and _word_count(content) < _word_count(main) * _MIN_SHARE_OF_MAIN:
+    if content is None or _too_short(content, body) or _misses_main(content, main, body):
         content = main
     if _word_count(content) < _MIN_PRUNED_WORDS:
         content = _unpruned_body(html, content)
@@ -237,6 +236,12 @@ def _keep_through_readability(root: HtmlElement, elements: list[HtmlElement]) ->
 class _CleanedDocument(Document):
     """readability's Document for a tree this module has already cleaned and pruned."""
 
+    def class_weight(self, e: HtmlElement) -> int:
+        # readability weighs class and id names by substring ("related-work-and-prior-art" and
+        # "media-body" count against, "shareholder" would too); the pruning has already judged
+        # names by whole tokens, so readability scores the text alone.
+        return 0
+
     def get_preserved_elements(self, node: HtmlElement) -> dict[HtmlElement, bool]:
         preserved = super().get_preserved_elements(node)
         preserved.update((element, True) for element in node.xpath(f".//*[@{_KEEP_MARK}]"))
@@ -262,6 +267,12 @@ def _too_short(content: HtmlElement, body: HtmlElement) -> bool:
     # A few words out of a much longer page mean readability missed, as on pages with no article.
     found = _word_count(content)
     return found < _MIN_ARTICLE_WORDS and found < _word_count(body) / 2
+
+
+def _misses_main(content: HtmlElement, main: HtmlElement, body: HtmlElement) -> bool:
+    # Readability's choice is one candidate: holding under half of the block that the text
+    # density found, it chose one section, a quote or a notice over the page's text.
+    return main is not body and _word_count(content) < _word_count(main) * _MIN_SHARE_OF_MAIN
 
 
 def _unpruned_body(html: str, content: HtmlElement) -> HtmlElement:

@@ -36,10 +36,19 @@ _CONTROL_TAGS = frozenset(
 _SIDE_TAGS = frozenset({"aside", "form", "figcaption"})
 # Inside the main block these are the article's own: a pull quote, a chart, a table of figures.
 _SHELTER_TAGS = frozenset({"aside", "figure", "figcaption", "table"})
+# The page says these hold content, whatever their names (WordPress names an article's author).
+_CONTENT_TAGS = frozenset({"main", "article"})
 # Blocks whose text is mostly link text are menus, link lists and teasers.
 _LINK_LIST_TAGS = frozenset({"p", "ul", "ol", "dl", "table", "div", "section"})
 _MAX_LINK_DENSITY = 0.6
 _MIN_LINK_LIST_CHARS = 25
+
+
+def remove_controls(body: HtmlElement) -> None:
+    """Remove form controls and embedded media, whose text (a month's days in a date picker,
+    a menu's options) is never prose and would mislead the search for the main text block."""
+    for element in list(body.iter(*_CONTROL_TAGS)):
+        _drop(element)
 
 
 def remove_boilerplate(
@@ -58,9 +67,11 @@ def remove_boilerplate(
                 _drop(element)
         elif element in protected or element in sheltered:
             continue
-        elif tag in _CONTROL_TAGS or tag in _SIDE_TAGS:
+        elif tag in _SIDE_TAGS:
             _drop(element)
-        elif names_furniture(f"{element.get('class', '')} {element.get('id', '')}"):
+        elif tag not in _CONTENT_TAGS and names_furniture(
+            element.get("class", ""), element.get("id", "")
+        ):
             _drop(element)
     # Links left without text once their pictures are gone would read as "[](url)".
     for link in body.xpath("descendant::a[not(normalize-space()) and not(descendant::img)]"):

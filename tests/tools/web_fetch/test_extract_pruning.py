@@ -172,7 +172,8 @@ def test_long_article_wins_over_the_short_block_readability_prefers():
         ("shareholder", False),
         ("authority", False),
         ("modalities", False),
-        ("credit-terms", True),
+        ("credit-terms", False),
+        ("wp-caption-text", False),
         ("tag-renewable-energy-credits", False),
         ("js-tagsearch-file", False),
         ("header", False),
@@ -192,3 +193,59 @@ def test_class_names_split_on_dashes_underscores_spaces_and_camel_case():
         "share",
         "buttons",
     ]
+
+
+def test_sections_whose_anchor_ids_are_headings_are_kept():
+    """Regression: Sphinx's id="sharing-with-a-single-developer" read as a sharing bar, and
+    readability's own substring weights dropped "related-work-and-prior-art"."""
+    sections = "".join(
+        f'<div class="section" id="{slug}"><h2>{slug.replace("-", " ")}</h2><p>{sentence}</p></div>'
+        for slug, sentence in zip(
+            (
+                "sharing-with-a-single-developer",
+                "related-work-and-prior-art",
+                "how-to-share-it-with-others",
+            ),
+            SENTENCES,
+            strict=False,
+        )
+    )
+    html = page(f'{SIDEBAR}<div class="body" role="main"><h1>Guide</h1>{sections}</div>')
+
+    text = read(html)
+
+    for sentence in SENTENCES[:3]:
+        assert sentence in text
+
+
+def test_article_named_by_its_author_is_kept_when_its_comments_are_longer():
+    """Regression: a WordPress <article class="... author-sarah ..."> inside <main> with a longer
+    comment thread lost both, and the page read as its footer."""
+    comments = "".join(
+        f'<li class="comment"><p>Reader {n} wrote: {SENTENCES[n % 5]} {SENTENCES[n % 4]}</p></li>'
+        for n in range(8)
+    )
+    html = page(
+        '<main class="content"><article class="entry author-sarah post-67202 tag-jobs">'
+        f"<h1>Council buys energy credits</h1>{ARTICLE}</article>"
+        f'<div class="comments-area" id="comments"><ol>{comments}</ol></div></main>'
+        "<footer>%d bloggers like this:</footer>"
+    )
+
+    text = read(html)
+
+    assert_article_kept(text)
+    assert "Reader 3 wrote" not in text
+
+
+def test_a_date_picker_beside_a_review_does_not_pass_for_the_main_text():
+    """Regression: the days and months of a booking form's selects outweighed a hotel review."""
+    options = "".join(f"<option>{day}</option>" for day in range(1, 32))
+    months = "".join(f"<option>{month} 2007</option>" for month in ("January", "February") * 6)
+    booking = f"<form><label>Check-in</label><select>{options}</select><select>{months}</select>"
+    html = page(
+        f'<table><tr><td class="left">{booking * 3}</form></td>'
+        f'<td class="center"><h1>Les Suites Taipei</h1>{ARTICLE}</td></tr></table>'
+    )
+
+    assert_article_kept(read(html))
