@@ -35,14 +35,16 @@ from tools.web_fetch.extract import extract  # noqa: E402
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "extraction"
 OWN_DATA = Path(__file__).resolve().parent / "data"
+LABELLED_PAGES = Path(__file__).resolve().parent / "pages"
 LOST_RECALL = 0.5
 PEER_KEPT_RECALL = 0.8
 _TOKEN = re.compile(r"\w+")
 _IMAGE = re.compile(
     r"!\[([^\]]*)\]\((?:<[^>]*>|[^()\s]*(?:\([^()\s]*\)[^()\s]*)*)(?:\s+\"[^\"]*\")?\)"
 )
+# Link text may hold one level of brackets: Wikipedia's citations come out as [[165]](url).
 _LINK = re.compile(
-    r"\[([^\]]*)\]\((?:<[^>]*>|[^()\s]*(?:\([^()\s]*\)[^()\s]*)*)(?:\s+\"[^\"]*\")?\)"
+    r"\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\((?:<[^>]*>|[^()\s]*(?:\([^()\s]*\)[^()\s]*)*)(?:\s+\"[^\"]*\")?\)"
 )
 _EMPHASIS = re.compile(r"(?<![\w\\])[*_]{1,3}(?=\S)|(?<=[^\s\\])[*_]{1,3}(?!\w)")
 _LINE_MARKERS = re.compile(
@@ -68,6 +70,20 @@ def shingles(text: str, n: int = 4) -> Counter[str]:
     )
 
 
+@dataclass(frozen=True)
+class Labels:
+    """A labelled page's truth: passages that must be in the output and text that must not."""
+
+    keep: list[str]
+    drop: list[str]
+
+
+def contains(text: str, passage: str) -> bool:
+    """Return whether the words of ``passage`` occur in ``text`` in a row (markup aside)."""
+    words = " ".join(_TOKEN.findall(passage))
+    return bool(words) and f" {words} " in f" {' '.join(_TOKEN.findall(text))} "
+
+
 def overlap(truth: str, prediction: str) -> tuple[int, int, int]:
     """Return TP, FP and FN of the prediction's shingles against the truth's."""
     expected, found = shingles(truth), shingles(prediction)
@@ -87,10 +103,18 @@ class Score:
     lost: int = 0
     scored: bool = True
 
-    def add(self, truth: str, prediction: str, seconds: float) -> None:
-        """Record one page."""
+    def add(self, truth: str | Labels, prediction: str, seconds: float) -> None:
+        """Record one page: shingle precision and recall, or for a labelled page the share of
+        its must-drop text left out and of its must-keep passages found."""
         self.seconds.append(seconds)
         if not self.scored:
+            return
+        if isinstance(truth, Labels):
+            self.empty += not _TOKEN.search(prediction)
+            found = sum(contains(prediction, passage) for passage in truth.keep)
+            leaked = sum(contains(prediction, passage) for passage in truth.drop)
+            self.recalls.append(found / len(truth.keep) if truth.keep else 1.0)
+            self.precisions.append(1 - leaked / len(truth.drop) if truth.drop else 1.0)
             return
         tp, fp, fn = overlap(truth, prediction)
         if tp + fp == 0:
@@ -173,17 +197,29 @@ EXTRACTORS: dict[str, Callable[[str, str], str]] = {
 }
 
 
-def load(data: Path, limit: int | None) -> list[tuple[str, str, str, str]]:
-    """Return (id, url, html, truth) for each page of the set, in a stable order."""
-    truth = json.loads((data / "ground-truth.json").read_text(encoding="utf-8"))
-    pages = []
-    for key in sorted(truth)[:limit]:
+Page = tuple[str, str, str, str | Labels]
+
+
+def load(data: Path, limit: int | None) -> list[Page]:
+    """Return (id, url, html, truth) for each page of the set, in a stable order.
+
+    A set has ``ground-truth.json`` (article bodies) or ``labels.json`` (passages to keep and
+    to drop); its pages are ``html/<id>.html.gz``.
+    """
+    labelled = (data / "labels.json").exists()
+    entries = json.loads(
+        (data / ("labels.json" if labelled else "ground-truth.json")).read_text(encoding="utf-8")
+    )
+    pages: list[Page] = []
+    for key in sorted(entries)[:limit]:
+        entry = entries[key]
+        truth = Labels(entry["keep"], entry["drop"]) if labelled else entry["articleBody"]
         with gzip.open(data / "html" / f"{key}.html.gz", "rt", encoding="utf-8") as file:
-            pages.append((key, truth[key]["url"], file.read(), truth[key]["articleBody"]))
+            pages.append((key, entry["url"], file.read(), truth))
     return pages
 
 
-def run(pages: list[tuple[str, str, str, str]], names: list[str]) -> list[Score]:
+def run(pages: list[Page], names: list[str]) -> list[Score]:
     """Run every named extractor on each page in turn and return their scores.
 
     Extractors take turns page by page, so a busy spell of the machine slows them all alike.
@@ -217,12 +253,16 @@ def main() -> None:
     words = [w.strip().lower() for w in args.only.split(",") if w.strip()]
     names = [n for n in EXTRACTORS if not words or any(w in n.lower() for w in words)]
     own = sorted(p.parent for p in OWN_DATA.glob("*/ground-truth.json"))
-    folders = args.data or [SHARED_DATA, *own]
+    folders = args.data or [SHARED_DATA, *own, LABELLED_PAGES]
     f1s: dict[str, list[float]] = {name: [] for name in names}
     for folder in folders:
         pages = load(folder, args.limit)
         scores = run(pages, names)
         print(f"### {folder.name}: {len(pages)} pages, CPU time per page, one process\n")
+        if pages and isinstance(pages[0][3], Labels):
+            print(
+                "Precision: share of must-drop text left out; recall: must-keep passages found.\n"
+            )
         print("| Extractor | Precision | Recall | F1 | Median ms | p95 ms | Empty | Lost |")
         print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
         for score in scores:

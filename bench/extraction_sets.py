@@ -69,7 +69,7 @@ def build(git_dir: Path, folder: str, name: str, step: int) -> int:
     for stem in _names(git_dir, folder)[::step]:
         if stem.startswith("."):
             continue
-        gold = _decode(_show(git_dir, f"{folder}/GoldStandard/{stem}.txt"))
+        gold = _decode(_show(git_dir, f"{folder}/GoldStandard/{stem}.txt")).lstrip("\ufeff")
         html = _decode(_show(git_dir, f"{folder}/input/{stem}.html"))
         url_line = _URL_LINE.match(gold)
         text_id = _TEXT_ID.search(html[:2000])

@@ -1,0 +1,102 @@
+"""Measures what each extraction rule gains, by switching it off and scoring every set again.
+
+Run from the project root: ``.venv/bin/python bench/extraction_rules.py [--data DIR ...]``.
+The peers (trafilatura and plain readability) run once, for the "pages lost" count; then
+Lookout runs once as it is and once with each rule switched off. A rule is worth keeping
+where switching it off lowers F1 or loses pages; the table in docs/benchmarks.md comes from here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import extraction
+from extraction import EXTRACTORS, LOST_RECALL, PEER_KEPT_RECALL, Page, Score, load, run
+
+import tools.web_fetch.extract as extract_module
+import tools.web_fetch.extract_boilerplate as boilerplate_module
+import tools.web_fetch.main_block as main_block_module
+
+LOOKOUT = "Lookout (readability-lxml + html2text, pruned)"
+PEERS = ["trafilatura (defaults)", "trafilatura (fast)", "readability-lxml + html2text, plain"]
+
+
+def _off(module: Any, name: str, value: Any) -> Callable[[], contextlib.AbstractContextManager]:
+    @contextlib.contextmanager
+    def switch() -> Iterator[None]:
+        saved = getattr(module, name)
+        setattr(module, name, value)
+        try:
+            yield
+        finally:
+            setattr(module, name, saved)
+
+    return switch
+
+
+RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
+    "main block protected": _off(
+        extract_module, "protected_elements", lambda body, main, sizes: set()
+    ),
+    "class/id names": _off(boilerplate_module, "names_furniture", lambda classes, id="": False),
+    "link lists": _off(boilerplate_module, "_remove_link_lists", lambda body, kept: None),
+    "asides, forms, captions outside the block": _off(
+        boilerplate_module, "_SIDE_TAGS", frozenset()
+    ),
+    "nav, header, footer outside the block": _off(
+        extract_module, "_FURNITURE_XPATH", "//lookout-no-such-tag"
+    ),
+    "readability under half the block: read the block": _off(
+        extract_module, "_MIN_SHARE_OF_MAIN", 0.0
+    ),
+    "readability keeps the block's tables and asides": _off(
+        extract_module, "_keep_through_readability", lambda root, elements: None
+    ),
+    "images": _off(boilerplate_module, "keep_image", lambda element: False),
+    "main block found by density (off: the body)": _off(
+        extract_module, "find_main_block", lambda body, sizes: body
+    ),
+}
+assert main_block_module.find_main_block is extract_module.find_main_block
+
+
+def lookout_scores(pages: list[Page], peer_best: list[float]) -> Score:
+    """Return Lookout's score on ``pages``, counting a page lost against the peers' best."""
+    score = run(pages, [LOOKOUT])[0]
+    score.lost = sum(
+        recall < LOST_RECALL and best >= PEER_KEPT_RECALL
+        for recall, best in zip(score.recalls, peer_best, strict=True)
+    )
+    return score
+
+
+def main() -> None:
+    """Print one table: F1 and pages lost on each set, as is and with each rule off."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, action="append", help="a benchmark folder; repeatable")
+    args = parser.parse_args()
+    own = sorted(p.parent for p in extraction.OWN_DATA.glob("*/ground-truth.json"))
+    folders = args.data or [extraction.SHARED_DATA, *own, extraction.LABELLED_PAGES]
+    sets = [(folder.name, load(folder, None)) for folder in folders]
+    best = []
+    for _name, pages in sets:
+        peers = run(pages, [name for name in PEERS if name in EXTRACTORS])
+        best.append([max(column) for column in zip(*(p.recalls for p in peers), strict=True)])
+    header = " | ".join(f"{name} F1 | lost" for name, _pages in sets)
+    print(f"| Switched off | {header} |")
+    print("| --- |" + " ---: | ---: |" * len(sets))
+    for label, switch in {"nothing (as shipped)": contextlib.nullcontext, **RULES}.items():
+        with switch():
+            cells = []
+            for (_name, pages), peer_best in zip(sets, best, strict=True):
+                score = lookout_scores(pages, peer_best)
+                cells.append(f"{score.f1:.3f} | {score.lost}")
+        print(f"| {label} | {' | '.join(cells)} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
