@@ -12,10 +12,12 @@ import uuid
 
 import psutil
 import pytest
+import requests
 
 from tests.support.chat import ChatClient, parse_sse
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.sites import Site
+from tests.tools.web_fetch.test_hostile import CASES
 from tests.workers.conftest import make_chat_app
 from webapp.extensions import db
 from webapp.models import Provider
@@ -134,6 +136,49 @@ def test_cancel_kills_the_parser_of_a_hostile_page_and_other_turns_stream_on(
     assert chat.call("POST", f"/api/turns/{streaming}/cancel").status_code == 200
     other.join(10)
     events.join(10)
+
+
+HEAVY = ["entity soup", "pdf pages sharing one huge stream", "gzip bomb", "huge attribute"]
+
+
+def test_hostile_pages_read_in_one_step_end_in_time_while_another_turn_streams(
+    make_chat, chat_worker, fake_model, model_ids, second_model, site
+):
+    """The heaviest cases of the hostile-content suite, read by one model step in a real
+    worker: each call ends in time with output or a sentence, the worker grows by under
+    100 MiB, and a turn streaming in the same worker never waits 500 ms for a delta."""
+    for number, name in enumerate(HEAVY):
+        site.route(f"/case{number}", CASES[name].serve)
+        requests.get(site.url(f"/case{number}"), timeout=60).close()  # bodies made beforehand
+    other_model, other_id = second_model
+    other_model.script(Reply.forever("tick ", delay=SPACING))
+    chat = make_chat()
+    streaming = chat.start(chat.new_conversation(), "talk", other_id)["turn"]["id"]
+    other = TimedEvents(chat, streaming)
+    other.start()
+    other.wait_for("text.delta", 3)
+    worker = psutil.Process(chat_worker.process.pid)
+    rss = worker.memory_info().rss
+
+    calls = [("web_fetch", {"url": site.url(f"/case{n}")}) for n in range(2)]
+    more = [("web_fetch", {"url": site.url(f"/case{n}")}) for n in range(2, len(HEAVY))]
+    fake_model.script(Reply.tool_calls(calls), Reply.tool_calls(more), Reply.text("Read."))
+    started = time.monotonic()
+    turn = chat.run(chat.new_conversation(), "read them", model_ids[0])
+    reading = time.monotonic() - started
+    assert turn["status"] == "completed"
+    results = [p for p in chat.reply(turn)["parts"] if p["type"] == "tool-result"]
+    assert len(results) == len(HEAVY)
+    for result in results:
+        assert result["outcome"] in ("ok", "error", "timeout"), result
+        assert "unexpectedly" not in (result.get("error") or "")
+    assert reading < 2 * (25 + 1) + 10  # two steps, each within web_fetch's deadline
+    assert worker.memory_info().rss - rss < 100 << 20
+    deltas = [t for t, name, _ in other.events if name == "text.delta" and t >= started]
+    gaps = [b - a for a, b in zip(deltas, deltas[1:], strict=False)]
+    assert max(gaps) < SPACING + 0.5, f"the other turn stalled {max(gaps):.2f} s"
+    assert chat.call("POST", f"/api/turns/{streaming}/cancel").status_code == 200
+    other.join(10)
 
 
 def test_a_call_that_timed_out_shows_no_source_and_its_late_cache_write_is_dropped(

@@ -7,6 +7,7 @@ calling process's memory must grow by less than 100 MiB; and a thread of the sam
 
 from __future__ import annotations
 
+import functools
 import gzip
 import threading
 import time
@@ -75,8 +76,11 @@ class Case:
     expect: str | tuple[str, ...]
 
 
-def reply(content_type: str, body: bytes, **headers: str) -> Callable[[Any], None]:
-    return lambda handler: handler.reply(200, content_type, body, **headers)
+def reply(content_type: str, make: Callable[[], bytes], **headers: str) -> Callable[[Any], None]:
+    """Serve the body ``make()`` returns, made on first use (importing this module stays cheap:
+    a parser process's forkserver may import the module that runs it)."""
+    made = functools.cache(make)
+    return lambda handler: handler.reply(200, content_type, made(), **headers)
 
 
 def lying_length(declared: int, body: bytes) -> Callable[[Any], None]:
@@ -96,21 +100,23 @@ def lying_length(declared: int, body: bytes) -> Callable[[Any], None]:
 SLOW = ("took longer than", "did not finish within")
 CASES: dict[str, Case] = {
     "long space run in pre": Case(
-        reply("text/html", page("<pre>" + " " * 4_000_000 + "x</pre>" + ARTICLE)), "ok"
+        reply("text/html", lambda: page("<pre>" + " " * 4_000_000 + "x</pre>" + ARTICLE)), "ok"
     ),
-    "deep nesting": Case(reply("text/html", page("<div>" * 300_000 + ARTICLE)), "ok"),
+    "deep nesting": Case(reply("text/html", lambda: page("<div>" * 300_000 + ARTICLE)), "ok"),
     "huge attribute": Case(
-        reply("text/html", page(f'<div class="{"a" * 4_000_000}">{ARTICLE}</div>')), "ok"
+        reply("text/html", lambda: page(f'<div class="{"a" * 4_000_000}">{ARTICLE}</div>')), "ok"
     ),
     "huge title": Case(
-        reply("text/html", page(ARTICLE, head=f"<title>{'T' * 1_000_000}</title>")), "ok"
+        reply("text/html", lambda: page(ARTICLE, head=f"<title>{'T' * 1_000_000}</title>")), "ok"
     ),
     "entity soup": Case(
-        reply("text/html", page("&amp;&#x41;&lt;" * 300_000 + ARTICLE)), ("ok", *SLOW)
+        reply("text/html", lambda: page("&amp;&#x41;&lt;" * 300_000 + ARTICLE)), ("ok", *SLOW)
     ),
-    "many elements": Case(reply("text/html", page("<b>x</b>" * 550_000 + ARTICLE)), ("ok", *SLOW)),
-    "gzip bomb": Case(reply("text/html", gzip_bomb(), Content_Encoding="gzip"), "ok"),
-    "deflate bomb": Case(reply("text/html", deflate_bomb(), Content_Encoding="deflate"), "ok"),
+    "many elements": Case(
+        reply("text/html", lambda: page("<b>x</b>" * 550_000 + ARTICLE)), ("ok", *SLOW)
+    ),
+    "gzip bomb": Case(reply("text/html", gzip_bomb, Content_Encoding="gzip"), "ok"),
+    "deflate bomb": Case(reply("text/html", deflate_bomb, Content_Encoding="deflate"), "ok"),
     "body that trickles forever": Case(
         lambda handler: handler.stream("text/html", b"<p>a", None, pause=0.2),
         f"took longer than {TIMEOUT_SECONDS} seconds",
@@ -121,13 +127,14 @@ CASES: dict[str, Case] = {
     ),
     "content-length shorter than the body": Case(lying_length(200, page(ARTICLE) * 50), "ok"),
     "pdf pages sharing one huge stream": Case(
-        reply("application/pdf", make_shared_stream_pdf(5000, 20_000)), ("ok", *SLOW)
+        reply("application/pdf", lambda: make_shared_stream_pdf(5000, 20_000)), ("ok", *SLOW)
     ),
     "pdf with thousands of pages": Case(
-        reply("application/pdf", make_pdf([f"Page {n}" for n in range(2500)])), ("ok", *SLOW)
+        reply("application/pdf", lambda: make_pdf([f"Page {n}" for n in range(2500)])),
+        ("ok", *SLOW),
     ),
     "damaged pdf without a catalog": Case(
-        reply("application/pdf", make_damaged_pdf(8000)), "damaged or not a PDF"
+        reply("application/pdf", lambda: make_damaged_pdf(8000)), "damaged or not a PDF"
     ),
 }
 
