@@ -52,7 +52,9 @@
     // An incomplete reply (failed or stopped) can be asked again, or, when some of it was
     // written, continued: a new turn after it asking the model to go on from there.
     function incompleteActions(message, userMessageId, parts) {
-      var written = parts.some(function (p) { return p.type === "text" ? !!p.text.trim() : p.type === "tool-result"; });
+      var written = parts.some(function (p) {
+        return p.type === "text" ? !!p.text.trim() : p.type === "tool-result";
+      });
       return [
         copyReply(parts),
         action("Try again", function () { ctx.regenerate(userMessageId); },
@@ -108,7 +110,8 @@
       } else if (status === "failed") {
         item.appendChild(failure(message, message.parentId, parts));
       } else if (status !== "completed" && !ctx.state.live) {
-        item.appendChild(el("div", { class: "message-actions" }, incompleteActions(message, message.parentId, parts)));
+        item.appendChild(el("div", { class: "message-actions" },
+          incompleteActions(message, message.parentId, parts)));
       } else if (!ctx.state.live) {
         item.appendChild(el("div", { class: "message-actions" }, [
           copyReply(parts),
