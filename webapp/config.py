@@ -256,6 +256,13 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("TURN_MAX_STEPS", "10", "Most model steps one turn may take.", int_parser(1, 1000)),
     Setting(
+        "MODEL_TIMEOUT_SECONDS",
+        "60",
+        "Seconds a model may send nothing, before its first token or between two, before its "
+        "turn fails (keeping what it said).",
+        int_parser(1, 3600),
+    ),
+    Setting(
         "TURN_STALE_SECONDS",
         "60",
         "A running turn whose worker sent no heartbeat for this long is failed by the reaper.",

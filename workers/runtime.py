@@ -61,7 +61,10 @@ def get_provider(provider: Provider) -> OpenAICompatibleProvider:
         client = _providers.get(cache_key)
         if client is None:
             client = OpenAICompatibleProvider(
-                name=provider.name, base_url=provider.base_url, api_key=provider.api_key or ""
+                name=provider.name,
+                base_url=provider.base_url,
+                api_key=provider.api_key or "",
+                timeout=current_app.config["MODEL_TIMEOUT_SECONDS"],
             )
             _providers[cache_key] = client
     return client

@@ -178,3 +178,23 @@ def test_a_stop_during_a_tool_call_shows_the_call_stopped_at_once(chat, fake_mod
     assert [p["type"] for p in parts] == ["text", "tool-call", "tool-result"]
     assert parts[2]["outcome"] == "cancelled"
     assert parts[2]["error"] == "The turn was cancelled before this call finished."
+
+
+def test_a_model_silent_past_its_timeout_mid_answer_keeps_the_result_and_the_text(
+    make_app, tmp_path
+):
+    """A model that stops sending mid-answer, its worker alive and beating, fails the turn at
+    MODEL_TIMEOUT_SECONDS with the tool result and the streamed text kept."""
+    app = make_app(**CHAT_SETTINGS, MODEL_TIMEOUT_SECONDS=2)
+    with FakeModel() as fake, LiveServer(app) as web, CeleryWorker(app, tmp_path):
+        fake.script(READ_PAGE, Reply.text("So far the page says", silence=60))
+        chat = private_chat(app, fake, web.url, "patient")
+        conversation = chat.new_conversation()
+        turn = chat.run(conversation, "read it", "fake/m")
+        reply, failure = reloaded(chat, conversation, turn["id"])
+    assert turn["status"] == "failed" and failure is not None
+    assert turn["error"].startswith(
+        "The answer above was cut off. The provider fake did not answer in time."
+    )
+    assert_page_result_kept(reply["parts"])
+    assert reply["parts"][-1] == {"type": "text", "text": "So far the page says"}
