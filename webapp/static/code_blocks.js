@@ -11,6 +11,20 @@
   var ALIASES = { py: "python", js: "javascript", ts: "typescript", sh: "bash", zsh: "bash",
     shell: "bash", console: "bash", yml: "yaml", html: "xml", "c++": "cpp", rs: "rust" };
 
+  // A streaming reply is drawn again on every frame; its finished blocks do not change, so
+  // their highlighting is kept rather than redone (the last few, by language and text).
+  var KEPT = 16;
+  var kept = new Map();
+
+  function highlighted(language, text) {
+    var key = language + "\n" + text;
+    if (!kept.has(key)) {
+      if (kept.size >= KEPT) kept.delete(kept.keys().next().value);
+      kept.set(key, root.hljs.highlight(text, { language: language, ignoreIllegals: true }).value);
+    }
+    return kept.get(key);
+  }
+
   function knownLanguage(language) {
     var hljs = root.hljs, name = (language || "").toLowerCase();
     name = ALIASES[name] || name;
@@ -36,7 +50,7 @@
     var known = knownLanguage(language);
     if (known) {
       code.className = "hljs language-" + known;
-      code.innerHTML = root.hljs.highlight(text, { language: known, ignoreIllegals: true }).value;
+      code.innerHTML = highlighted(known, text);
     } else {
       code.textContent = text;
     }
