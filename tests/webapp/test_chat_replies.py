@@ -227,3 +227,22 @@ def test_a_failed_reply_that_wrote_something_offers_continue(page, chat_app, cha
     error.wait_for()
     assert error.get_by_role("button").all_inner_texts() == ["Copy", "Try again", "Continue"]
     assert "The first half of an answer" in last_reply(page).locator(".markdown").inner_text()
+
+
+def test_copy_works_where_the_clipboard_api_is_missing(
+    page, chat_server, user, fake_model, model_id
+):
+    """Browsers give navigator.clipboard only to HTTPS and localhost; over plain HTTP to a
+    server elsewhere, Copy still copies (through a selected text box)."""
+    person, _chat = user
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.add_init_script("Object.defineProperty(window, 'isSecureContext', {value: false});")
+    fake_model.script(Reply.text("Plain words to copy."))
+    open_chat(page, chat_server, person, model_id)
+    send(page, "Say")
+    wait_status(page, "completed")
+    copy = last_reply(page).get_by_role("button", name="Copy this reply")
+    copy.click()
+    expect(copy).to_have_text("Copied")
+    assert clipboard(page) == "Plain words to copy."
+    assert page.locator("textarea.visually-hidden").count() == 0  # the helper box is gone
