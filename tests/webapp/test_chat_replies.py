@@ -156,6 +156,12 @@ def test_reading_a_page_shows_the_site_the_part_and_the_title(
                 "outcome": "error",
                 "error": "The page could not be fetched: the server answered 503.",
             },
+            {
+                "type": "tool-call",
+                "id": "c5",
+                "name": "web_fetch",
+                "input": {"url": "https://slow.example/page"},
+            },
             {"type": "text", "text": "The guide says three things."},
         ]
     )
@@ -168,7 +174,10 @@ def test_reading_a_page_shows_the_site_the_part_and_the_title(
         "Reading example.com — part 2 of 3",
         "Reading example.com — part 3 of 3",
         "Reading down.example",
+        "Reading slow.example",  # no result yet: the site from the call's URL
     ]
+    assert cards.nth(4).locator(".tool-outcome").inner_text() == "Running…"
+    assert cards.nth(4).locator(".tool-summary").inner_text() == "https://slow.example/page"
     assert cards.nth(0).locator(".tool-summary").inner_text() == "The Guide"
     assert cards.nth(0).locator(".tool-outcome").inner_text() == "Done"
     assert "web_fetch" not in page.locator(".messages").inner_text()
