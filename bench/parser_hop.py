@@ -5,7 +5,8 @@ the shared 181-page extraction set is extracted both ways, in turns page by page
 alternating), each ``--repeats`` times; a page's time in each mode is its fastest run, so a
 busy spell of the machine is not counted as hop. Time is wall-clock (the pool's work happens in
 another process); the hop is the per-page difference: pickling the page's bytes and the
-result, two pipe writes, and the parser process waking up. The pool has one process, warmed.
+result, two pipe writes, and the parser process waking up. The last row sends each page to the
+parser and back with no work done (``len``): the transport alone. The pool has one process.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def main() -> None:
     pool.run(len, b"warm", signal=Signal(), what="warm-up")
     inline: list[float] = []
     pooled: list[float] = []
+    transport: list[float] = []
     print(f"# {machine()}", file=sys.stderr)
     try:
         for number, (url, data) in enumerate(pages):
@@ -53,6 +55,12 @@ def main() -> None:
                     runs[mode].append(time.perf_counter() - started)
             inline.append(min(runs["inline"]))
             pooled.append(min(runs["pooled"]))
+            sent = []
+            for _ in range(args.repeats):
+                started = time.perf_counter()
+                pool.run(len, data, signal=Signal(), what=url)
+                sent.append(time.perf_counter() - started)
+            transport.append(min(sent))
     finally:
         pool.close()
     hops = [p - i for p, i in zip(pooled, inline, strict=True)]
@@ -61,6 +69,11 @@ def main() -> None:
         ["in the calling process", statistics.median(inline) * ms, percentile(inline, 0.95) * ms],
         ["in a parser process", statistics.median(pooled) * ms, percentile(pooled, 0.95) * ms],
         ["hop (per-page difference)", statistics.median(hops) * ms, percentile(hops, 0.95) * ms],
+        [
+            "the page's bytes there and back, no work",
+            statistics.median(transport) * ms,
+            percentile(transport, 0.95) * ms,
+        ],
     ]
     print(f"{len(pages)} pages, fastest of {args.repeats} runs per page and mode\n")
     print(table(["extraction", "median ms", "p95 ms"], rows))

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import psutil
 import pytest
 
+from tests.support.ticker import Ticker
 from tools.api import Cancelled, IngestError, Signal
 from tools.parsers import (
     InlineParsers,
@@ -60,30 +61,6 @@ def pool() -> Iterator[ParserPool]:
     parsers = ParserPool(ParserLimits(processes=2, cpu_seconds=1, memory_bytes=512 << 20))
     yield parsers
     parsers.close()
-
-
-class Ticker(threading.Thread):
-    """Ticks every 10 ms and records the longest gap: a stand-in for the process's other turns."""
-
-    def __init__(self) -> None:
-        super().__init__(daemon=True)
-        self.stop = threading.Event()
-        self.longest = 0.0
-
-    def run(self) -> None:
-        last = time.monotonic()
-        while not self.stop.wait(0.01):
-            now = time.monotonic()
-            self.longest = max(self.longest, now - last)
-            last = now
-
-    def __enter__(self) -> Ticker:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.join()
 
 
 def test_a_job_runs_in_another_process_and_its_result_comes_back(pool):

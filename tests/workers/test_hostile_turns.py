@@ -88,6 +88,17 @@ class TimedEvents(threading.Thread):
             time.sleep(0.02)
 
 
+def stream_another_turn(chat: ChatClient, model: tuple[FakeModel, str]) -> TimedEvents:
+    """Start a turn whose model streams forever, and return its events once it streams."""
+    fake, model_id = model
+    fake.script(Reply.forever("tick ", delay=SPACING))
+    streaming = chat.start(chat.new_conversation(), "talk", model_id)["turn"]["id"]
+    other = TimedEvents(chat, streaming)
+    other.start()
+    other.wait_for("text.delta", 3)
+    return other
+
+
 def busy_parser(worker_pid: int, timeout: float = 20) -> psutil.Process:
     """Return the worker's descendant process that is using a CPU (the parser at work)."""
     deadline = time.monotonic() + timeout
@@ -108,13 +119,8 @@ def test_cancel_kills_the_parser_of_a_hostile_page_and_other_turns_stream_on(
     make_chat, chat_worker, fake_model, model_ids, second_model, site
 ):
     site.serve("/hostile", "text/html", b"<html><body>" + b"<b>x</b>" * 550_000 + b"</body>")
-    other_model, other_id = second_model
-    other_model.script(Reply.forever("tick ", delay=SPACING))
     chat = make_chat()
-    streaming = chat.start(chat.new_conversation(), "talk", other_id)["turn"]["id"]
-    other = TimedEvents(chat, streaming)
-    other.start()
-    other.wait_for("text.delta", 3)
+    other = stream_another_turn(chat, second_model)
 
     fake_model.script(Reply.tool_calls([("web_fetch", {"url": site.url("/hostile")})]))
     reading = chat.start(chat.new_conversation(), "read it", model_ids[0])["turn"]["id"]
@@ -133,7 +139,7 @@ def test_cancel_kills_the_parser_of_a_hostile_page_and_other_turns_stream_on(
     deltas = [t for t, name, _ in other.events if name == "text.delta" and t >= parse_started]
     gaps = [b - a for a, b in zip(deltas, deltas[1:], strict=False)]
     assert deltas and max(gaps) < SPACING + 0.5, f"the other turn stalled {max(gaps):.2f} s"
-    assert chat.call("POST", f"/api/turns/{streaming}/cancel").status_code == 200
+    assert chat.call("POST", f"/api/turns/{other.turn_id}/cancel").status_code == 200
     other.join(10)
     events.join(10)
 
@@ -149,14 +155,10 @@ def test_hostile_pages_read_in_one_step_end_in_time_while_another_turn_streams(
     100 MiB, and a turn streaming in the same worker never waits 500 ms for a delta."""
     for number, name in enumerate(HEAVY):
         site.route(f"/case{number}", CASES[name].serve)
-        requests.get(site.url(f"/case{number}"), timeout=60).close()  # bodies made beforehand
-    other_model, other_id = second_model
-    other_model.script(Reply.forever("tick ", delay=SPACING))
+        warm = requests.get(site.url(f"/case{number}"), stream=True, timeout=60)
+        warm.close()  # the body is made beforehand (a reply makes it before its headers)
     chat = make_chat()
-    streaming = chat.start(chat.new_conversation(), "talk", other_id)["turn"]["id"]
-    other = TimedEvents(chat, streaming)
-    other.start()
-    other.wait_for("text.delta", 3)
+    other = stream_another_turn(chat, second_model)
     worker = psutil.Process(chat_worker.process.pid)
     rss = worker.memory_info().rss
 
@@ -177,7 +179,7 @@ def test_hostile_pages_read_in_one_step_end_in_time_while_another_turn_streams(
     deltas = [t for t, name, _ in other.events if name == "text.delta" and t >= started]
     gaps = [b - a for a, b in zip(deltas, deltas[1:], strict=False)]
     assert max(gaps) < SPACING + 0.5, f"the other turn stalled {max(gaps):.2f} s"
-    assert chat.call("POST", f"/api/turns/{streaming}/cancel").status_code == 200
+    assert chat.call("POST", f"/api/turns/{other.turn_id}/cancel").status_code == 200
     other.join(10)
 
 
