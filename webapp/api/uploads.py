@@ -40,10 +40,9 @@ def extract_text(data: bytes, mime_type: str, filename: str) -> str:
     # The ingester runs in a parser process: this thread waits without holding the GIL, and
     # a hostile file is stopped by the time, CPU and memory limits.
     seconds = current_app.config["UPLOAD_PARSE_SECONDS"]
+    signal = Signal.after(seconds)
     try:
-        result = ingesters.ingest(
-            IngestInput(data, mime_type, filename=filename), Signal.after(seconds)
-        )
+        result = ingesters.ingest(IngestInput(data, mime_type, filename=filename), signal)
     except IngestError as error:
         raise ApiError(error.message, 422) from error
     except Cancelled:
@@ -54,6 +53,8 @@ def extract_text(data: bytes, mime_type: str, filename: str) -> str:
         ) from None
     except ToolError as error:
         raise ApiError(f"{error.message} Attach a smaller or simpler file.", 422) from error
+    finally:
+        signal.cancel()  # stops the signal's timer thread now rather than at its deadline
     return result.text if result is not None else ""
 
 
