@@ -17,7 +17,7 @@ import logging
 
 from marshmallow import Schema
 from pypdf import PageObject, PdfReader
-from pypdf.errors import PyPdfError
+from pypdf.errors import LimitReachedError, PyPdfError
 from pypdf.generic import ArrayObject, IndirectObject
 
 from tools.api import Ingester, IngestError, IngestInput, IngestResult, Plugin, PluginContext
@@ -49,6 +49,12 @@ def ingest_pdf(file: IngestInput) -> IngestResult:
         pages = _read_pages(reader)
     except IngestError:
         raise
+    except LimitReachedError as exc:
+        # pypdf's own bounds (tokens per stream, decompressed bytes): a bomb, or an outsize file.
+        log.info("pdf went past pypdf's limits: %r", exc)
+        raise IngestError(
+            f"{name} is too large to read: it holds more than Lookout's PDF reader allows."
+        ) from exc
     except (
         PyPdfError,
         ValueError,

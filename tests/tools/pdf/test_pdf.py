@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.tools.pdf.documents import encrypt_pdf, make_pdf
+from tests.tools.pdf.documents import encrypt_pdf, make_pdf, make_shared_stream_pdf
 from tools.api import IngesterRegistry, IngestError, IngestInput
 from tools.host import start
-from tools.pdf import PdfIngester, plugin
+from tools.pdf import PdfIngester, ingest_pdf, plugin
 
 URL = "https://example.com/report.pdf"
 
@@ -60,3 +60,12 @@ def test_the_plugin_registers_the_ingester_for_every_plugin():
     assert shared.accepts("application/pdf")
     assert shared.accepts("Application/PDF; name=report.pdf")
     assert plugin.id == "pdf"
+
+
+def test_a_pdf_past_the_readers_limits_is_too_large_not_damaged():
+    """pypdf's LimitReachedError (here: too many tokens in one stream) read as "damaged"."""
+    with pytest.raises(IngestError) as error:
+        ingest_pdf(IngestInput(make_shared_stream_pdf(1, 400_000), "application/pdf", "big.pdf"))
+    assert error.value.message == (
+        "The PDF big.pdf is too large to read: it holds more than Lookout's PDF reader allows."
+    )
