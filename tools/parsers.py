@@ -20,6 +20,7 @@ threads, and a forked child would inherit locks those threads held. Errors ``run
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import logging
 import math
@@ -41,6 +42,7 @@ T = TypeVar("T")
 log = logging.getLogger("lookout.parsers")
 
 _POLL_SECONDS = 0.5
+_PR_SET_NAME = 15
 # ("ok" | "error" | "memory", value, whether the child leaves, its peak resident KiB)
 _Reply = tuple[str, Any, bool, int]
 # A child whose peak memory passed this leaves after its job, so the next job starts small.
@@ -282,6 +284,7 @@ class _Child:
 
 def serve(conn: multiprocessing.connection.Connection, limits: ParserLimits) -> None:
     """A parser process's loop: run each job received under the limits, answer, repeat."""
+    _name_process(b"lookout-parser")
     resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     signals.signal(signals.SIGINT, signals.SIG_IGN)  # Ctrl-C is for the parent, which kills us
@@ -313,6 +316,14 @@ def serve(conn: multiprocessing.connection.Connection, limits: ParserLimits) -> 
             conn.send(("error", error, leaving, peak))
         if leaving:
             return
+
+
+def _name_process(name: bytes) -> None:
+    # So that ps and top show operators which processes are parsers (Linux; elsewhere a no-op).
+    try:
+        ctypes.CDLL(None).prctl(_PR_SET_NAME, name, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _arm_cpu_limit(seconds: int) -> None:
