@@ -46,6 +46,7 @@ def ingest_pdf(file: IngestInput) -> IngestResult:
             raise IngestError(
                 f"{name} is encrypted with a password, so Lookout cannot read its text."
             )
+        _find_catalog(reader, name)
         pages = _read_pages(reader)
     except IngestError:
         raise
@@ -68,6 +69,15 @@ def ingest_pdf(file: IngestInput) -> IngestResult:
         log.info("pdf could not be read: %r", exc)
         raise IngestError(f"{name} could not be read: it is damaged or not a PDF.") from exc
     return IngestResult(text="\n\n".join(page for page in pages if page))
+
+
+def _find_catalog(reader: PdfReader, name: str) -> None:
+    # Looked up first, so that giving up the search for a missing catalog reads as damage,
+    # not as one of pypdf's size limits (both raise LimitReachedError).
+    try:
+        reader.root_object  # noqa: B018 - the lookup is the point
+    except LimitReachedError as exc:
+        raise IngestError(f"{name} could not be read: it is damaged or not a PDF.") from exc
 
 
 def _read_pages(reader: PdfReader) -> list[str]:
