@@ -59,9 +59,7 @@ def stream_reply(
     watcher = get_watcher()
     with watcher.watching(turn_id, signal), watcher.ticking(deltas.flush_due):
         try:
-            events = provider.stream(
-                model_name, messages, specs or None, cancelled=lambda: signal.cancelled
-            )
+            events = provider.stream(model_name, messages, specs or None, signal=signal)
             for event in events:
                 if isinstance(event, TextDelta) and event.text:
                     reply.text += event.text

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from tests.support.fake_model import FakeModel, Reply
+from tools.api import Signal
 from workers.providers import (
     Finished,
     OpenAICompatibleProvider,
@@ -38,7 +39,7 @@ class RecordedWaits:
     def __init__(self) -> None:
         self.delays: list[float] = []
 
-    def __call__(self, seconds: float, cancelled: Callable[[], bool]) -> None:
+    def __call__(self, seconds: float, signal: Signal) -> None:
         self.delays.append(seconds)
 
 
@@ -249,36 +250,36 @@ def test_an_unreadable_stream_is_reported(fake, provider):
 
 def test_cancelling_mid_stream_closes_the_stream(fake, provider):
     fake.script(Reply.forever(delay=0.02))
-    flag = threading.Event()
+    signal = Signal()
     received = 0
     with pytest.raises(ProviderCancelled):
-        for _ in provider.stream("fake-model", HELLO, cancelled=flag.is_set):
+        for _ in provider.stream("fake-model", HELLO, signal=signal):
             received += 1
             if received == 3:
-                flag.set()
+                signal.cancel()
     assert received == 3
     fake.wait_for_disconnects(1, timeout=2)
 
 
 def test_cancelling_while_the_provider_is_silent_closes_the_stream_quickly(fake, provider):
     fake.script(Reply.hang())
-    flag = threading.Event()
-    threading.Timer(0.2, flag.set).start()
+    signal = Signal()
+    threading.Timer(0.2, signal.cancel).start()
     started = time.monotonic()
     with pytest.raises(ProviderCancelled):
-        collect(provider.stream("fake-model", HELLO, cancelled=flag.is_set))
+        collect(provider.stream("fake-model", HELLO, signal=signal))
     assert time.monotonic() - started < 0.2 + 0.5
     fake.wait_for_disconnects(1, timeout=2)
 
 
 def test_cancelling_during_a_retry_wait_wakes_it_at_once(fake):
     fake.script(Reply.error(503), Reply.text("never"))
-    flag = threading.Event()
-    threading.Timer(0.1, flag.set).start()
+    signal = Signal()
+    threading.Timer(0.1, signal.cancel).start()
     started = time.monotonic()
     with OpenAICompatibleProvider("Fakery", fake.base_url, KEY, backoff=5.0) as provider:
         with pytest.raises(ProviderCancelled):
-            collect(provider.stream("fake-model", HELLO, cancelled=flag.is_set))
+            collect(provider.stream("fake-model", HELLO, signal=signal))
     assert time.monotonic() - started < 1.0
     assert len(fake.chat_requests()) == 1
 

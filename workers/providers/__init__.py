@@ -12,7 +12,6 @@ from workers.providers.base import (
     ToolCallRequest,
     ToolSpec,
     Usage,
-    never_cancelled,
 )
 from workers.providers.openai_compatible import OpenAICompatibleProvider, wait_unless_cancelled
 
@@ -29,6 +28,5 @@ __all__ = [
     "ToolCallRequest",
     "ToolSpec",
     "Usage",
-    "never_cancelled",
     "wait_unless_cancelled",
 ]

@@ -11,9 +11,11 @@ Errors raised by a provider::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from tools.api import Signal
 
 # Chat messages in OpenAI's format, as the prompt builder makes them:
 # {"role": "system" | "user" | "assistant" | "tool", "content": ..., "tool_calls": [...],
@@ -39,7 +41,7 @@ class ProviderError(Exception):
 
 
 class ProviderCancelled(Exception):
-    """The caller's ``cancelled()`` became true; the stream was closed and will yield no more."""
+    """The caller's signal tripped; the stream was closed and will yield no more."""
 
 
 @dataclass(frozen=True)
@@ -107,11 +109,6 @@ class Finished:
 ProviderEvent = TextDelta | ToolCallRequest | SourceEvent | Usage | Finished
 
 
-def never_cancelled() -> bool:
-    """A ``cancelled`` callable for calls that cannot be cancelled."""
-    return False
-
-
 class ChatProvider(Protocol):
     """A model provider: streams one model call and lists its models."""
 
@@ -122,14 +119,14 @@ class ChatProvider(Protocol):
         model: str,
         messages: list[ChatMessage],
         tools: list[ToolSpec] | None = None,
-        cancelled: Callable[[], bool] = never_cancelled,
+        signal: Signal | None = None,
     ) -> Iterator[ProviderEvent]:
         """Yield TextDelta and SourceEvent as they arrive, then every ToolCallRequest, then
         Usage when reported, then Finished.
 
         Raises ProviderError on failure (after the first event, never retried) and
-        ProviderCancelled once ``cancelled()`` is true. ``cancelled`` must be cheap and
-        thread-safe: it is called between chunks and from a watcher thread.
+        ProviderCancelled once ``signal`` trips (a cancel or its deadline): the stream stops
+        through the signal's own hooks, at once, even while the provider is silent.
         """
         ...
 

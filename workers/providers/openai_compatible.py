@@ -5,10 +5,10 @@ caller is retried up to ``max_retries`` times, after 0.5 s, 1 s, 2 s (or the pro
 ``Retry-After`` when it asks for at most ``retry_after_cap`` seconds; a longer wait fails at
 once). After the first event an error ends the stream, so no text is ever repeated.
 
-Cancellation: ``cancelled()`` is checked before each attempt, during retry waits and between
-chunks; a watcher thread also checks it while the provider is silent and shuts the socket down,
-so a stream stuck waiting for its next token closes within ``cancel_poll_seconds``. Either way
-the stream is closed and ProviderCancelled is raised.
+Cancellation: the caller's ``Signal`` is checked before each attempt and between chunks, wakes
+a retry wait at once, and, through its ``on_cancel`` hook, shuts the stream's socket down the
+moment it trips, so a stream stuck waiting for its next token closes at once (no thread polls
+it). Either way the stream is closed and ProviderCancelled is raised.
 """
 
 from __future__ import annotations
@@ -17,38 +17,31 @@ import functools
 import logging
 import socket
 import ssl
-import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx2
 import openai
 
+from tools.api import Signal
 from workers.providers.base import (
     ChatMessage,
     ProviderCancelled,
     ProviderError,
     ProviderEvent,
     ToolSpec,
-    never_cancelled,
 )
 from workers.providers.chunks import DONE, ReplyAssembler, sse_payloads
 from workers.providers.openai_errors import ProviderIdentity, translate, unreadable
 
 log = logging.getLogger(__name__)
 
-Wait = Callable[[float, Callable[[], bool]], None]
+Wait = Callable[[float, Signal], None]
 
 
-def wait_unless_cancelled(seconds: float, cancelled: Callable[[], bool]) -> None:
-    """Sleep ``seconds``, returning early once ``cancelled()`` is true."""
-    deadline = time.monotonic() + seconds
-    while not cancelled():
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return
-        time.sleep(min(left, 0.05))
+def wait_unless_cancelled(seconds: float, signal: Signal) -> None:
+    """Sleep ``seconds``, returning early once ``signal`` trips."""
+    signal.wait(seconds)
 
 
 @functools.cache
@@ -72,14 +65,12 @@ class OpenAICompatibleProvider:
         backoff: float = 0.5,
         retry_after_cap: float = 10.0,
         wait: Wait = wait_unless_cancelled,
-        cancel_poll_seconds: float | None = 0.2,
     ) -> None:
         self.name = name
         self.base_url = base_url.rstrip("/")
         self.max_retries = max_retries
         self.backoff = backoff
         self.retry_after_cap = retry_after_cap
-        self.cancel_poll_seconds = cancel_poll_seconds
         self._wait = wait
         # A keyless local server (Ollama, llama.cpp) gets a placeholder: given None, the SDK
         # would read OPENAI_API_KEY from the environment and send it to this provider.
@@ -116,15 +107,16 @@ class OpenAICompatibleProvider:
         model: str,
         messages: list[ChatMessage],
         tools: list[ToolSpec] | None = None,
-        cancelled: Callable[[], bool] = never_cancelled,
+        signal: Signal | None = None,
     ) -> Iterator[ProviderEvent]:
         """Stream one model call; see ChatProvider.stream for the events and errors."""
+        signal = signal or Signal()
         progress = _Progress()
         for attempt in range(self.max_retries + 1):
-            if cancelled():
+            if signal.cancelled:
                 raise ProviderCancelled
             try:
-                yield from self._stream_once(model, messages, tools, cancelled, progress)
+                yield from self._stream_once(model, messages, tools, signal, progress)
                 return
             except ProviderError as error:
                 delay = self._retry_delay(error, attempt)
@@ -134,7 +126,7 @@ class OpenAICompatibleProvider:
                     "provider=%s model=%s status=%s retry=%d delay_s=%.2f",
                     self.name, model, error.status, attempt + 1, delay,
                 )  # fmt: skip
-                self._wait(delay, cancelled)
+                self._wait(delay, signal)
 
     def _retry_delay(self, error: ProviderError, attempt: int) -> float | None:
         """Seconds to wait before retrying ``error``, or None when it must not be retried."""
@@ -151,7 +143,7 @@ class OpenAICompatibleProvider:
         model: str,
         messages: list[ChatMessage],
         tools: list[ToolSpec] | None,
-        cancelled: Callable[[], bool],
+        signal: Signal,
         progress: _Progress,
     ) -> Iterator[ProviderEvent]:
         # Messages and tools go in extra_body, which the SDK sends as given: its type-driven
@@ -168,9 +160,9 @@ class OpenAICompatibleProvider:
                 stream_options={"include_usage": True},
                 extra_body=body,
             ) as response:
-                yield from self._read(response.http_response, model, cancelled, progress)
+                yield from self._read(response.http_response, model, signal, progress)
         except (openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError, ValueError) as exc:
-            if cancelled():
+            if signal.cancelled:
                 raise ProviderCancelled from exc
             raise translate(exc, self._who, model, progress.started) from exc
 
@@ -178,22 +170,22 @@ class OpenAICompatibleProvider:
         self,
         response: httpx2.Response,
         model: str,
-        cancelled: Callable[[], bool],
+        signal: Signal,
         progress: _Progress,
     ) -> Iterator[ProviderEvent]:
-        """The events of an open event stream; closes it when cancelled."""
-        watcher = _CancelWatcher(response, cancelled, self.cancel_poll_seconds)
+        """The events of an open event stream; closes it when the signal trips."""
+        undo = signal.on_cancel(lambda: _shut(response))
         reply = ReplyAssembler(self._who)
         seen = False
         try:
             for payload in sse_payloads(response.iter_lines()):
-                if cancelled():
+                if signal.cancelled:
                     raise ProviderCancelled
                 seen = seen or payload != DONE
                 for event in reply.add(payload):
                     progress.started = True
                     yield event
-            if cancelled():
+            if signal.cancelled:
                 raise ProviderCancelled
             if not seen:  # e.g. a server that ignored stream=True and sent one JSON body
                 raise unreadable(self._who)
@@ -201,7 +193,7 @@ class OpenAICompatibleProvider:
                 progress.started = True
                 yield event
         finally:
-            watcher.stop()
+            undo()
             response.close()
 
 
@@ -211,35 +203,16 @@ class _Progress:
     started = False
 
 
-class _CancelWatcher:
-    """Shuts a streaming response's socket down once ``cancelled()`` turns true."""
+def _shut(response: Any) -> None:
+    """Wake a read of ``response`` blocked in another thread: shut its socket down.
 
-    def __init__(self, response: Any, cancelled: Callable[[], bool], poll: float | None) -> None:
-        self._response = response
-        self._cancelled = cancelled
-        self._poll = poll
-        self._stopped = threading.Event()
-        if poll is not None:
-            threading.Thread(target=self._run, name="provider-cancel-watch", daemon=True).start()
-
-    def _run(self) -> None:
-        assert self._poll is not None
-        while not self._stopped.wait(self._poll):
-            if self._cancelled():
-                self._shut()
-                return
-
-    def _shut(self) -> None:
-        # Closing the response from this thread would not wake the reader blocked in recv();
-        # shutting the socket down does, and the reader then sees the stream end.
-        stream = self._response.extensions.get("network_stream")
-        sock = stream.get_extra_info("socket") if stream is not None else None
-        if isinstance(sock, socket.socket):
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def stop(self) -> None:
-        """End the watch (the stream is over)."""
-        self._stopped.set()
+    Closing the response from another thread would not wake the reader blocked in recv();
+    shutting the socket down does, and the reader then sees the stream end.
+    """
+    stream = response.extensions.get("network_stream")
+    sock = stream.get_extra_info("socket") if stream is not None else None
+    if isinstance(sock, socket.socket):
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
