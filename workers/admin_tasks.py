@@ -1,7 +1,7 @@
 """Tasks the admin area awaits: testing a provider's connection by listing its models.
 
 The web side never calls a model itself (DESIGN.md): `POST /api/admin/providers/<id>/test`
-sends `lookout.test_provider` through webapp/queue.py and waits a few seconds for the answer.
+sends `lookout.probe_provider` through webapp/queue.py and waits a few seconds for the answer.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def check_provider(provider: Provider) -> dict[str, Any]:
     return {"ok": True, "models": sorted(models)}
 
 
-@celery.task(name="lookout.test_provider")
+@celery.task(name="lookout.probe_provider")
 def probe_provider(provider_id: str) -> dict[str, Any]:
     """Return the outcome of listing the models of the stored provider `provider_id`."""
     provider = db.session.get(Provider, provider_id)

@@ -98,7 +98,7 @@ def test_the_api_answers_503_when_no_worker_answers(app, signed_in_client, monke
     response = signed_in_client("root", admin=True).post(f"/api/admin/providers/{provider_id}/test")
     assert response.status_code == 503
     message = response.get_json()["error"]["message"]
-    assert message.startswith("No worker answered lookout.test_provider within 1 seconds.")
+    assert message.startswith("No worker answered lookout.probe_provider within 1 seconds.")
     assert "sk-secret-key-555" not in response.get_data(as_text=True)
 
 

@@ -173,7 +173,7 @@ def check_connection(provider_id: str):
     """Have a worker list the provider's models: 200 {ok, models | error}; 503 when none answers."""
     provider = get_provider(provider_id)
     try:
-        outcome = queue.call("lookout.test_provider", provider.id, timeout=TEST_TIMEOUT_SECONDS)
+        outcome = queue.call("lookout.probe_provider", provider.id, timeout=TEST_TIMEOUT_SECONDS)
     except queue.QueueError as error:
         raise ApiError(f"{error} Check that a worker is running, then try again.", 503) from None
     return jsonify(outcome)
