@@ -38,7 +38,7 @@ from bench.harness import (
     table,
 )
 from tests.support.chat import ChatClient
-from webapp import queue
+from webapp import broker, queue
 from webapp.extensions import db
 from webapp.models import Message, Turn
 from webapp.models.base import aware
@@ -129,7 +129,7 @@ def queue_directly(stack: Stack, conversations: list[str], model: str, results: 
         ids = [turn.id for turn in turns]
         for turn_id, out in zip(ids, results, strict=True):
             out.update(turn=turn_id, sent=time.time())
-            queue.enqueue("lookout.run_turn_step", turn_id, 0)
+            queue.enqueue(broker.RUN_TURN_STEP, turn_id, 0)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             if db.session.scalar(db.select(func.count()).where(Turn.id.in_(ids), open_turn)) == 0:

@@ -79,3 +79,50 @@ def test_every_module_opens_with_a_docstring():
         if path.stat().st_size and ast.get_docstring(ast.parse(path.read_text())) is None
     ]
     assert missing == []
+
+
+def test_task_names_are_written_only_in_the_broker_module():
+    """A task name typed as a string could differ from the one the worker registers."""
+    from webapp.broker import TASK_NAMES
+
+    offences = []
+    for package in ("webapp", "workers", "bench", "tests"):
+        # Tests may register tasks of their own, but they send ours by their constants.
+        naming = SENDING if package == "tests" else SENDING | REGISTERING
+        for path in python_files(package):
+            relative = path.relative_to(ROOT).as_posix()
+            if relative in ("webapp/broker.py", "tests/test_boundaries.py"):
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Call) and called_name(node) in naming:
+                    named = node.args[0] if node.args else keyword_value(node, "name")
+                    if not is_broker_name(named):
+                        offences.append(f"{relative}:{node.lineno}")
+                elif isinstance(node, ast.Constant) and node.value in TASK_NAMES:
+                    if package != "tests":
+                        offences.append(f"{relative}:{node.lineno}: {node.value!r}")
+    assert offences == []
+
+
+SENDING = {"queue.enqueue", "queue.call"}
+REGISTERING = {"celery.task"}
+
+
+def called_name(call: ast.Call) -> str | None:
+    """Return "name.attribute" for a call such as queue.enqueue(...), else None."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return f"{func.value.id}.{func.attr}"
+    return None
+
+
+def keyword_value(call: ast.Call, name: str) -> ast.expr | None:
+    return next((keyword.value for keyword in call.keywords if keyword.arg == name), None)
+
+
+def is_broker_name(node: ast.expr | None) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "broker"
+    )

@@ -6,7 +6,7 @@ import redis
 from flask import Blueprint, current_app, jsonify
 from sqlalchemy import text
 
-from webapp import queue
+from webapp import broker, queue
 from webapp.extensions import db
 
 bp = Blueprint("health", __name__)
@@ -43,7 +43,7 @@ def check_worker(redis_ok: bool) -> dict:
     if not redis_ok:
         return {"ok": False, "error": "No worker can be reached while Redis is down."}
     try:
-        answer = queue.call("lookout.ping", timeout=PING_TIMEOUT_SECONDS)
+        answer = queue.call(broker.PING, timeout=PING_TIMEOUT_SECONDS)
     except queue.QueueError as error:
         return {"ok": False, "error": str(error)}
     if answer != "pong":

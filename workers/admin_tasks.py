@@ -1,7 +1,7 @@
 """Tasks the admin area awaits: testing a provider's connection by listing its models.
 
 The web side never calls a model itself (DESIGN.md): `POST /api/admin/providers/<id>/test`
-sends `lookout.probe_provider` through webapp/queue.py and waits a few seconds for the answer.
+sends `broker.PROBE_PROVIDER` through webapp/queue.py and waits a few seconds for the answer.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from webapp import broker
 from webapp.extensions import db
 from webapp.models import Provider
 from workers.celery_app import celery
@@ -39,7 +40,7 @@ def check_provider(provider: Provider) -> dict[str, Any]:
     return {"ok": True, "models": sorted(models)}
 
 
-@celery.task(name="lookout.probe_provider")
+@celery.task(name=broker.PROBE_PROVIDER)
 def probe_provider(provider_id: str) -> dict[str, Any]:
     """Return the outcome of listing the models of the stored provider `provider_id`."""
     provider = db.session.get(Provider, provider_id)

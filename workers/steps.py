@@ -17,6 +17,7 @@ from celery import chord
 from flask import current_app
 from sqlalchemy import update
 
+from webapp import broker
 from webapp.extensions import db
 from webapp.models import Message, ToolCall, Turn
 from webapp.models.base import aware, utcnow
@@ -40,7 +41,7 @@ BAD_ARGUMENTS = {"outcome": "error", "error": "The arguments were not valid JSON
 log = logging.getLogger("lookout.turns")
 
 
-@celery.task(name="lookout.run_turn_step", bind=True, max_retries=None, ignore_result=True)
+@celery.task(name=broker.RUN_TURN_STEP, bind=True, max_retries=None, ignore_result=True)
 def run_turn_step(self, turn_id: str, step: int) -> str:
     """Run step ``step`` of a turn, once."""
     claim, turn = claim_step(turn_id, step)

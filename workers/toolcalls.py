@@ -12,6 +12,7 @@ from typing import Any
 from flask import current_app
 
 from tools.api import Cancelled, Citation, Signal, Tool, ToolError, ToolRefused
+from webapp import broker
 from webapp.extensions import db
 from webapp.models import ToolCall, Turn
 from webapp.models.base import utcnow
@@ -105,7 +106,7 @@ def _judge(tool: Tool, exc: BaseException, signal: Signal) -> Outcome:
     )
 
 
-@celery.task(name="lookout.run_tool_call", bind=True, acks_late=True)
+@celery.task(name=broker.RUN_TOOL_CALL, bind=True, acks_late=True)
 def run_tool_call(self, turn_id: str, call_id: str) -> str:
     """Run one stored tool call, once: a call that already has an outcome is left alone."""
     call = db.session.get(ToolCall, (turn_id, call_id))

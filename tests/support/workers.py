@@ -11,7 +11,7 @@ from pathlib import Path
 from flask import Flask
 
 from tests.support.processes import start_process, stop_process, wait_until
-from webapp import queue
+from webapp import broker, queue
 from webapp.config import SETTINGS, to_environ
 
 
@@ -29,7 +29,7 @@ def pings(app: Flask) -> bool:
     """Return whether a worker on the app's queue answers the ping task within a second."""
     with app.app_context():
         try:
-            return queue.call("lookout.ping", timeout=1) == "pong"
+            return queue.call(broker.PING, timeout=1) == "pong"
         except queue.QueueError:
             return False
 

@@ -163,7 +163,7 @@ def test_a_step_redelivered_after_its_worker_died_is_taken_over_and_finished(mak
     by the next delivery of its task, instead of being refused as already claimed."""
     from datetime import timedelta
 
-    from webapp import queue
+    from webapp import broker, queue
     from webapp.models import Conversation, Message, Turn
     from webapp.models.base import utcnow
 
@@ -200,7 +200,7 @@ def test_a_step_redelivered_after_its_worker_died_is_taken_over_and_finished(mak
             db.session.add(turn)
             db.session.commit()
             turn_id = turn.id
-            queue.enqueue("lookout.run_turn_step", turn_id, 0)
+            queue.enqueue(broker.RUN_TURN_STEP, turn_id, 0)
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             with app.app_context():

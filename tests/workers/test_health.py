@@ -3,7 +3,7 @@
 import pytest
 
 import celeryconfig
-from webapp import queue
+from webapp import broker, queue
 from workers import celery
 
 
@@ -24,10 +24,18 @@ def test_the_ping_task_is_registered_under_its_public_name():
     assert "lookout.ping" in celery.tasks
 
 
+def test_the_workers_register_every_task_name_the_web_side_sends():
+    celery.loader.import_default_modules()
+    registered = {
+        name for name, task in celery.tasks.items() if task.__module__.startswith("workers.")
+    }
+    assert registered == set(broker.TASK_NAMES)
+
+
 @pytest.mark.integration
 def test_a_real_worker_answers_the_ping_by_task_name(app, celery_worker):
     with app.app_context():
-        assert queue.call("lookout.ping", timeout=5) == "pong"
+        assert queue.call(broker.PING, timeout=5) == "pong"
 
 
 def test_tasks_run_inside_the_flask_app_context(app, monkeypatch):
@@ -52,4 +60,4 @@ def test_a_worker_on_another_queue_does_not_steal_the_ping(make_app, tmp_path):
     other = make_app()
     with CeleryWorker(serving, tmp_path):
         with other.app_context(), pytest.raises(queue.QueueError, match="No worker answered"):
-            queue.call("lookout.ping", timeout=1)
+            queue.call(broker.PING, timeout=1)

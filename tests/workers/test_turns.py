@@ -308,16 +308,16 @@ def test_replayed_output_of_a_tool_no_longer_registered_is_wrapped(
 
 def test_a_step_delivered_twice_runs_once(chat, chat_app, fake_model, model_ids):
     """Late acks mean a task can arrive again (redelivery); the claimed step must not re-run."""
-    from webapp import queue
+    from webapp import broker, queue
 
     fake_model.script(Reply.tool_calls([("echo", {"text": "x"})]), Reply.text("ok"))
     turn = chat.run(chat.new_conversation(), "hi", model_ids[0])
     with chat_app.app_context():
-        queue.enqueue("lookout.run_turn_step", turn["id"], 0)
-        queue.enqueue("lookout.run_turn_step", turn["id"], 1)
+        queue.enqueue(broker.RUN_TURN_STEP, turn["id"], 0)
+        queue.enqueue(broker.RUN_TURN_STEP, turn["id"], 1)
         calls = db.session.scalars(db.select(ToolCall).filter_by(turn_id=turn["id"])).all()
-        queue.enqueue("lookout.run_tool_call", turn["id"], calls[0].call_id)
-        assert queue.call("lookout.ping", timeout=10) == "pong"  # the worker got past them
+        queue.enqueue(broker.RUN_TOOL_CALL, turn["id"], calls[0].call_id)
+        assert queue.call(broker.PING, timeout=10) == "pong"  # the worker got past them
     time.sleep(0.5)
     assert len(fake_model.chat_requests()) == 2
     assert chat.reply(chat.turn(turn["id"]))["parts"] == chat.reply(turn)["parts"]

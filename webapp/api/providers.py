@@ -7,7 +7,7 @@ from typing import Any
 from flask import Blueprint, jsonify
 from marshmallow import Schema, ValidationError, fields, validate, validates
 
-from webapp import queue
+from webapp import broker, queue
 from webapp.api.bodies import load_json
 from webapp.auth.guards import admin_required, api_login_required
 from webapp.errors import ApiError
@@ -173,7 +173,7 @@ def check_connection(provider_id: str):
     """Have a worker list the provider's models: 200 {ok, models | error}; 503 when none answers."""
     provider = get_provider(provider_id)
     try:
-        outcome = queue.call("lookout.probe_provider", provider.id, timeout=TEST_TIMEOUT_SECONDS)
+        outcome = queue.call(broker.PROBE_PROVIDER, provider.id, timeout=TEST_TIMEOUT_SECONDS)
     except queue.QueueError as error:
         raise ApiError(f"{error} Check that a worker is running, then try again.", 503) from None
     return jsonify(outcome)

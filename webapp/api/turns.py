@@ -10,7 +10,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from flask_login import current_user
 from marshmallow import Schema, fields, validate
 
-from webapp import queue
+from webapp import broker, queue
 from webapp.api.bodies import load_json
 from webapp.api.conversations import get_conversation
 from webapp.api.uploads import attachment_parts
@@ -157,7 +157,7 @@ def queue_turn(conversation: Conversation, data: dict[str, Any]):
     conversation.updated_at = db.func.now()
     db.session.commit()
     try:
-        task_id = queue.enqueue("lookout.run_turn_step", turn.id, 0)
+        task_id = queue.enqueue(broker.RUN_TURN_STEP, turn.id, 0)
     except queue.QueueError as exc:
         finish_turn(turn.id, "failed", "The task queue could not be reached. Send it again soon.")
         raise ApiError(
