@@ -1,16 +1,12 @@
 """Celery settings for the workers, taken from the environment through webapp.config."""
 
+from webapp.broker import client_settings
 from webapp.config import load_config
 
-_settings = load_config()
+# Celery reads this module's names: the broker, results, queue and serializers the web side
+# uses too, then the workers' own settings below.
+globals().update(client_settings(load_config()))
 
-broker_url = _settings["REDIS_URL"]
-result_backend = _settings["REDIS_URL"]
-task_default_queue = _settings["CELERY_QUEUE"]
-
-task_serializer = "json"
-result_serializer = "json"
-accept_content = ["json"]
 result_expires = 3600
 timezone = "UTC"
 enable_utc = True

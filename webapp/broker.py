@@ -1,11 +1,14 @@
-"""What the web side and the workers agree on about Celery: the names of the tasks.
+"""What the web side and the workers agree on about Celery: task names and client settings.
 
 The web side sends tasks by these names through webapp/queue.py without importing `workers`;
 the workers register their tasks under the same names (tests/workers/test_health.py checks
-that every name here is registered).
+that every name here is registered). Both sides' Celery apps start from `client_settings`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 PING = "lookout.ping"
 RUN_TURN_STEP = "lookout.run_turn_step"
@@ -13,3 +16,15 @@ RUN_TOOL_CALL = "lookout.run_tool_call"
 PROBE_PROVIDER = "lookout.probe_provider"
 
 TASK_NAMES = (PING, RUN_TURN_STEP, RUN_TOOL_CALL, PROBE_PROVIDER)
+
+
+def client_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the Celery settings both sides share (broker, results, queue, JSON) from config."""
+    return {
+        "broker_url": config["REDIS_URL"],
+        "result_backend": config["REDIS_URL"],
+        "task_default_queue": config["CELERY_QUEUE"],
+        "task_serializer": "json",
+        "result_serializer": "json",
+        "accept_content": ["json"],
+    }

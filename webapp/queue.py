@@ -13,6 +13,8 @@ from celery.exceptions import TimeoutError as CeleryTimeout
 from flask import Flask, current_app
 from kombu.exceptions import OperationalError
 
+from webapp import broker
+
 
 class QueueError(RuntimeError):
     """Work could not be sent, or its answer did not come back in time."""
@@ -22,12 +24,8 @@ def make_client(app: Flask) -> Celery:
     """Return a Celery client configured from the app's settings (broker, backend, queue)."""
     client = Celery("lookout-web", set_as_current=False)
     client.conf.update(
-        broker_url=app.config["REDIS_URL"],
-        result_backend=app.config["REDIS_URL"],
-        task_default_queue=app.config["CELERY_QUEUE"],
-        task_serializer="json",
-        result_serializer="json",
-        accept_content=["json"],
+        broker.client_settings(app.config),
+        # The web side fails fast, answering 503, where a worker would wait for Redis.
         broker_connection_retry_on_startup=False,
         broker_transport_options={"max_retries": 2, "interval_start": 0, "interval_step": 0.2},
         redis_socket_connect_timeout=2,

@@ -4,6 +4,7 @@ import pytest
 
 import celeryconfig
 from webapp import broker, queue
+from webapp.config import load_config
 from workers import celery
 
 
@@ -17,6 +18,16 @@ def test_the_worker_acknowledges_late_and_one_task_at_a_time():
 def test_redis_redelivers_only_after_twice_the_longest_task():
     timeout = celeryconfig.broker_transport_options["visibility_timeout"]
     assert timeout >= 2 * celeryconfig.TASK_HARD_LIMIT_SECONDS
+
+
+def test_the_web_side_and_the_workers_share_one_set_of_client_settings(app):
+    web = queue.make_client(app)
+    shared = broker.client_settings(app.config)
+    assert {name: web.conf[name] for name in shared} == shared
+    worker_shared = broker.client_settings(load_config())
+    assert {name: celery.conf[name] for name in worker_shared} == worker_shared
+    assert web.conf.task_serializer == celery.conf.task_serializer == "json"
+    assert web.conf.accept_content == celery.conf.accept_content == ["json"]
 
 
 def test_the_ping_task_is_registered_under_its_public_name():
