@@ -1,11 +1,12 @@
 """Celery settings for the workers, taken from the environment through webapp.config."""
 
 from webapp.broker import client_settings
-from webapp.config import load_config
+from webapp.config import load_settings
 
 # Celery reads this module's names: the broker, results, queue and serializers the web side
-# uses too, then the workers' own settings below.
-globals().update(client_settings(load_config()))
+# uses too, then the workers' own settings below. load_settings, not load_config: importing
+# this module must write nothing (the app creates instance/secret_key when it starts).
+globals().update(client_settings(load_settings()))
 
 result_expires = 3600
 timezone = "UTC"

@@ -315,8 +315,9 @@ SETTINGS: tuple[Setting, ...] = (
 SETTINGS_BY_NAME = {setting.name: setting for setting in SETTINGS}
 
 
-def find_secret_key(instance_dir: Path = INSTANCE_DIR) -> str:
-    """Return the key kept in instance/secret_key, creating it on first use."""
+def find_secret_key(instance_dir: Path | None = None) -> str:
+    """Return the key kept in instance/secret_key (or instance_dir), creating it on first use."""
+    instance_dir = INSTANCE_DIR if instance_dir is None else instance_dir
     path = instance_dir / "secret_key"
     if path.exists():
         return path.read_text().strip()
@@ -328,12 +329,13 @@ def find_secret_key(instance_dir: Path = INSTANCE_DIR) -> str:
     return key
 
 
-def load_config(
+def load_settings(
     environ: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """Return every setting from overrides or the environment; raise ConfigError naming a bad one.
 
-    Overrides (from tests) may be text, which is parsed, or already-parsed values.
+    Writes nothing: an unset SECRET_KEY stays None (load_config fills it). Overrides (from
+    tests) may be text, which is parsed, or already-parsed values.
     """
     environ = os.environ if environ is None else environ
     overrides = overrides or {}
@@ -352,6 +354,15 @@ def load_config(
         host = values["HOST"]
         host = f"[{host}]" if ":" in host else host
         values["PUBLIC_URL"] = f"http://{host}:{values['PORT']}"
+    return values
+
+
+def load_config(
+    environ: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Return load_settings' values with SECRET_KEY filled from instance/secret_key, which is
+    created on first use; for the app as it starts, never for a module as it is imported."""
+    values = load_settings(environ, overrides)
     if values["SECRET_KEY"] is None:
         made_now = not (INSTANCE_DIR / "secret_key").exists()
         values["SECRET_KEY"] = find_secret_key()

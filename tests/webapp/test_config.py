@@ -139,3 +139,57 @@ def test_the_readme_table_is_the_generated_one():
     from webapp.config import markdown_table
 
     assert markdown_table() in (ROOT / "README.md").read_text()
+
+
+# Run in a fresh interpreter whose instance folder is argv[1]: imports celeryconfig, every module
+# of webapp and workers, and the workers' Celery app with its task modules.
+IMPORT_ALL = """
+import importlib, pkgutil, sys
+from pathlib import Path
+import webapp.config
+webapp.config.INSTANCE_DIR = Path(sys.argv[1])
+import celeryconfig
+import webapp, workers
+for package in (webapp, workers):
+    for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        importlib.import_module(module.name)
+from workers.celery_app import celery
+celery.loader.import_default_modules()
+celery.tasks
+"""
+
+
+def run_python(code: str, instance_dir, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", code, str(instance_dir)],
+        cwd=cwd,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_importing_celeryconfig_and_every_module_writes_nothing(tmp_path):
+    """Regression: importing celeryconfig created instance/secret_key (issue 13)."""
+    instance_dir, cwd = tmp_path / "instance", tmp_path / "cwd"
+    cwd.mkdir()
+    result = run_python(IMPORT_ALL, instance_dir, cwd)
+    assert result.returncode == 0, result.stderr
+    assert not instance_dir.exists()
+    assert list(cwd.iterdir()) == []
+
+
+def test_the_app_still_creates_its_secret_key_when_it_starts(tmp_path):
+    instance_dir = tmp_path / "instance"
+    start = (
+        "import sys; from pathlib import Path; import webapp.config\n"
+        "webapp.config.INSTANCE_DIR = Path(sys.argv[1])\n"
+        "from webapp import create_app\n"
+        f"app = create_app({{'DATABASE_URL': 'sqlite:///{tmp_path}/lookout.db'}})\n"
+        "print(app.config['SECRET_KEY'])"
+    )
+    result = run_python(start, instance_dir, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (instance_dir / "secret_key").read_text()
+    assert len(result.stdout.strip()) == 64

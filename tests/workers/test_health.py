@@ -4,7 +4,7 @@ import pytest
 
 import celeryconfig
 from webapp import broker, queue
-from webapp.config import load_config
+from webapp.config import load_settings
 from workers import celery
 
 
@@ -24,7 +24,7 @@ def test_the_web_side_and_the_workers_share_one_set_of_client_settings(app):
     web = queue.make_client(app)
     shared = broker.client_settings(app.config)
     assert {name: web.conf[name] for name in shared} == shared
-    worker_shared = broker.client_settings(load_config())
+    worker_shared = broker.client_settings(load_settings())
     assert {name: celery.conf[name] for name in worker_shared} == worker_shared
     assert web.conf.task_serializer == celery.conf.task_serializer == "json"
     assert web.conf.accept_content == celery.conf.accept_content == ["json"]
