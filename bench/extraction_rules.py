@@ -2,7 +2,8 @@
 
 Run from the project root: ``.venv/bin/python bench/extraction_rules.py [--data DIR ...]``.
 The peers (trafilatura and plain readability) run once, for the "pages lost" count; then
-Lookout runs once as it is and once with each rule switched off. A rule is worth keeping
+Lookout runs once as it is and once with each rule switched off (or, for a row marked
+"variant", changed). A rule is worth keeping
 where switching it off lowers F1 or loses pages; the table in docs/benchmarks.md comes from here.
 """
 
@@ -57,6 +58,9 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
         extract_module, "_keep_through_readability", lambda root, elements: None
     ),
     "images": _off(boilerplate_module, "keep_image", lambda element: False),
+    "(variant) walk down into a child with half the prose, not 0.7": _off(
+        main_block_module, "_DESCEND_SHARE", 0.5
+    ),
     "main block found by density (off: the body)": _off(
         extract_module, "find_main_block", lambda body, sizes: body
     ),

@@ -7,6 +7,7 @@ and ``credit-terms`` name nothing of the kind.
 
 from __future__ import annotations
 
+import functools
 import re
 
 # Class and id tokens (and token pairs) that name furniture, matched as whole tokens.
@@ -76,7 +77,16 @@ def name_tokens(names: str) -> list[str]:
 
 
 def names_furniture(classes: str, id: str = "") -> bool:
-    """Return whether class or id names name page furniture, by whole tokens.
+    """Return whether class or id names name page furniture, by whole tokens (see below)."""
+    if not classes and not id:
+        return False
+    # Pages repeat a few names on thousands of elements; the cut keeps the cache small.
+    return _names_furniture(classes[:_MAX_NAME_CHARS], id[:_MAX_NAME_CHARS])
+
+
+@functools.lru_cache(maxsize=4096)
+def _names_furniture(classes: str, id: str) -> bool:
+    """Whether names name furniture, by whole tokens.
 
     An id of more than ``_MAX_ID_WORDS`` words is a heading made into an anchor (Sphinx,
     GitHub and MediaWiki do this), which names the section's subject, not its role:

@@ -53,6 +53,7 @@ _MIN_SHARE_OF_MAIN = 0.5
 # Fewer words than this left by pruning means the pruning took the page for furniture.
 _MIN_PRUNED_WORDS = 10
 _WORD = re.compile(r"\w")
+_CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
 
@@ -115,12 +116,8 @@ def _parse(html: str) -> HtmlElement | None:
 def _looks_binary(html: str) -> bool:
     # As file(1) judges: a text is not full of control characters (a stray one is forgiven).
     head = html[:4096]
-    controls = sum(1 for char in head if _is_control(char))
+    controls = len(_CONTROL_CHARS.findall(head))
     return not head.strip() or controls > len(head) // 10
-
-
-def _is_control(char: str) -> bool:
-    return (char < " " and char not in "\t\n\r\f") or "\x7f" <= char <= "\x9f"
 
 
 def _find_title(root: HtmlElement) -> str | None:
