@@ -13,11 +13,12 @@ from typing import Any
 
 from webapp.extensions import db
 from webapp.models import ToolCall
+from webapp.turn_events import SOURCE_ADDED, TEXT_DELTA, TOOL_FINISHED
 from webapp.turnstate import TurnState
 
 UNFINISHED_CALL = "The call did not finish."
 # The events that close a step's stream: text after the last of them is the current step's.
-STEP_BOUNDARIES = ("tool.finished",)
+STEP_BOUNDARIES = (TOOL_FINISHED,)
 
 
 def results_of(turn_id: str, step: int, already_cited: set[str]) -> list[dict[str, Any]]:
@@ -71,9 +72,9 @@ def kept_parts(state: TurnState, parts: list[dict[str, Any]], step: int) -> list
     cited = {p["url"] for p in parts if p.get("type") == "source"}
     kept, text = list(parts), []
     for _entry_id, name, data in state.events_since(STEP_BOUNDARIES):
-        if name == "text.delta":
+        if name == TEXT_DELTA:
             text.append(data.get("text", ""))
-        elif name == "source.added" and data.get("url") not in cited:
+        elif name == SOURCE_ADDED and data.get("url") not in cited:
             cited.add(data["url"])
             kept.append({"type": "source", "url": data["url"], "title": data.get("title")})
     if "".join(text):

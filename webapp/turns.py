@@ -13,6 +13,7 @@ from typing import Any
 from flask import current_app
 from sqlalchemy import update
 
+from webapp import turn_events
 from webapp.extensions import db
 from webapp.models import Message, Turn
 from webapp.models.base import utcnow
@@ -108,8 +109,7 @@ def finish_turn(
     if ended is None:
         return False
     state = turn_state(turn_id)
-    event = {"completed": "turn.completed", "failed": "turn.failed"}.get(status, "turn.cancelled")
-    state.publish(event, {"error": error} if error else {})
+    turn_events.turn_ended(state, status, error)
     state.end(current_app.config["EVENT_STREAM_TTL_SECONDS"])
     log.info("turn=%s status=%s", turn_id, status)
     return True

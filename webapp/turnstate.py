@@ -24,7 +24,6 @@ from flask import Flask, current_app
 SAFETY_TTL_SECONDS = 24 * 3600
 MAX_CONNECTIONS = 10_000
 READ_TIMEOUT_SECONDS = 30  # above the longest blocking read (the event stream's 15 s)
-TERMINAL_EVENTS = ("turn.completed", "turn.failed", "turn.cancelled")
 
 # KEYS: the stream, the ended marker; ARGV: event, data, safety TTL. The TTL is set only on a
 # stream without one, so an event never pushes out the expiry the turn's end set.

@@ -17,7 +17,7 @@ from celery import chord
 from flask import current_app
 from sqlalchemy import update
 
-from webapp import broker
+from webapp import broker, turn_events
 from webapp.extensions import db
 from webapp.models import Message, ToolCall, Turn
 from webapp.models.base import aware, utcnow
@@ -197,7 +197,7 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
     turn_id, message_id, usage = turn.id, message.id, turn.usage
     db.session.commit()  # the claim and the reads: no connection held while the model streams
     if announce:
-        turn_state(turn_id).publish("turn.started", {"assistantMessageId": message_id})
+        turn_events.turn_started(turn_state(turn_id), message_id)
     reply = stream_reply(turn_id, provider, model["name"], messages, specs, already_cited)
     parts = said + reply.sources
     if reply.text:

@@ -8,6 +8,7 @@ from typing import Any
 
 from tools.api import Signal
 from tools.citations import CitationList
+from webapp import turn_events
 from webapp.turns import turn_state
 from webapp.turnstate import TurnState
 from workers.providers import (
@@ -72,7 +73,7 @@ def stream_reply(
                         reply.sources.append(
                             {"type": "source", "url": cited.url, "title": cited.title}
                         )
-                        state.publish("source.added", {"url": cited.url, "title": cited.title})
+                        turn_events.source_added(state, cited.url, cited.title)
                 elif isinstance(event, ToolCallRequest):
                     reply.calls.append(event)
                 elif isinstance(event, Usage):
@@ -126,7 +127,7 @@ class DeltaBuffer:
 
     def _publish(self) -> None:
         if self.pending:
-            self.state.publish("text.delta", {"text": "".join(self.pending)})
+            turn_events.text_delta(self.state, "".join(self.pending))
             self.pending = []
         self.last_flush = time.monotonic()
 

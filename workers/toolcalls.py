@@ -12,7 +12,7 @@ from typing import Any
 from flask import current_app
 
 from tools.api import Cancelled, Citation, Signal, Tool, ToolError, ToolRefused
-from webapp import broker
+from webapp import broker, turn_events
 from webapp.extensions import db
 from webapp.models import ToolCall, Turn
 from webapp.models.base import utcnow
@@ -120,7 +120,7 @@ def run_tool_call(self, turn_id: str, call_id: str) -> str:
     if turn.status != "running" or state.cancel_requested():
         result = Outcome("cancelled", error="The turn was cancelled before this call started.")
     else:
-        state.publish("tool.started", {"callId": call_id, "name": name, "input": call.input})
+        turn_events.tool_started(state, call_id, name, call.input)
         result = run_call(turn, call)
     store(call, result)
     duration_ms = round((time.monotonic() - started) * 1000)
@@ -139,9 +139,7 @@ def run_tool_call(self, turn_id: str, call_id: str) -> str:
             "outcome": result.outcome,
         },
     )
-    finished: dict[str, Any] = {"callId": call_id, "name": name, "outcome": result.outcome}
-    finished.update(error=result.error) if result.error else finished.update(output=result.output)
-    state.publish("tool.finished", finished)
+    turn_events.tool_finished(state, call_id, name, result.outcome, result.output, result.error)
     return result.outcome
 
 
@@ -179,13 +177,11 @@ def run_call(turn: Turn, call: ToolCall) -> Outcome:
 def publish_citations(turn_id: str, cited: list[Citation]) -> list[dict[str, Any]]:
     """Announce the sources of an ``ok`` result not yet cited by a parallel call; return them."""
     state = turn_state(turn_id)
-    kept = []
-    for citation in cited:
-        if state.claim_citation(citation.url):
-            source = {"url": citation.url, "title": citation.title}
-            state.publish("source.added", source)
-            kept.append(source)
-    return kept
+    return [
+        turn_events.source_added(state, citation.url, citation.title)
+        for citation in cited
+        if state.claim_citation(citation.url)
+    ]
 
 
 def store(call: ToolCall, result: Outcome) -> None:

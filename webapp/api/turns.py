@@ -19,6 +19,7 @@ from webapp.errors import ApiError
 from webapp.extensions import db
 from webapp.models import Conversation, Message, Turn
 from webapp.models.providers import find_model
+from webapp.turn_events import TERMINAL_EVENTS, ending_event
 from webapp.turns import (
     OPEN_STATUSES,
     cancel_turn,
@@ -27,7 +28,6 @@ from webapp.turns import (
     show_turn,
     turn_state,
 )
-from webapp.turnstate import TERMINAL_EVENTS
 
 bp = Blueprint("api_turns", __name__, url_prefix="/api")
 KEEPALIVE_MS = 15000
@@ -229,7 +229,7 @@ def stream_events(turn_id: str):
             if not events:
                 status = ended_status()
                 if status is not None:  # ended, and its stream already expired
-                    yield f"event: turn.{status}\ndata: {{}}\n\n"
+                    yield f"event: {ending_event(status)}\ndata: {{}}\n\n"
                     return
                 yield ": keep-alive\n\n"
 

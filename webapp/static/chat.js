@@ -11,6 +11,7 @@
   var el = LookoutForms.element;
   var api = LookoutApi;
   var Parts = LookoutChatParts;
+  var EVENTS = LookoutTurnEvents;
   var STORED_AFTER_STOP_MS = 2000;
   var page = document.getElementById("chat");
   var $ = function (id) { return document.getElementById(id); };
@@ -206,7 +207,7 @@
 
   function onEvent(name, data) {
     var live = state.live, parts = live.parts, last = parts[parts.length - 1];
-    if (name === "turn.started") {
+    if (name === EVENTS.TURN_STARTED) {
       live.status = "running";
       live.assistantMessageId = data.assistantMessageId;
       if (state.conversation && !state.conversation.messages.some(function (m) { return m.id === data.assistantMessageId; })) {
@@ -215,15 +216,15 @@
       draw();
       return;
     }
-    if (name === "text.delta") {
+    if (name === EVENTS.TEXT_DELTA) {
       if (last && last.type === "text") last.text += data.text;
       else parts.push({ type: "text", text: data.text });
-    } else if (name === "tool.started") {
+    } else if (name === EVENTS.TOOL_STARTED) {
       parts.push({ type: "tool-call", id: data.callId, name: data.name, input: data.input });
-    } else if (name === "tool.finished") {
+    } else if (name === EVENTS.TOOL_FINISHED) {
       parts.push({ type: "tool-result", callId: data.callId, name: data.name, outcome: data.outcome,
         output: data.output, error: data.error });
-    } else if (name === "source.added") {
+    } else if (name === EVENTS.SOURCE_ADDED) {
       parts.push({ type: "source", url: data.url, title: data.title });
     }
     drawLive();

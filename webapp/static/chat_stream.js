@@ -8,9 +8,9 @@
 (function (root) {
   "use strict";
 
-  var NAMES = ["turn.started", "text.delta", "tool.started", "tool.finished", "source.added"];
-  var ENDINGS = { "turn.completed": "completed", "turn.failed": "failed", "turn.cancelled": "cancelled" };
-  var ENDED = ["completed", "failed", "cancelled"];
+  var NAMES = root.LookoutTurnEvents.PROGRESS;
+  var ENDINGS = root.LookoutTurnEvents.ENDINGS;
+  var ENDED = Object.keys(ENDINGS).map(function (name) { return ENDINGS[name]; });
   var RETRY_MS = 1500;
 
   /**

@@ -1,0 +1,25 @@
+/* The names of a turn's events, written by `python -m webapp.turn_events` from
+ * webapp/turn_events.py; a test keeps the two equal. Do not edit by hand.
+ */
+window.LookoutTurnEvents = {
+  "TURN_STARTED": "turn.started",
+  "TEXT_DELTA": "text.delta",
+  "TOOL_STARTED": "tool.started",
+  "TOOL_FINISHED": "tool.finished",
+  "SOURCE_ADDED": "source.added",
+  "TURN_COMPLETED": "turn.completed",
+  "TURN_FAILED": "turn.failed",
+  "TURN_CANCELLED": "turn.cancelled",
+  "PROGRESS": [
+    "turn.started",
+    "text.delta",
+    "tool.started",
+    "tool.finished",
+    "source.added"
+  ],
+  "ENDINGS": {
+    "turn.completed": "completed",
+    "turn.failed": "failed",
+    "turn.cancelled": "cancelled"
+  }
+};
