@@ -14,6 +14,14 @@ from typing import Any
 from webapp.extensions import db
 from webapp.models import ToolCall
 from webapp.turn_events import SOURCE_ADDED, TEXT_DELTA, TOOL_FINISHED
+from webapp.turn_parts import (
+    TOOL_RESULT,
+    add_sources,
+    kind_of,
+    source_urls,
+    text_part,
+    tool_result_part,
+)
 from webapp.turnstate import TurnState
 
 UNFINISHED_CALL = "The call did not finish."
@@ -28,20 +36,18 @@ def results_of(turn_id: str, step: int, already_cited: set[str]) -> list[dict[st
     calls = db.session.scalars(
         db.select(ToolCall).filter_by(turn_id=turn_id, step=step).order_by(ToolCall.position)
     ).all()
-    parts: list[dict[str, Any]] = []
+    parts = [
+        tool_result_part(
+            call.call_id,
+            call.name,
+            call.outcome or "cancelled",
+            call.output,
+            call.error or UNFINISHED_CALL,
+        )
+        for call in calls
+    ]
     for call in calls:
-        part: dict[str, Any] = {"type": "tool-result", "callId": call.call_id, "name": call.name}
-        if call.outcome == "ok":
-            part["output"] = call.output
-        else:
-            part["error"] = call.error or UNFINISHED_CALL
-        part["outcome"] = call.outcome or "cancelled"
-        parts.append(part)
-    for call in calls:
-        for citation in call.citations or []:
-            if citation["url"] not in already_cited:
-                already_cited.add(citation["url"])
-                parts.append({"type": "source", **citation})
+        add_sources(parts, call.citations or [], already_cited)
     return parts
 
 
@@ -53,10 +59,10 @@ def with_results(
     call_ids = set(
         db.session.scalars(db.select(ToolCall.call_id).filter_by(turn_id=turn_id, step=step))
     )
-    kept = [p for p in parts if not (p.get("type") == "tool-result" and p["callId"] in call_ids)]
+    kept = [p for p in parts if not (kind_of(p) == TOOL_RESULT and p["callId"] in call_ids)]
     if already_cited is None:
         already_cited = set()
-    already_cited.update(p["url"] for p in kept if p.get("type") == "source")
+    already_cited.update(source_urls(kept))
     return kept + results_of(turn_id, step, already_cited)
 
 
@@ -69,14 +75,13 @@ def kept_parts(state: TurnState, parts: list[dict[str, Any]], step: int) -> list
     )
     if has_calls is not None:
         return with_results(parts, state.turn_id, step)
-    cited = {p["url"] for p in parts if p.get("type") == "source"}
-    kept, text = list(parts), []
+    text, sources = [], []
     for _entry_id, name, data in state.events_since(STEP_BOUNDARIES):
         if name == TEXT_DELTA:
             text.append(data.get("text", ""))
-        elif name == SOURCE_ADDED and data.get("url") not in cited:
-            cited.add(data["url"])
-            kept.append({"type": "source", "url": data["url"], "title": data.get("title")})
+        elif name == SOURCE_ADDED:
+            sources.append(data)
+    kept = add_sources(list(parts), sources, source_urls(parts))
     if "".join(text):
-        kept.append({"type": "text", "text": "".join(text)})
+        kept.append(text_part("".join(text)))
     return kept

@@ -10,23 +10,22 @@ from tools.net import make_session
 from webapp.extensions import db
 from webapp.models import Message, ToolCall, Turn
 from webapp.plugins import find_settings
+from webapp.turn_parts import source_urls
 from webapp.turns import turn_state
 from workers.selection import Offered
 from workers.turn_tools import owner_id
 
 
-def cited_urls(turn: Turn, include_calls: bool = True) -> list[str]:
+def cited_urls(turn: Turn, include_calls: bool = True) -> set[str]:
     """Return the URLs the reply already cites: its source parts and (optionally) the citations
     of tool calls whose results are not in the reply yet."""
-    urls = []
+    urls: set[str] = set()
     if turn.assistant_message_id:
-        message = db.session.get(Message, turn.assistant_message_id)
-        urls += [p["url"] for p in message.parts if p.get("type") == "source"]
+        urls = source_urls(db.session.get(Message, turn.assistant_message_id).parts)
     if not include_calls:
         return urls
     calls = db.session.scalars(db.select(ToolCall).filter_by(turn_id=turn.id))
-    urls += [c["url"] for call in calls for c in (call.citations or [])]
-    return urls
+    return urls | {c["url"] for call in calls for c in (call.citations or [])}
 
 
 def make_tool_context(

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tools.untrusted import serialise, wrap
+from webapp.turn_parts import ATTACHMENT, TEXT, TOOL_CALL, TOOL_RESULT, kind_of, of_kind
 
 SYSTEM_PROMPT = (
     "You are {app_name}, a helpful assistant. Today is {today}. "
@@ -42,12 +43,9 @@ def cleared_note(name: str, input: Any) -> str:
 
 def user_content(parts: Iterable[dict[str, Any]]) -> str:
     """Return a user message's text, with its attachments' text after it."""
-    texts = [p["text"] for p in parts if p.get("type") == "text"]
-    for part in parts:
-        if part.get("type") == "attachment":
-            texts.append(
-                f"[Attached file: {part.get('filename') or 'file'}]\n{part.get('text', '')}"
-            )
+    texts = [p["text"] for p in of_kind(parts, TEXT)]
+    for part in of_kind(parts, ATTACHMENT):
+        texts.append(f"[Attached file: {part.get('filename') or 'file'}]\n{part.get('text', '')}")
     return "\n\n".join(texts)
 
 
@@ -92,13 +90,13 @@ def _assistant_messages(
     calls: dict[str, dict[str, Any]] = {}
     answered: set[str] = set()
     for part in parts:
-        kind = part.get("type")
-        if kind in ("text", "tool-call") and current is None:
+        kind = kind_of(part)
+        if kind in (TEXT, TOOL_CALL) and current is None:
             current = {"role": "assistant", "content": ""}
             out.append(current)
-        if kind == "text":
+        if kind == TEXT:
             current["content"] += part.get("text", "")
-        elif kind == "tool-call":
+        elif kind == TOOL_CALL:
             calls[part["id"]] = part
             current.setdefault("tool_calls", []).append(
                 {
@@ -110,7 +108,7 @@ def _assistant_messages(
                     },
                 }
             )
-        elif kind == "tool-result":
+        elif kind == TOOL_RESULT:
             call_id = part.get("callId")
             if call_id not in calls or call_id in answered:
                 continue

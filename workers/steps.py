@@ -22,6 +22,7 @@ from webapp.extensions import db
 from webapp.models import Message, ToolCall, Turn
 from webapp.models.base import aware, utcnow
 from webapp.replies import with_results
+from webapp.turn_parts import source_urls, text_part, tool_call_part
 from webapp.turns import finish_turn, turn_state
 from workers.celery_app import celery
 from workers.prompts import StoredMessage, build_messages
@@ -179,7 +180,7 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
     """
     config = current_app.config
     message = db.session.get(Message, turn.assistant_message_id)
-    already_cited = {p["url"] for p in message.parts if p.get("type") == "source"}
+    already_cited = source_urls(message.parts)
     said = list(message.parts)
     if step > 0:
         said = with_results(said, turn.id, step - 1, already_cited)
@@ -201,7 +202,7 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
     reply = stream_reply(turn_id, provider, model["name"], messages, specs, already_cited)
     parts = said + reply.sources
     if reply.text:
-        parts.append({"type": "text", "text": reply.text})
+        parts.append(text_part(reply.text))
     usage = add_usage(usage, reply.usage)
     if reply.cancelled:
         end(turn_id, "cancelled", usage=usage, parts=parts)
@@ -285,9 +286,7 @@ def store_calls(
                 ),
             )
         )
-        parts.append(
-            {"type": "tool-call", "id": call_id, "name": call.name, "input": call.arguments or {}}
-        )
+        parts.append(tool_call_part(call_id, call.name, call.arguments or {}))
     return ids
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from tools.api import Signal
 from tools.citations import CitationList
 from webapp import turn_events
+from webapp.turn_parts import source_part
 from webapp.turns import turn_state
 from webapp.turnstate import TurnState
 from workers.providers import (
@@ -70,9 +71,7 @@ def stream_reply(
                 if isinstance(event, SourceEvent):
                     cited = citations.add(event.url, event.title)
                     if cited is not None:
-                        reply.sources.append(
-                            {"type": "source", "url": cited.url, "title": cited.title}
-                        )
+                        reply.sources.append(source_part(cited.url, cited.title))
                         turn_events.source_added(state, cited.url, cited.title)
                 elif isinstance(event, ToolCallRequest):
                     reply.calls.append(event)

@@ -20,6 +20,7 @@ from webapp.extensions import db
 from webapp.models import Conversation, Message, Turn
 from webapp.models.providers import find_model
 from webapp.turn_events import TERMINAL_EVENTS, ending_event
+from webapp.turn_parts import text_part
 from webapp.turns import (
     OPEN_STATUSES,
     cancel_turn,
@@ -129,8 +130,7 @@ def queue_turn(conversation: Conversation, data: dict[str, Any]):
             conversation_id=conversation.id,
             parent_id=parent.id if parent else None,
             role="user",
-            parts=[{"type": "text", "text": data["content"]}]
-            + attachment_parts(data["attachments"]),
+            parts=[text_part(data["content"])] + attachment_parts(data["attachments"]),
             status="completed",
         )
         db.session.add(user_message)

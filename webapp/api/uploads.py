@@ -11,6 +11,7 @@ from webapp.auth.guards import api_login_required
 from webapp.errors import ApiError
 from webapp.extensions import db
 from webapp.models import Upload
+from webapp.turn_parts import attachment_part
 
 bp = Blueprint("api_uploads", __name__, url_prefix="/api/uploads")
 TEXT_TYPES = {"text/plain", "text/markdown", "text/csv", "application/json"}
@@ -95,12 +96,5 @@ def attachment_parts(upload_ids: list[str]) -> list[dict]:
                 400,
                 {"attachments": [f"Unknown upload {upload_id}."]},
             )
-        parts.append(
-            {
-                "type": "attachment",
-                "filename": row.filename,
-                "mimeType": row.mime_type,
-                "text": row.text,
-            }
-        )
+        parts.append(attachment_part(row.filename, row.mime_type, row.text))
     return parts

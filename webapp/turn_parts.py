@@ -1,0 +1,84 @@
+"""The parts of a stored message: one constructor per part type, the readers, and the one way
+a reply's sources are de-duplicated.
+
+A message's ``parts`` are JSON, in order (DESIGN.md, "Message parts"):
+    text         {"type": "text", "text"}
+    tool-call    {"type": "tool-call", "id", "name", "input"}
+    tool-result  {"type": "tool-result", "callId", "name", "output" | "error", "outcome"}
+    source       {"type": "source", "url", "title"}
+    attachment   {"type": "attachment", "filename", "mimeType", "text"}
+Only this module spells those shapes; everything else builds and reads parts through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+Part = dict[str, Any]
+
+TEXT = "text"
+TOOL_CALL = "tool-call"
+TOOL_RESULT = "tool-result"
+SOURCE = "source"
+ATTACHMENT = "attachment"
+
+
+def text_part(text: str) -> Part:
+    """Return a text part."""
+    return {"type": TEXT, "text": text}
+
+
+def tool_call_part(call_id: str, name: str, input: Any) -> Part:
+    """Return the part of a tool call the model asked for."""
+    return {"type": TOOL_CALL, "id": call_id, "name": name, "input": input}
+
+
+def tool_result_part(
+    call_id: str, name: str, outcome: str, output: Any = None, error: str | None = None
+) -> Part:
+    """Return a tool call's result part: its raw output when ``outcome`` is ok, else its error."""
+    part: Part = {"type": TOOL_RESULT, "callId": call_id, "name": name}
+    if outcome == "ok":
+        part["output"] = output
+    else:
+        part["error"] = error
+    part["outcome"] = outcome
+    return part
+
+
+def source_part(url: str, title: str | None) -> Part:
+    """Return a source part: a link the reply cites."""
+    return {"type": SOURCE, "url": url, "title": title}
+
+
+def attachment_part(filename: str, mime_type: str, text: str) -> Part:
+    """Return the part of a file attached to a user message, with its ingested text."""
+    return {"type": ATTACHMENT, "filename": filename, "mimeType": mime_type, "text": text}
+
+
+def kind_of(part: Mapping[str, Any]) -> str | None:
+    """Return a part's type, None for a part without one."""
+    return part.get("type")
+
+
+def of_kind(parts: Iterable[Mapping[str, Any]], wanted: str) -> list[Mapping[str, Any]]:
+    """Return the parts of one type, in order."""
+    return [p for p in parts if kind_of(p) == wanted]
+
+
+def source_urls(parts: Iterable[Mapping[str, Any]]) -> set[str]:
+    """Return the URLs of the source parts among ``parts``."""
+    return {p["url"] for p in of_kind(parts, SOURCE)}
+
+
+def add_sources(
+    parts: list[Part], sources: Iterable[Mapping[str, Any]], cited: set[str]
+) -> list[Part]:
+    """Append a source part to ``parts`` for each ``{url, title}`` not yet in ``cited``, adding
+    its URL there: a reply cites each URL once. Returns ``parts``."""
+    for source in sources:
+        if source["url"] not in cited:
+            cited.add(source["url"])
+            parts.append(source_part(source["url"], source.get("title")))
+    return parts
