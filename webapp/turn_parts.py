@@ -64,7 +64,8 @@ def kind_of(part: Mapping[str, Any]) -> str | None:
 
 def of_kind(parts: Iterable[Mapping[str, Any]], wanted: str) -> list[Mapping[str, Any]]:
     """Return the parts of one type, in order."""
-    return [p for p in parts if kind_of(p) == wanted]
+    # Read inline, not through kind_of: a prompt reads every part of the conversation.
+    return [p for p in parts if p.get("type") == wanted]
 
 
 def source_urls(parts: Iterable[Mapping[str, Any]]) -> set[str]:
