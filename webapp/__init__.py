@@ -39,25 +39,18 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
 def register_parts(app: Flask) -> None:
     """Attach security headers, sessions, error handlers, blueprints, the queue and commands."""
-    from webapp import health, models, pages, plugin_pages, plugins, queue, turnstate  # noqa: F401
+    from webapp import health, models, plugins, queue, turnstate  # noqa: F401
     from webapp.api import register_api
     from webapp.auth import commands, sessions, views
     from webapp.errors import register_error_handlers
-    from webapp.provider_pages import admin_providers
+    from webapp.pages import BLUEPRINTS as PAGES
     from webapp.security import init_security
-    from webapp.token_pages import tokens_page
 
     init_security(app)
     sessions.init_sessions(app)
     register_error_handlers(app)
-    app.register_blueprint(views.bp)
-    app.register_blueprint(pages.home)
-    app.register_blueprint(pages.admin)
-    app.register_blueprint(plugin_pages.settings)
-    app.register_blueprint(plugin_pages.admin_plugins)
-    app.register_blueprint(admin_providers)
-    app.register_blueprint(tokens_page)
-    app.register_blueprint(health.bp)
+    for blueprint in (views.bp, *PAGES, health.bp):
+        app.register_blueprint(blueprint)
     register_api(app)
     queue.init_queue(app)
     turnstate.init_redis(app)

@@ -10,10 +10,10 @@ from flask import Blueprint, render_template, url_for
 
 from webapp.auth.guards import admin_required
 
-admin_providers = Blueprint("admin_providers", __name__, url_prefix="/admin/providers")
+bp = Blueprint("admin_providers", __name__, url_prefix="/admin/providers")
 
 
-@admin_providers.get("", endpoint="index")
+@bp.get("", endpoint="index")
 @admin_required
 def show_providers():
     """Show every provider with its models and whether a key is set (admins only)."""

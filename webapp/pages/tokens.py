@@ -10,10 +10,10 @@ from flask import Blueprint, render_template, url_for
 
 from webapp.auth.guards import login_required
 
-tokens_page = Blueprint("tokens_page", __name__, url_prefix="/settings/tokens")
+bp = Blueprint("tokens_page", __name__, url_prefix="/settings/tokens")
 
 
-@tokens_page.get("", endpoint="index")
+@bp.get("", endpoint="index")
 @login_required
 def show_tokens():
     """Show the signed-in user's API tokens, with a form to create one."""

@@ -1,0 +1,16 @@
+"""The server-rendered pages: one module per area, like webapp/api/, listed together here.
+
+Each page is a shell whose script (under static/) fetches the JSON API; blueprint and endpoint
+names (`home.index`, `admin_plugins.index`, ...) are what templates pass to url_for.
+"""
+
+from webapp.pages import admin, chat, plugins, providers, tokens
+
+BLUEPRINTS = (
+    chat.bp,
+    admin.bp,
+    plugins.settings,
+    plugins.admin_plugins,
+    providers.bp,
+    tokens.bp,
+)
