@@ -47,8 +47,11 @@ def show_conversation(conversation: Conversation, messages: bool = True) -> dict
         "updatedAt": conversation.updated_at.isoformat(),
     }
     if messages:
-        shown["messages"] = [show_message(m) for m in conversation.messages]
+        # The open turn is read before the messages: SQLite reads each SELECT at its own moment,
+        # and a turn ending between two reads must leave the page an open turn to follow (whose
+        # events end at once), never a "running" reply with no turn to follow.
         open_turn = db.session.scalar(open_turns(conversation.id))
+        shown["messages"] = [show_message(m) for m in conversation.messages]
         shown["openTurnId"] = open_turn.id if open_turn else None
         shown["model"] = db.session.scalar(  # the newest turn's: the page picks it again
             db.select(Turn.model)

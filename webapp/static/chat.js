@@ -250,7 +250,10 @@
       state.follower = null;
       state.live = null;
       var id = turn.conversationId;
-      if (state.conversation && state.conversation.id === id) {
+      // Still following this turn means its conversation is the one shown, even when the
+      // first read of a conversation its first message started has not answered yet: read it
+      // again now, so that a read begun before the turn ended cannot leave it "running".
+      if (!state.conversation || state.conversation.id === id) {
         loadConversation(id).then(function () {
           if (status === "cancelled") setTimeout(function () { reloadIfOpen(id); }, STORED_AFTER_STOP_MS);
         });
