@@ -126,3 +126,44 @@ def is_broker_name(node: ast.expr | None) -> bool:
         and isinstance(node.value, ast.Name)
         and node.value.id == "broker"
     )
+
+
+# What workers/ may use of webapp/: the models and their extension, the turn's modules, the
+# plugin host, the task names, and the app factory. Never the API, the pages or the sign-in.
+WORKERS_MAY_IMPORT = (
+    "webapp.create_app",
+    "webapp.extensions",
+    "webapp.models",
+    "webapp.turns",
+    "webapp.turnstate",
+    "webapp.turn_events",
+    "webapp.turn_parts",
+    "webapp.replies",
+    "webapp.plugins",
+    "webapp.broker",
+)
+
+
+def imported_names(path: Path) -> set[str]:
+    """Return every dotted name a module imports: ``from a import b`` counts as ``a.b``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_workers_use_only_the_models_the_turn_and_the_plugin_host_of_webapp():
+    offences = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in python_files("workers")
+        for name in imported_names(path)
+        if name.split(".")[0] == "webapp"
+        and not any(
+            name == allowed or name.startswith(allowed + ".") for allowed in WORKERS_MAY_IMPORT
+        )
+    ]
+    assert offences == []
