@@ -14,6 +14,9 @@ more than the byte limit. Errors::
 from __future__ import annotations
 
 import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import requests
@@ -42,6 +45,22 @@ class Body:
 
     data: bytes
     cut: bool
+
+
+@contextmanager
+def time_budget(signal: Signal, seconds: float) -> Iterator[Signal]:
+    """Yield a signal tripping after ``seconds``, at ``signal``'s deadline if sooner, or when
+    ``signal`` trips: one time limit for a request and its body. Its timer stops on exit."""
+    deadline = time.monotonic() + seconds
+    if signal.deadline is not None:
+        deadline = min(deadline, signal.deadline)
+    budget = Signal(deadline=deadline)
+    undo = signal.on_cancel(budget.cancel)
+    try:
+        yield budget
+    finally:
+        undo()
+        budget.cancel()  # stops the budget's timer thread now rather than at its deadline
 
 
 def read_body(response: requests.Response, max_bytes: int, budget: Signal) -> Body:
@@ -84,4 +103,4 @@ def network_reason(exc: BaseException) -> str:
     return "the connection broke off"
 
 
-__all__ = ["READ_ERRORS", "Body", "BodyError", "network_reason", "read_body"]
+__all__ = ["READ_ERRORS", "Body", "BodyError", "network_reason", "read_body", "time_budget"]

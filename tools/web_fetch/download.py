@@ -13,8 +13,6 @@ from __future__ import annotations
 import logging
 import math
 import re
-import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -25,9 +23,9 @@ import requests
 import urllib3.exceptions
 
 from tools.api import Cancelled, Signal, ToolError, ToolRefused, normalise_mime_type
-from tools.bodies import BodyError, network_reason, read_body
+from tools.bodies import BodyError, network_reason, read_body, time_budget
 from tools.charset import charset_from_content_type
-from tools.net import AddressNotAllowed, interrupt, redact_url
+from tools.net import AddressNotAllowed, redact_url
 from tools.urls import request_host
 from tools.web_fetch.options import DomainRules
 
@@ -78,25 +76,9 @@ def download(
     log: logging.Logger,
 ) -> Download:
     """Return the body at ``url`` after following redirects; see the module docstring for errors."""
-    budget = _budget(signal, limits.timeout_seconds)
-    interrupter = Interrupter()
-    undo_turn = signal.on_cancel(budget.cancel)
-    undo_budget = budget.on_cancel(interrupter.trip)
-    try:
+    with time_budget(signal, limits.timeout_seconds) as budget:
         with _translated(url, signal, budget, limits.timeout_seconds):
-            return _Fetch(session, budget, limits, interrupter, log).run(url, accepts_file)
-    finally:
-        undo_budget()
-        undo_turn()
-        budget.cancel()  # stops the budget's timer thread now rather than at its deadline
-
-
-def _budget(signal: Signal, seconds: float) -> Signal:
-    """Return a signal tripping at this fetch's time limit, or the turn's deadline if sooner."""
-    deadline = time.monotonic() + seconds
-    if signal.deadline is not None:
-        deadline = min(deadline, signal.deadline)
-    return Signal(deadline=deadline)
+            return _Fetch(session, budget, limits, log).run(url, accepts_file)
 
 
 @contextmanager
@@ -135,20 +117,22 @@ _NEXT_STEP = {
 
 
 class _Fetch:
-    """One download in progress: the hops and the body, stoppable through ``interrupter``."""
+    """One download in progress: the hops and the body, stopped by ``budget``.
+
+    A hop's request waits for its headers at most what is left of the budget; a body is read
+    by ``read_body``, which shuts the socket down the moment the budget trips.
+    """
 
     def __init__(
         self,
         session: requests.Session,
         budget: Signal,
         limits: FetchLimits,
-        interrupter: Interrupter,
         log: logging.Logger,
     ) -> None:
         self.session = session
         self.budget = budget
         self.limits = limits
-        self.interrupter = interrupter
         self.log = log
 
     def run(self, url: str, accepts_file: Callable[[str], bool]) -> Download:
@@ -221,7 +205,6 @@ class _Fetch:
             )
         except AddressNotAllowed as exc:
             self._refuse(url, str(exc), exc)
-        self.interrupter.watch(response)
         return response
 
     def _refuse(self, url: str, reason: str, cause: Exception | None = None) -> NoReturn:
@@ -246,35 +229,6 @@ class _Fetch:
         if body.cut:
             raise too_large
         return body.data
-
-
-class Interrupter:
-    """Shuts the socket of the response being read when tripped, so a blocked read ends at once.
-
-    Before a response's headers arrive there is no socket to reach: a stop then waits for the
-    HTTP timeout, which the budget keeps from running past the fetch's own time limit.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._response: requests.Response | None = None
-        self._tripped = False
-
-    def watch(self, response: requests.Response) -> None:
-        """Make ``response`` the one to stop (at once when already tripped)."""
-        with self._lock:
-            self._response = response
-            tripped = self._tripped
-        if tripped:
-            interrupt(response)
-
-    def trip(self) -> None:
-        """Stop the watched response, and any watched later."""
-        with self._lock:
-            self._tripped = True
-            response = self._response
-        if response is not None:
-            interrupt(response)
 
 
 def _filename(response: requests.Response, url: str) -> str | None:

@@ -13,7 +13,7 @@ import json
 import requests
 
 from tools.api import Cancelled, Signal, ToolError, ToolRefused
-from tools.bodies import BodyError, read_body
+from tools.bodies import BodyError, read_body, time_budget
 from tools.charset import charset_from_content_type, decode_page
 from tools.citations import is_presentable_url
 from tools.net import AddressNotAllowed
@@ -71,38 +71,36 @@ def _send(
     user_agent: str,
 ) -> tuple[int, str]:
     timeout = signal.timeout(TIMEOUT_SECONDS)
-    # One budget for the request and its body: the engine's time limit or the turn's deadline.
-    budget = Signal.after(timeout)
-    undo = signal.on_cancel(budget.cancel)
     headers = {"User-Agent": user_agent, **(request.headers or {})}
-    try:
-        response = session.request(
-            request.method,
-            request.url,
-            params=request.params,
-            data=request.data,
-            json=request.json,
-            headers=headers,
-            timeout=timeout,
-            stream=True,
-            allow_redirects=False,
-        )
-        with response:
-            body = read_body(response, MAX_BODY_BYTES, budget)
-    except AddressNotAllowed:
-        raise ToolRefused(f"Fetching {request.url} is not allowed.") from None
-    except (requests.RequestException, BodyError, Cancelled) as exc:
-        signal.raise_if_cancelled()
-        if budget.cancelled or isinstance(exc, requests.Timeout):
-            raise ToolError(_too_slow(engine)) from None
-        if isinstance(exc, BodyError):
-            raise ToolError(f"{engine.name} stopped answering halfway. Try again later.") from None
-        raise ToolError(
-            f"{engine.name} could not be reached. Check its address, or try again later."
-        ) from None
-    finally:
-        undo()
-        budget.cancel()  # stops the budget's timer now rather than at its deadline
+    # One budget for the request and its body: the engine's time limit or the turn's deadline.
+    with time_budget(signal, timeout) as budget:
+        try:
+            response = session.request(
+                request.method,
+                request.url,
+                params=request.params,
+                data=request.data,
+                json=request.json,
+                headers=headers,
+                timeout=timeout,
+                stream=True,
+                allow_redirects=False,
+            )
+            with response:
+                body = read_body(response, MAX_BODY_BYTES, budget)
+        except AddressNotAllowed:
+            raise ToolRefused(f"Fetching {request.url} is not allowed.") from None
+        except (requests.RequestException, BodyError, Cancelled) as exc:
+            signal.raise_if_cancelled()
+            if budget.cancelled or isinstance(exc, requests.Timeout):
+                raise ToolError(_too_slow(engine)) from None
+            if isinstance(exc, BodyError):
+                raise ToolError(
+                    f"{engine.name} stopped answering halfway. Try again later."
+                ) from None
+            raise ToolError(
+                f"{engine.name} could not be reached. Check its address, or try again later."
+            ) from None
     if body.cut:
         raise ToolError(unreadable(engine))
     content_type = response.headers.get("Content-Type", "")
