@@ -1,0 +1,116 @@
+"""Fault tests: a private chat stack per test, and how long each fault took to recover.
+
+Each test breaks one part under a running turn (a worker, Redis, PostgreSQL, the model, an
+engine, the web process), then checks the turn ended in a clear, stored state with nothing
+already stored lost. ``record_recovery`` notes the time from the fault to that state; the
+figures are printed at the end of the run (docs/reliability.md, "Faults", keeps them).
+
+Fixtures:
+    shared_stack            one Stack with a running worker for a whole module, for faults
+                            that leave the worker and the app as they were
+    make_stack(**settings)  an app on a fresh SQLite file (or settings' DATABASE_URL), the fake
+                            model as provider "fake" (model "fake/m"), the app served over HTTP
+                            and a ChatClient of a new user; workers are started by the test
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from flask import Flask
+
+from tests.support.chat import ChatClient
+from tests.support.fake_model import FakeModel
+from tests.support.live_server import LiveServer
+from tests.support.workers import CeleryWorker
+from tests.workers.conftest import CHAT_SETTINGS, make_chat_app, private_chat
+
+RECOVERIES: list[tuple[str, float]] = []
+
+
+def record_recovery(fault: str, seconds: float) -> None:
+    """Note how many seconds ``fault`` took to end in a clear, stored state."""
+    RECOVERIES.append((fault, seconds))
+    print(f"recovered from {fault} in {seconds:.2f} s")
+
+
+def pytest_terminal_summary(terminalreporter):
+    """List the recovery times measured in this run, for docs/reliability.md."""
+    if RECOVERIES:
+        terminalreporter.section("fault recovery times (seconds)")
+        for fault, seconds in RECOVERIES:
+            terminalreporter.write_line(f"{seconds:7.2f}  {fault}")
+
+
+class Stopwatch:
+    """Seconds since it was made (or last ``restart``)."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+
+    def restart(self) -> None:
+        self.started = time.monotonic()
+
+    def seconds(self) -> float:
+        return time.monotonic() - self.started
+
+
+@dataclass
+class Stack:
+    """One test's app, fake model, web server and user; ``worker()`` starts a worker."""
+
+    app: Flask
+    fake: FakeModel
+    web: LiveServer
+    chat: ChatClient
+    logs: Path
+    workers: list[CeleryWorker] = field(default_factory=list)
+
+    def worker(self, **extra_env: str) -> CeleryWorker:
+        """Start a worker for the app (stopped at the end of the test) and return it."""
+        worker = CeleryWorker(self.app, self.logs, concurrency=8, extra_env=extra_env).start()
+        self.workers.append(worker)
+        return worker
+
+    def kill(self, worker: CeleryWorker) -> None:
+        """SIGKILL the worker, as the kernel's OOM killer or a lost machine would."""
+        worker.process.kill()
+        worker.process.wait(10)
+
+
+@pytest.fixture
+def make_stack(make_app, tmp_path) -> Iterator:
+    """Return a factory of Stacks; settings are added to the chat tests' settings."""
+    with ExitStack() as stack:
+
+        def make(**settings) -> Stack:
+            app = make_app(**{**CHAT_SETTINGS, **settings})
+            fake = stack.enter_context(FakeModel())
+            web = stack.enter_context(LiveServer(app))
+            chat = private_chat(app, fake, web.url, f"u-{uuid.uuid4().hex[:8]}")
+            made = Stack(app, fake, web, chat, tmp_path)
+            stack.callback(lambda: [w.stop() for w in reversed(made.workers)])
+            return made
+
+        yield make
+
+
+@pytest.fixture(scope="module")
+def shared_stack(tmp_path_factory, redis_url, sqlite_template) -> Iterator[Stack]:
+    """One Stack with a running worker, shared by a module's tests."""
+    app = make_chat_app(tmp_path_factory, redis_url, sqlite_template)
+    logs = tmp_path_factory.mktemp("faults")
+    with FakeModel() as fake, LiveServer(app) as web:
+        made = Stack(app, fake, web, private_chat(app, fake, web.url, "shared"), logs)
+        made.worker()
+        try:
+            yield made
+        finally:
+            for worker in made.workers:
+                worker.stop()

@@ -1,0 +1,95 @@
+"""A model server that drops the connection mid-answer, or answers garbage, during a real
+turn: the turn fails with the provider's sentence, the text shown is stored, the previous
+step's tool results stay, and the next message is answered."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.faults.conftest import Stopwatch, record_recovery
+from tests.support.fake_model import Reply
+from tests.workers.test_cancel import EventReader
+from tests.workers.test_failed_turns import (
+    PAGE_OUTPUT,
+    READ_PAGE,
+    assert_page_result_kept,
+    reloaded,
+    streamed_text,
+    wait_for_text,
+)
+
+UNREADABLE = (
+    "The provider fake sent a reply Lookout could not read. Check that it is OpenAI-compatible "
+    "and that the base URL points at its API (often ending in /v1)."
+)
+
+
+def chunk(text: str) -> str:
+    return "data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": text}}]}) + "\n\n"
+
+
+def run_to_failure(stack, answer: Reply, shown: str):
+    """Read a page, then answer with ``answer``; return (turn, reply, failure, streamed text,
+    seconds from the last text shown to the stored failure)."""
+    stack.fake.script(READ_PAGE, answer)
+    conversation = stack.chat.new_conversation()
+    turn_id = stack.chat.start(conversation, "read it", "fake/m")["turn"]["id"]
+    reader = EventReader(stack.chat, turn_id)
+    reader.start()
+    wait_for_text(reader, shown)
+    clock = Stopwatch()
+    turn = stack.chat.wait(turn_id, timeout=30)
+    seconds = clock.seconds()
+    reader.join(5)
+    reply, failure = reloaded(stack.chat, conversation, turn_id)
+    stack.fake.script(Reply.text("Fine now."))
+    after = stack.chat.run(conversation, "again", "fake/m")
+    assert after["status"] == "completed", after
+    return turn, reply, failure, streamed_text(reader), seconds
+
+
+@pytest.fixture
+def model_stack(shared_stack):
+    return shared_stack
+
+
+def test_a_connection_dropped_mid_answer_fails_the_turn_keeping_the_text_and_results(
+    model_stack,
+):
+    answer = Reply.text("The page says hello and then", chunks=6, delay=0.05, then="disconnect")
+    turn, reply, failure, shown, seconds = run_to_failure(
+        model_stack, answer, "The page says hello and then"
+    )
+    record_recovery("model connection dropped mid-answer", seconds)
+    assert turn["status"] == "failed" and failure["error"] == turn["error"]
+    assert turn["error"] == (
+        "The answer above was cut off. The connection to the provider fake broke during the "
+        "reply. Try again."
+    )
+    assert_page_result_kept(reply["parts"])
+    assert reply["parts"][-1] == {"type": "text", "text": "The page says hello and then"}
+    assert shown == "The page says hello and then"
+
+
+def test_garbage_mid_answer_fails_the_turn_keeping_the_text_and_results(model_stack):
+    answer = Reply.raw(chunk("The page ") + chunk("says") + "data: {<html>502 Bad Gateway\n\n")
+    turn, reply, failure, shown, seconds = run_to_failure(model_stack, answer, "The page says")
+    record_recovery("model answered garbage mid-answer", seconds)
+    assert turn["status"] == "failed" and failure["error"] == turn["error"]
+    assert turn["error"] == f"The answer above was cut off. {UNREADABLE}"
+    assert_page_result_kept(reply["parts"])
+    assert reply["parts"][-1] == {"type": "text", "text": "The page says"}
+
+
+def test_garbage_instead_of_an_answer_fails_the_turn_keeping_the_results(model_stack):
+    model_stack.fake.script(READ_PAGE, Reply.raw("<html><body>502 Bad Gateway</body></html>"))
+    conversation = model_stack.chat.new_conversation()
+    turn = model_stack.chat.run(conversation, "read it", "fake/m")
+    reply, failure = reloaded(model_stack.chat, conversation, turn["id"])
+    assert turn["status"] == "failed" and failure is not None
+    assert turn["error"] == f"The answer above was cut off. {UNREADABLE}"
+    assert_page_result_kept(reply["parts"])
+    assert reply["parts"][-1]["type"] == "source"  # no text: nothing was said after the page
+    assert PAGE_OUTPUT in json.dumps(reply["parts"])
