@@ -287,6 +287,13 @@ SETTINGS: tuple[Setting, ...] = (
         int_parser(1, 24 * 60),
     ),
     Setting(
+        "PASSWORD_MIN_LENGTH",
+        "8",
+        "Fewest characters a new password may have (set in Settings, on the Users page or with "
+        "flask users).",
+        int_parser(1, 1000),
+    ),
+    Setting(
         "REAPER_INTERVAL_SECONDS",
         "15",
         "How often one of the workers looks for running turns whose worker died.",

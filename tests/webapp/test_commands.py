@@ -20,13 +20,13 @@ def test_users_create_prints_a_generated_password_that_works(app):
 
 def test_users_create_admin_with_a_given_password(app):
     result = app.test_cli_runner().invoke(
-        args=["users", "create", "root", "--admin", "--password", "pw"]
+        args=["users", "create", "root", "--admin", "--password", "long enough"]
     )
     assert result.exit_code == 0
     assert "Password" not in result.output
     user = find_user(app, "root")
     assert user.roles == ["user", "admin"]
-    assert user.check_password("pw")
+    assert user.check_password("long enough")
 
 
 def test_users_create_refuses_a_taken_name(app, make_user):

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import click
 from flask import Flask
 from flask.cli import AppGroup
 
-from webapp.auth import throttle
+from webapp.auth import accounts
 from webapp.extensions import db
 from webapp.models import ApiToken, User
 
@@ -18,10 +19,19 @@ tokens_cli = AppGroup("tokens", help="Create API tokens.")
 
 def get_user(name: str) -> User:
     """Return the user with this name, or stop the command with a sentence."""
-    user = db.session.scalar(db.select(User).filter_by(name=name))
+    user = accounts.find_account(name)
     if user is None:
         raise click.ClickException(f"There is no account named {name!r}. Create it first.")
     return user
+
+
+@contextmanager
+def said_as_click_errors() -> Iterator[None]:
+    """Turn a refused account change into the command's error sentence."""
+    try:
+        yield
+    except accounts.AccountError as error:
+        raise click.ClickException(error.message) from None
 
 
 @users_cli.command("create")
@@ -30,40 +40,32 @@ def get_user(name: str) -> User:
 @click.option("--password", help="The password; a random one is generated and printed if omitted.")
 def create_user(name: str, admin: bool, password: str | None) -> None:
     """Create an account."""
-    if db.session.scalar(db.select(User).filter_by(name=name)) is not None:
-        raise click.ClickException(f"An account named {name!r} already exists.")
-    generated = password is None
-    password = password or secrets.token_urlsafe(12)
-    db.session.add(User.make(name, password, admin=admin))
-    db.session.commit()
+    with said_as_click_errors():
+        user, generated = accounts.create_account(name, password, admin=admin)
     role = "admin" if admin else "user"
-    click.echo(f"Created {role} account {name!r}.")
+    click.echo(f"Created {role} account {user.name!r}.")
     if generated:
-        click.echo(f"Password (shown once): {password}")
+        click.echo(f"Password (shown once): {generated}")
 
 
 @users_cli.command("set-password")
 @click.argument("name")
 @click.option("--password", help="The new password; a random one is generated and printed if none.")
 def set_password(name: str, password: str | None) -> None:
-    """Set an account's password, and lift a lock from failed sign-ins."""
-    user = get_user(name)
-    generated = password is None
-    password = password or secrets.token_urlsafe(12)
-    user.set_password(password)
-    db.session.commit()
-    throttle.clear_failures(name)
-    click.echo(f"Set the password of {name!r}; failed sign-ins are forgotten.")
+    """Set an account's password, end its sessions, and lift a lock from failed sign-ins."""
+    with said_as_click_errors():
+        generated = accounts.set_password(get_user(name), password)
+    click.echo(f"Set the password of {name!r}; its sessions ended; failed sign-ins are forgotten.")
     if generated:
-        click.echo(f"Password (shown once): {password}")
+        click.echo(f"Password (shown once): {generated}")
 
 
 @users_cli.command("disable")
 @click.argument("name")
 def disable_user(name: str) -> None:
     """Disable an account: its sessions and API tokens stop working at once."""
-    get_user(name).disabled = True
-    db.session.commit()
+    with said_as_click_errors():
+        accounts.set_disabled(get_user(name), True)
     click.echo(f"Disabled {name!r}: its sessions and API tokens no longer work.")
 
 
@@ -71,9 +73,8 @@ def disable_user(name: str) -> None:
 @click.argument("name")
 def enable_user(name: str) -> None:
     """Enable a disabled account again (and lift a lock from failed sign-ins)."""
-    get_user(name).disabled = False
-    db.session.commit()
-    throttle.clear_failures(name)
+    with said_as_click_errors():
+        accounts.set_disabled(get_user(name), False)
     click.echo(f"Enabled {name!r}.")
 
 
@@ -97,9 +98,7 @@ def ensure_admin(name: str) -> None:
             f"No admin exists, and the name {name!r} is taken by a user. Run "
             "'flask --app webapp users create NAME --admin' with another name."
         )
-    password = secrets.token_urlsafe(12)
-    db.session.add(User.make(name, password, admin=True))
-    db.session.commit()
+    _, password = accounts.create_account(name, admin=True)
     click.echo(f"Created the admin account {name!r} with password {password} (shown once).")
     click.echo(f"To set a new password later: flask --app webapp users set-password {name}")
 

@@ -53,12 +53,17 @@ def find_user_by_token(token: str) -> User | None:
     return user
 
 
-def load_session_user(user_id: str) -> User | None:
-    """Return the session's user, unless disabled or the request carries a bearer token instead."""
+def load_session_user(session_id: str) -> User | None:
+    """Return the session's user, unless disabled, signed out since, or using a bearer token.
+
+    The session keeps "id:version" (User.get_id); a version other than the account's current
+    one is a cookie from before a sign-out, a new password or a disabling, and is refused.
+    """
     if find_bearer_token() is not None:
         return None
+    user_id, _, version = session_id.partition(":")
     user = db.session.get(User, user_id)
-    if user is None or user.disabled:
+    if user is None or user.disabled or version != str(user.session_version):
         return None
     return user
 

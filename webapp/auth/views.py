@@ -10,9 +10,8 @@ from flask_wtf import FlaskForm
 from wtforms import PasswordField, StringField
 from wtforms.validators import DataRequired
 
-from webapp.auth import throttle
-from webapp.extensions import db
-from webapp.models import User
+from webapp.auth import accounts, throttle
+from webapp.models.accounts import password_matches
 
 bp = Blueprint("auth", __name__)
 
@@ -53,13 +52,13 @@ def sign_in():
     if form.validate_on_submit():
         name, address = form.name.data.strip(), request.remote_addr
         lock = throttle.find_lock(name, address)
-        user = None if lock else db.session.scalar(db.select(User).filter_by(name=name))
+        user = None if lock else accounts.find_account(name)
         if lock:
             minutes = f"{lock.minutes} minute{'' if lock.minutes == 1 else 's'}"
             message = TOO_MANY if lock.subject == "name" else TOO_MANY_HERE
             flash(message.format(minutes=minutes), "error")
             status = 429
-        elif user is None or not user.check_password(form.password.data):
+        elif not password_matches(user.password_hash if user else None, form.password.data):
             throttle.note_failure(name, address)
             flash(WRONG_CREDENTIALS, "error")
             status = 401
@@ -68,6 +67,7 @@ def sign_in():
             status = 403
         else:
             throttle.clear_failures(name)
+            accounts.record_sign_in(user)
             login_user(user)
             return redirect(safe_next(request.args.get("next")))
     elif request.method == "POST":
@@ -77,6 +77,8 @@ def sign_in():
 
 @bp.route("/sign-out", methods=["POST"])
 def sign_out():
-    """Sign the user out and go back to the sign-in page."""
+    """Sign the user out of every browser (a copied cookie too) and go back to the sign-in page."""
+    if current_user.is_authenticated:
+        accounts.end_sessions(current_user)
     logout_user()
     return redirect(url_for("auth.sign_in"))

@@ -5,9 +5,10 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import datetime
+from functools import cache
 
 from flask_login import UserMixin
-from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, String
+from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 from werkzeug.security import check_password_hash, generate_password_hash
 
@@ -22,6 +23,22 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+@cache
+def decoy_hash() -> str:
+    """Return a hash of a random password, made once, to check against for unknown names."""
+    return generate_password_hash(secrets.token_urlsafe(16))
+
+
+def password_matches(password_hash: str | None, password: str) -> bool:
+    """Return whether the password matches the hash; None (no such account) never matches.
+
+    With no hash, the password is still checked against a decoy hash: sign-in then takes the
+    same work for an unknown name as for a known one, and its time does not tell them apart.
+    """
+    matches = check_password_hash(password_hash or decoy_hash(), password)
+    return matches and password_hash is not None
+
+
 class User(UserMixin, db.Model):
     """A person who signs in; every account holds role `user`, admins also `admin`."""
 
@@ -32,6 +49,11 @@ class User(UserMixin, db.Model):
     password_hash: Mapped[str] = mapped_column(String(255), nullable=False)
     roles: Mapped[list] = mapped_column(JSON, nullable=False, default=lambda: ["user"])
     disabled: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    # Part of every session cookie (see get_id): raising it ends every session at once.
+    session_version: Mapped[int] = mapped_column(
+        Integer, nullable=False, default=1, server_default="1"
+    )
+    last_signed_in_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = created_column()
 
     tokens: Mapped[list[ApiToken]] = relationship(
@@ -42,6 +64,13 @@ class User(UserMixin, db.Model):
     def is_active(self) -> bool:
         """Return False for a disabled account, which Flask-Login then refuses."""
         return not self.disabled
+
+    def get_id(self) -> str:
+        """Return what the session cookie keeps: the id and the session version, "id:version".
+
+        A cookie copied before the version was raised names an old version, and is refused.
+        """
+        return f"{self.id}:{self.session_version}"
 
     @property
     def is_admin(self) -> bool:
@@ -54,7 +83,11 @@ class User(UserMixin, db.Model):
 
     def check_password(self, password: str) -> bool:
         """Return whether the password matches the stored hash."""
-        return check_password_hash(self.password_hash, password)
+        return password_matches(self.password_hash, password)
+
+    def end_sessions(self) -> None:
+        """Make every session cookie of this user invalid (API tokens are revoked on their own)."""
+        self.session_version = (self.session_version or 1) + 1
 
     @classmethod
     def make(cls, name: str, password: str, admin: bool = False) -> User:

@@ -4,7 +4,7 @@ Each page is a shell whose script (under static/) fetches the JSON API; blueprin
 names (`home.index`, `admin_plugins.index`, ...) are what templates pass to url_for.
 """
 
-from webapp.pages import admin, chat, plugins, providers, tokens
+from webapp.pages import account, admin, chat, plugins, providers, tokens
 
 BLUEPRINTS = (
     chat.bp,
@@ -13,4 +13,5 @@ BLUEPRINTS = (
     plugins.admin_plugins,
     providers.bp,
     tokens.bp,
+    account.bp,
 )

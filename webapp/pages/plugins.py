@@ -9,6 +9,7 @@ from __future__ import annotations
 from flask import Blueprint, render_template, url_for
 
 from webapp.auth.guards import admin_required, login_required
+from webapp.pages.account import render_settings
 
 settings = Blueprint("settings", __name__, url_prefix="/settings")
 admin_plugins = Blueprint("admin_plugins", __name__, url_prefix="/admin/plugins")
@@ -17,8 +18,8 @@ admin_plugins = Blueprint("admin_plugins", __name__, url_prefix="/admin/plugins"
 @settings.get("", endpoint="index")
 @login_required
 def show_settings():
-    """Show the signed-in user's tool switches and plugin settings."""
-    return render_template("settings/index.html", api_url=url_for("api_plugins.list_settings"))
+    """Show the signed-in user's tool switches, plugin settings and the Account section."""
+    return render_settings()
 
 
 @admin_plugins.get("", endpoint="index")

@@ -1,0 +1,65 @@
+"""The Account section of Settings in a real Chromium: a password change and "Sign out
+everywhere", each refusing a copy of the session cookie taken before."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+
+from tests.support.pages import sign_in_page
+
+pytestmark = [pytest.mark.chromium, pytest.mark.integration]
+
+
+def session_cookie(page) -> str:
+    """Return the value of the page's session cookie, as someone copying it would."""
+    return next(c["value"] for c in page.context.cookies() if c["name"] == "session")
+
+
+def me_with(live_server, cookie: str) -> int:
+    """Return the status of /api/me sent with the given session cookie."""
+    response = requests.get(f"{live_server.url}/api/me", cookies={"session": cookie}, timeout=10)
+    return response.status_code
+
+
+def test_changing_the_password_in_settings_refuses_a_copied_cookie(page, live_server, make_user):
+    sign_in_page(
+        page, live_server.url, make_user("alice"), "/settings", ready="#plugins[data-ready]"
+    )
+    copied = session_cookie(page)
+    assert me_with(live_server, copied) == 200
+
+    page.get_by_label("Current password").fill("wrong")
+    page.get_by_label("New password", exact=True).fill("a new passphrase")
+    page.get_by_label("New password again").fill("a new passphrase")
+    page.get_by_role("button", name="Change password").click()
+    error = page.locator("#current_password-error")
+    error.wait_for()
+    assert "Your current password is not right." in error.inner_text()
+    assert page.get_by_label("Current password").get_attribute("aria-invalid") == "true"
+    page.screenshot(path="/tmp/settings-password-error.png", full_page=True)
+    assert me_with(live_server, copied) == 200
+
+    # By keyboard only: type into each field and press Enter.
+    page.get_by_label("Current password").fill("password")
+    page.get_by_label("New password", exact=True).fill("a new passphrase")
+    page.get_by_label("New password again").fill("a new passphrase")
+    page.keyboard.press("Enter")
+    page.get_by_text("Your password is changed.").wait_for()
+    page.screenshot(path="/tmp/settings-password-changed.png", full_page=True)
+    assert page.url == f"{live_server.url}/settings#top"
+    assert me_with(live_server, copied) == 401
+    assert me_with(live_server, session_cookie(page)) == 200
+
+
+def test_sign_out_everywhere_refuses_a_copied_cookie(page, live_server, make_user):
+    sign_in_page(
+        page, live_server.url, make_user("alice"), "/settings", ready="#plugins[data-ready]"
+    )
+    copied = session_cookie(page)
+    button = page.get_by_role("button", name="Sign out everywhere")
+    button.focus()
+    page.keyboard.press("Enter")
+    page.get_by_text("You are signed out in this browser and every other one.").wait_for()
+    assert page.url.startswith(f"{live_server.url}/sign-in")
+    assert me_with(live_server, copied) == 401
