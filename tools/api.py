@@ -6,6 +6,7 @@ Errors raised through this API::
     ├── ToolError            a sentence the model reads and reports (the turn goes on)
     │   └── ToolRefused      a guard or domain-list refusal (logged with outcome "refused")
     ├── Cancelled            the turn was cancelled or the call's deadline passed
+    ├── RateLimited          a shared rate limit gave no slot in time (tools.rates)
     ├── IngestError          an ingester could not read a file (broken, encrypted)
     └── PluginConfigError    invalid plugin options or user settings, with per-field messages
 """
@@ -21,6 +22,7 @@ import marshmallow
 import requests
 
 from tools.cancellation import Cancelled, Signal
+from tools.rates import RateLimit, RateLimited, Rates, UnlimitedRates
 
 __all__ = [
     "API_VERSION",
@@ -35,6 +37,9 @@ __all__ = [
     "PluginConfigError",
     "PluginContext",
     "Parsers",
+    "RateLimit",
+    "RateLimited",
+    "Rates",
     "Signal",
     "Tool",
     "ToolContext",
@@ -94,7 +99,11 @@ class Citation:
 
 @dataclass
 class ToolContext:
-    """What a tool call gets from the turn that runs it."""
+    """What a tool call gets from the turn that runs it.
+
+    ``rates`` books calls to a provider against limits shared by every worker process (see
+    ``tools.rates``); outside a host it limits nothing.
+    """
 
     user: str
     conversation: str
@@ -104,6 +113,7 @@ class ToolContext:
     cite: Callable[..., None]
     turn_cache: MutableMapping[str, Any]
     settings: dict[str, Any] = field(default_factory=dict)
+    rates: Rates = field(default_factory=UnlimitedRates)
 
 
 @dataclass

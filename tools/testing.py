@@ -7,10 +7,20 @@ from typing import Any
 
 import requests
 
-from tools.api import Citation, Ingester, Parsers, Plugin, Signal, Tool, ToolContext
+from tools.api import (
+    Citation,
+    Ingester,
+    Parsers,
+    Plugin,
+    Rates,
+    Signal,
+    Tool,
+    ToolContext,
+)
 from tools.citations import CitationList
 from tools.host import PooledIngesters, start
 from tools.parsers import InlineParsers
+from tools.rates import UnlimitedRates
 
 
 def tool_context_for_test(
@@ -21,10 +31,12 @@ def tool_context_for_test(
     settings: dict[str, Any] | None = None,
     signal: Signal | None = None,
     turn_cache: MutableMapping[str, Any] | None = None,
+    rates: Rates | None = None,
 ) -> tuple[ToolContext, list[Citation]]:
     """Return a ToolContext and the list its ``cite`` fills, as production's accumulator does.
 
-    ``fetch`` defaults to a ``GuardedSession``; ``roles`` to ``["user"]``.
+    ``fetch`` defaults to a ``GuardedSession``; ``roles`` to ``["user"]``; ``rates`` to no
+    limits (pass a ``tools.rates.RedisRates`` to share them as the host does).
     """
     if fetch is None:
         from tools.net import GuardedSession
@@ -40,6 +52,7 @@ def tool_context_for_test(
         cite=citations.cite,
         turn_cache=turn_cache if turn_cache is not None else {},
         settings=dict(settings or {}),
+        rates=rates or UnlimitedRates(),
     )
     return ctx, citations.citations
 

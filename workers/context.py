@@ -7,6 +7,7 @@ from flask import current_app
 from tools.api import Signal, ToolContext
 from tools.citations import CitationList
 from tools.net import make_session
+from tools.rates import RedisRates
 from webapp.extensions import db
 from webapp.models import Message, ToolCall, Turn
 from webapp.plugins import find_settings
@@ -49,5 +50,6 @@ def make_tool_context(
         cite=citations.cite,
         turn_cache=state.cache(call.name),
         settings=find_settings(user, plugin) if plugin else {},
+        rates=RedisRates(state.client),
     )
     return ctx, citations

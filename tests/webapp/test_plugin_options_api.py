@@ -131,7 +131,14 @@ def test_the_web_search_catalog_lists_its_engines(admin):
     engines = {engine["id"]: engine for engine in response.get_json()["engines"]}
     assert {"brave", "duckduckgo", "searxng"} <= set(engines)
     for engine in engines.values():
-        assert set(engine) == {"id", "name", "needsKey", "needsBaseURL", "operators"}
+        assert set(engine) == {
+            "id",
+            "name",
+            "needsKey",
+            "needsBaseURL",
+            "operators",
+            "ratePerSecond",
+        }
     assert engines["duckduckgo"]["needsKey"] is False
     assert engines["brave"]["needsKey"] is True
     assert engines["searxng"]["needsBaseURL"] is True

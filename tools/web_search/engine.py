@@ -73,7 +73,8 @@ class SearchResult:
 class SearchEngine:
     """A search engine adapter: what it needs, how to ask it, and how to read its answer.
 
-    Subclasses set ``id``, ``name``, ``needs_key``, ``needs_base_url`` and ``operators``, and
+    Subclasses set ``id``, ``name``, ``needs_key``, ``needs_base_url``, ``operators`` and
+    ``rate_per_second`` (what the provider's entry plan allows; the admin may set another), and
     implement ``request`` and ``parse``.
     """
 
@@ -82,6 +83,7 @@ class SearchEngine:
     needs_key: bool = False
     needs_base_url: bool = False
     operators: tuple[str, ...] = ()
+    rate_per_second: float = 1.0
 
     def request(self, search: Search) -> EngineRequest:
         """Return the HTTP request that runs ``search``."""
@@ -101,6 +103,13 @@ class SearchEngine:
     def describe_error(self, status: int, body: str) -> str | None:
         """Return this engine's message for an error status, or None for the shared wording."""
         return None
+
+    def unavailable(self, status: int) -> str | None:
+        """Return why an error status means the engine cannot search now ("rate-limited",
+        "blocked" or "down"), so that a fallback may answer; None for other errors."""
+        if status == 429:
+            return "rate-limited"
+        return "down" if status >= 500 else None
 
     def error_detail(self, body: Any) -> str | None:
         """Return the engine's own explanation from a JSON error body, or None."""

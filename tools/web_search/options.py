@@ -62,6 +62,33 @@ def _base_url(engines: Sequence[SearchEngine], description: str) -> fields.Url:
     )
 
 
+def _rate(engines: Sequence[SearchEngine], title: str) -> fields.Float:
+    defaults = ", ".join(f"{e.name} {round(e.rate_per_second, 2):g}" for e in engines)
+    return fields.Float(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Range(min=0, min_inclusive=False, max=1000),
+        metadata={
+            "title": title,
+            "description": "How many searches a second the engine's plan allows, for all users "
+            f"together. Blank: the engine's documented rate ({defaults}).",
+        },
+    )
+
+
+def _daily_cap(title: str) -> fields.Integer:
+    return fields.Integer(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Range(min=1),
+        metadata={
+            "title": title,
+            "description": "At most this many searches a day (UTC) with this engine and key. "
+            "Blank: no cap.",
+        },
+    )
+
+
 def make_options_schema(engines: Sequence[SearchEngine]) -> type[marshmallow.Schema]:
     """Return the admin options schema for ``engines``, with their key and base URL checks."""
     by_id = {e.id: e for e in engines}
@@ -74,6 +101,8 @@ def make_options_schema(engines: Sequence[SearchEngine]) -> type[marshmallow.Sch
         )
         apiKey = _api_key(engines, "The key for the engine's API.")
         baseURL = _base_url(engines, "The address of the engine's instance.")
+        rate = _rate(engines, "Searches a second")
+        dailyCap = _daily_cap("Searches a day")
         adminEngineRoles = fields.List(
             fields.String(validate=validate.Length(min=1)),
             load_default=["user"],

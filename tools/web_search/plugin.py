@@ -13,11 +13,14 @@ from marshmallow import fields, validate
 from tools.api import Plugin, PluginContext, Tool, ToolContext
 from tools.web_search.engine import Search, SearchEngine
 from tools.web_search.options import make_options_schema, make_user_settings_schema
+from tools.web_search.pacing import bucket_name, wait_for_engine
 from tools.web_search.resolution import resolve_engine
 from tools.web_search.search import run_search
 
 DESCRIPTION = "Search the web. Returns a title, URL, and snippet for each result."
 TIMEOUT_SECONDS = 20
+# A search waits for its engine's turn only while this much of its deadline would be left.
+REQUEST_RESERVE_SECONDS = 5.0
 
 
 class WebSearchInput(marshmallow.Schema):
@@ -60,6 +63,15 @@ def create_web_search(engines: Sequence[SearchEngine]) -> Plugin:
                 base_url=resolved.base_url,
             )
             session = tool_ctx.fetch if resolved.users_base_url else plain
+            bucket = bucket_name(resolved.engine, resolved.api_key, resolved.base_url)
+            wait_for_engine(
+                resolved.engine,
+                resolved.limit,
+                bucket,
+                tool_ctx.rates,
+                tool_ctx.signal,
+                REQUEST_RESERVE_SECONDS,
+            )
             results = run_search(resolved.engine, search, session, tool_ctx.signal, user_agent)
             results = results[: options["maxResults"]]
             for result in results:
@@ -88,6 +100,7 @@ def create_web_search(engines: Sequence[SearchEngine]) -> Plugin:
                     "needsKey": e.needs_key,
                     "needsBaseURL": e.needs_base_url,
                     "operators": list(e.operators),
+                    "ratePerSecond": round(e.rate_per_second, 2),
                 }
                 for e in engines
             ]

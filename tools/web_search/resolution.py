@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tools.api import ToolError
+from tools.api import RateLimit, ToolError
 from tools.web_search.engine import SearchEngine
 from tools.web_search.options import DEFAULT
 
@@ -17,12 +17,20 @@ NOT_AVAILABLE = "Web search isn't available to you."
 
 @dataclass(frozen=True)
 class Resolved:
-    """The engine to ask, its credentials, and whether the base URL is the user's own."""
+    """The engine to ask, its credentials, whether the base URL is the user's own, whether the
+    engine and credentials are the admin's, and the rate they may be asked at."""
 
     engine: SearchEngine
     api_key: str | None = field(default=None, repr=False)
     base_url: str | None = None
     users_base_url: bool = False
+    admins: bool = False
+    limit: RateLimit = RateLimit(1.0)
+
+
+def admins_limit(engine: SearchEngine, rate: float | None, daily_cap: int | None) -> RateLimit:
+    """Return the limit the admin set for their engine and key: their rate, else the engine's."""
+    return RateLimit(rate or engine.rate_per_second, daily_cap)
 
 
 def resolve_engine(
@@ -37,6 +45,9 @@ def resolve_engine(
     1. User engine ``default``, or user engines off: the admin's engine, key and base URL.
     2. Any other user engine: the user's key and base URL; the admin's values fill a blank
        only when the user picked the admin's engine and holds a role in adminEngineRoles.
+
+    The admin's rate and daily cap go with the admin's engine and credentials, whoever searches
+    with them; a user's own key is asked at the engine's documented rate.
     """
     may_use_admins = any(role in options["adminEngineRoles"] for role in roles)
     user_engines = bool(options["userEngines"])
@@ -44,7 +55,14 @@ def resolve_engine(
     if choice == DEFAULT:
         if not may_use_admins:
             raise ToolError(OWN_ENGINE_NEEDED if user_engines else NOT_AVAILABLE)
-        return Resolved(engines[options["engine"]], options.get("apiKey"), options.get("baseURL"))
+        engine = engines[options["engine"]]
+        return Resolved(
+            engine,
+            options.get("apiKey"),
+            options.get("baseURL"),
+            admins=True,
+            limit=admins_limit(engine, options.get("rate"), options.get("dailyCap")),
+        )
     engine = engines.get(str(choice))
     if engine is None:
         logger.warning("a user's web search engine %r is no longer installed", str(choice)[:100])
@@ -62,11 +80,25 @@ def resolve_engine(
         raise ToolError(f"Add your {engine.name} API key in the web search settings.")
     if engine.needs_base_url and not base_url:
         raise ToolError(f"Add your {engine.name} base URL in the web search settings.")
+    api_key = api_key if engine.needs_key else None
+    base_url = base_url if engine.needs_base_url else None
+    admins = (
+        choice == options["engine"]
+        and api_key == (options.get("apiKey") if engine.needs_key else None)
+        and base_url == (options.get("baseURL") if engine.needs_base_url else None)
+    )
+    limit = (
+        admins_limit(engine, options.get("rate"), options.get("dailyCap"))
+        if admins
+        else RateLimit(engine.rate_per_second)
+    )
     return Resolved(
         engine,
-        api_key if engine.needs_key else None,
-        base_url if engine.needs_base_url else None,
+        api_key,
+        base_url,
         users_base_url=users_base_url and engine.needs_base_url,
+        admins=admins,
+        limit=limit,
     )
 
 

@@ -4,6 +4,10 @@ Everything here is written once for every engine: the User-Agent, the 15 second 
 combined with the turn's signal, the mapping of HTTP and network errors to sentences that name
 the engine (never its key), and the cleaning and cutting of titles and snippets (which the
 adapters hand over as plain text: only an adapter knows whether its engine sends HTML).
+
+A failure that another engine could get past (the engine is rate-limited, blocked or down) is
+an ``EngineUnavailable``, a ``ToolError`` whose ``reason`` says which, so that a fallback engine
+may answer instead.
 """
 
 from __future__ import annotations
@@ -33,26 +37,40 @@ MAX_SNIPPET_CHARS = 500
 MAX_DETAIL_CHARS = 300
 
 
+class EngineUnavailable(ToolError):
+    """The engine could not search now: ``reason`` is "rate-limited", "blocked" or "down"."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 def run_search(
     engine: SearchEngine,
     search: Search,
     session: requests.Session,
     signal: Signal,
     user_agent: str,
+    time_limit: float | None = None,
 ) -> list[SearchResult]:
     """Return the engine's results for ``search``, cleaned and cut to ``search.count``.
 
-    Raises ``ToolError`` naming the engine (``ToolRefused`` for a refused address) and
+    The engine has ``time_limit`` seconds to answer (``TIMEOUT_SECONDS`` by default), within
+    the signal's deadline. Raises ``ToolError`` naming the engine (``EngineUnavailable`` when it
+    is rate-limited, blocked or down; ``ToolRefused`` for a refused address) and
     ``tools.api.Cancelled`` when the signal trips.
     """
     request = engine.request(search)
-    status, body = _send(engine, request, session, signal, user_agent)
+    limit = TIMEOUT_SECONDS if time_limit is None else time_limit
+    status, body = _send(engine, request, session, signal, user_agent, limit)
     if status != 200:
-        raise ToolError(error_message(engine, status, body, search.api_key))
+        message = error_message(engine, status, body, search.api_key)
+        reason = engine.unavailable(status)
+        raise ToolError(message) if reason is None else EngineUnavailable(message, reason)
     try:
         found = engine.parse(body)
     except EngineBlocked as exc:
-        raise ToolError(scrub(exc.message, search.api_key)) from None
+        raise EngineUnavailable(scrub(exc.message, search.api_key), "blocked") from None
     except MalformedResponse:
         raise ToolError(unreadable(engine)) from None
     return clean_results(found, search.count)
@@ -69,8 +87,9 @@ def _send(
     session: requests.Session,
     signal: Signal,
     user_agent: str,
+    limit: float,
 ) -> tuple[int, str]:
-    timeout = signal.timeout(TIMEOUT_SECONDS)
+    timeout = signal.timeout(limit)
     headers = {"User-Agent": user_agent, **(request.headers or {})}
     # One budget for the request and its body: the engine's time limit or the turn's deadline.
     with time_budget(signal, timeout) as budget:
@@ -93,13 +112,14 @@ def _send(
         except (requests.RequestException, BodyError, Cancelled) as exc:
             signal.raise_if_cancelled()
             if budget.cancelled or isinstance(exc, requests.Timeout):
-                raise ToolError(_too_slow(engine)) from None
+                raise EngineUnavailable(_too_slow(engine, limit), "down") from None
             if isinstance(exc, BodyError):
-                raise ToolError(
-                    f"{engine.name} stopped answering halfway. Try again later."
+                raise EngineUnavailable(
+                    f"{engine.name} stopped answering halfway. Try again later.", "down"
                 ) from None
-            raise ToolError(
-                f"{engine.name} could not be reached. Check its address, or try again later."
+            raise EngineUnavailable(
+                f"{engine.name} could not be reached. Check its address, or try again later.",
+                "down",
             ) from None
     if body.cut:
         raise ToolError(unreadable(engine))
@@ -108,8 +128,8 @@ def _send(
     return response.status_code, text
 
 
-def _too_slow(engine: SearchEngine) -> str:
-    return f"{engine.name} did not answer within {TIMEOUT_SECONDS} seconds. Try again later."
+def _too_slow(engine: SearchEngine, limit: float) -> str:
+    return f"{engine.name} did not answer within {round(limit, 1):g} seconds. Try again later."
 
 
 def error_message(engine: SearchEngine, status: int, body: str, api_key: str | None) -> str:

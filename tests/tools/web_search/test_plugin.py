@@ -98,6 +98,8 @@ def test_options_have_the_specs_defaults():
         "engine": "searxng",
         "apiKey": None,
         "baseURL": "http://searxng:8080",
+        "rate": None,
+        "dailyCap": None,
         "adminEngineRoles": ["user"],
         "enabledByDefault": False,
         "userToggle": True,
@@ -178,6 +180,7 @@ def test_the_catalog_lists_every_installed_engine():
                 "needsKey": False,
                 "needsBaseURL": False,
                 "operators": ["site:example.com", '"exact phrase"', "-term", "filetype:pdf"],
+                "ratePerSecond": 0.5,
             },
             {
                 "id": "brave",
@@ -185,6 +188,7 @@ def test_the_catalog_lists_every_installed_engine():
                 "needsKey": True,
                 "needsBaseURL": False,
                 "operators": ["site:example.com", '"exact phrase"', "-term", "filetype:pdf"],
+                "ratePerSecond": 1.0,
             },
             {
                 "id": "tavily",
@@ -192,6 +196,7 @@ def test_the_catalog_lists_every_installed_engine():
                 "needsKey": True,
                 "needsBaseURL": False,
                 "operators": [],
+                "ratePerSecond": 1.67,
             },
             {
                 "id": "searxng",
@@ -199,6 +204,7 @@ def test_the_catalog_lists_every_installed_engine():
                 "needsKey": False,
                 "needsBaseURL": True,
                 "operators": ["site:example.com", '"exact phrase"', "-term"],
+                "ratePerSecond": 1.0,
             },
             {
                 "id": "kagi",
@@ -206,6 +212,7 @@ def test_the_catalog_lists_every_installed_engine():
                 "needsKey": True,
                 "needsBaseURL": False,
                 "operators": ["site:example.com", '"exact phrase"', "-term", "filetype:pdf"],
+                "ratePerSecond": 1.0,
             },
         ]
     }

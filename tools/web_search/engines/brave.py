@@ -47,6 +47,8 @@ class BraveEngine(SearchEngine):
     name = "Brave"
     needs_key = True
     operators = ("site:example.com", '"exact phrase"', "-term", "filetype:pdf")
+    # Brave's free plan allows 1 query a second (paid plans 20 to 50).
+    rate_per_second = 1.0
 
     def request(self, search: Search) -> EngineRequest:
         """Return a GET of the web search endpoint with the subscription token."""

@@ -37,6 +37,8 @@ class DuckDuckGoEngine(SearchEngine):
     id = "duckduckgo"
     name = "DuckDuckGo"
     operators = ("site:example.com", '"exact phrase"', "-term", "filetype:pdf")
+    # No documented limit: it is scraped, and it blocks an address that searches often.
+    rate_per_second = 0.5
 
     def request(self, search: Search) -> EngineRequest:
         """Return the form post the HTML endpoint expects, with its own origin as Referer."""
@@ -70,6 +72,10 @@ class DuckDuckGoEngine(SearchEngine):
     def describe_error(self, status: int, body: str) -> str | None:
         """Any status but 200 is DuckDuckGo refusing this server (202 is its bot check)."""
         return BLOCKED
+
+    def unavailable(self, status: int) -> str | None:
+        """Any status but 200 is a block."""
+        return "blocked"
 
 
 def _read(node: lxml.html.HtmlElement) -> SearchResult | None:

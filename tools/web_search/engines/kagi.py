@@ -43,6 +43,8 @@ class KagiEngine(SearchEngine):
     name = "Kagi"
     needs_key = True
     operators = ("site:example.com", '"exact phrase"', "-term", "filetype:pdf")
+    # Kagi documents no rate; each search is billed, so one a second until the admin says more.
+    rate_per_second = 1.0
 
     def request(self, search: Search) -> EngineRequest:
         """Return a GET of the search endpoint with the bot token."""

@@ -37,6 +37,8 @@ class SearxngEngine(SearchEngine):
     name = "SearXNG"
     needs_base_url = True
     operators = ("site:example.com", '"exact phrase"', "-term")
+    # Self-hosted: its own limiter (when on) and the engines behind it decide; go gently.
+    rate_per_second = 1.0
 
     def request(self, search: Search) -> EngineRequest:
         """Return a GET of the instance's search endpoint in JSON format."""

@@ -39,6 +39,8 @@ class TavilyEngine(SearchEngine):
     name = "Tavily"
     needs_key = True
     operators = ()
+    # Tavily allows 100 requests a minute with a development key (1,000 with a production one).
+    rate_per_second = 100 / 60
 
     def request(self, search: Search) -> EngineRequest:
         """Return a POST of the query with a basic search depth."""
@@ -61,6 +63,10 @@ class TavilyEngine(SearchEngine):
         if status == 433:
             return "Tavily's pay-as-you-go limit was reached."
         return None
+
+    def unavailable(self, status: int) -> str | None:
+        """A used-up plan or pay-as-you-go limit is a limit another engine may get past."""
+        return "rate-limited" if status in (432, 433) else super().unavailable(status)
 
     def error_detail(self, body: Any) -> str | None:
         """Return detail.error, each validation entry with where it applies, or an error."""
