@@ -66,6 +66,14 @@ def with_results(
     return kept + results_of(turn_id, step, already_cited)
 
 
+def step_shown(state: TurnState) -> bool:
+    """Whether the page was already shown text or a source of the turn's current step."""
+    return any(
+        name in (TEXT_DELTA, SOURCE_ADDED)
+        for _id, name, _data in state.events_since(STEP_BOUNDARIES)
+    )
+
+
 def kept_parts(state: TurnState, parts: list[dict[str, Any]], step: int) -> list[dict[str, Any]]:
     """Return the stored ``parts`` of a reply whose turn ends now at ``step``, with what the
     user saw of that step: its tool calls' results when it made calls, else the text and

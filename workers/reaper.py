@@ -34,10 +34,19 @@ def reap_stale_turns(stale_seconds: float) -> list[str]:
         db.select(Turn.id).filter(Turn.status == "running", Turn.heartbeat_at < cutoff)
     ).all()
     db.session.rollback()
-    reaped = [turn_id for turn_id in stale if finish_turn(turn_id, "failed", DIED)]
-    for turn_id in reaped:
-        log.warning("turn=%s failed: its heartbeat stopped (worker died)", turn_id)
-    return reaped
+    return [turn_id for turn_id in stale if fail_dead_turn(turn_id)]
+
+
+def fail_dead_turn(turn_id: str) -> bool:
+    """Fail a turn whose worker died, keeping what its reply showed; False if it had ended.
+
+    The reaper and a step redelivered after its worker died (``steps.take_over``) both end
+    such turns here, so the user reads the same ending whichever comes first.
+    """
+    if not finish_turn(turn_id, "failed", DIED):
+        return False
+    log.warning("turn=%s failed: its heartbeat stopped (worker died)", turn_id)
+    return True
 
 
 def reap_once() -> list[str]:

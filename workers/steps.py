@@ -21,7 +21,7 @@ from webapp import broker, turn_events
 from webapp.extensions import db
 from webapp.models import Message, ToolCall, Turn
 from webapp.models.base import aware, utcnow
-from webapp.replies import with_results
+from webapp.replies import step_shown, with_results
 from webapp.turn_parts import source_urls, text_part, tool_call_part
 from webapp.turns import finish_turn, turn_state
 from workers.celery_app import celery
@@ -31,13 +31,13 @@ from workers.providers import (
     ToolCallRequest,
     ToolSpec,
 )
+from workers.reaper import fail_dead_turn
 from workers.runtime import get_provider
 from workers.selection import Offered, TurnFailed
 from workers.streaming import add_usage, stream_reply
 from workers.toolcalls import run_tool_call
 from workers.turn_tools import get_turn_model, is_untrusted_name, offered_tools
 
-TAKEOVER_AFTER_SECONDS = 20
 BAD_ARGUMENTS = {"outcome": "error", "error": "The arguments were not valid JSON."}
 log = logging.getLogger("lookout.turns")
 
@@ -115,8 +115,12 @@ def close_cancelled(turn: Turn, step: int) -> str:
 
 
 def take_over(turn: Turn, step: int) -> str:
-    """Run a step again whose worker stopped beating; "busy" while its heartbeat is fresh."""
-    stale_before = utcnow() - timedelta(seconds=TAKEOVER_AFTER_SECONDS)
+    """Run a step again whose worker stopped beating; "busy" while its heartbeat is fresh.
+
+    Stale means what it means to the reaper (``TURN_STALE_SECONDS``). A step whose stream was
+    already shown ends the turn as the reaper would: run again, it would show its text twice.
+    """
+    stale_before = utcnow() - timedelta(seconds=current_app.config["TURN_STALE_SECONDS"])
     if turn.heartbeat_at is not None and aware(turn.heartbeat_at) > stale_before:
         return "busy"
     taken = db.session.execute(
@@ -136,6 +140,9 @@ def take_over(turn: Turn, step: int) -> str:
     if calls:  # the step had written its tool calls: only their dispatch may be missing
         dispatch(turn.id, step, [c.call_id for c in sorted(calls, key=lambda c: c.position)])
         return "redispatched"
+    if step_shown(turn_state(turn.id)):
+        fail_dead_turn(turn.id)
+        return "ended"
     return "claimed"
 
 

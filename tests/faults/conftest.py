@@ -15,6 +15,7 @@ Fixtures:
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -28,7 +29,7 @@ from flask import Flask
 from tests.support.chat import ChatClient
 from tests.support.fake_model import FakeModel
 from tests.support.live_server import LiveServer
-from tests.support.workers import CeleryWorker
+from tests.support.workers import CeleryWorker, pings
 from tests.workers.conftest import CHAT_SETTINGS, make_chat_app, private_chat
 
 RECOVERIES: list[tuple[str, float]] = []
@@ -72,11 +73,29 @@ class Stack:
     logs: Path
     workers: list[CeleryWorker] = field(default_factory=list)
 
-    def worker(self, **extra_env: str) -> CeleryWorker:
+    def worker(self, celery_overrides: dict | None = None) -> CeleryWorker:
         """Start a worker for the app (stopped at the end of the test) and return it."""
-        worker = CeleryWorker(self.app, self.logs, concurrency=8, extra_env=extra_env).start()
-        self.workers.append(worker)
-        return worker
+        return self.start_workers(1, celery_overrides)[0]
+
+    def start_workers(self, count: int, celery_overrides: dict | None = None) -> list:
+        """Start ``count`` workers side by side (each takes seconds to start); return them."""
+        made = [
+            CeleryWorker(self.app, self.logs, concurrency=8, celery_overrides=celery_overrides)
+            for _ in range(count)
+        ]
+        self.workers.extend(made)
+        threads = [threading.Thread(target=w.start) for w in made]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert all(pings(self.app) for _ in made) and all(w.process for w in made)
+        return made
+
+    @staticmethod
+    def received(worker: CeleryWorker, task_name: str) -> int:
+        """How many deliveries of ``task_name`` the worker's log shows."""
+        return worker.log.read_text(errors="replace").count(f"{task_name}[")
 
     def kill(self, worker: CeleryWorker) -> None:
         """SIGKILL the worker, as the kernel's OOM killer or a lost machine would."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from flask import Flask
 
-from tests.support.processes import start_process, stop_process, wait_until
+from tests.support.processes import ROOT, start_process, stop_process, wait_until
 from webapp import broker, queue
 from webapp.config import SETTINGS, to_environ
 
@@ -34,14 +34,48 @@ def pings(app: Flask) -> bool:
             return False
 
 
-class CeleryWorker:
-    """A worker subprocess consuming the app's queue; `log` is its output file."""
+def celery_config_dir(directory: Path, overrides: dict) -> Path:
+    """Write, in ``directory``, a celeryconfig.py that is the project's with ``overrides``
+    (Celery setting names and values) on top; return the directory.
 
-    def __init__(self, app: Flask, log_dir: Path, concurrency: int = 4, extra_env=None):
+    For settings no environment variable reaches, such as a visibility_timeout of seconds so
+    that a test sees Redis redeliver within its run.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "celeryconfig.py").write_text(
+        "import runpy\n"
+        f"project = runpy.run_path({str(ROOT / 'celeryconfig.py')!r})\n"
+        "globals().update((k, v) for k, v in project.items() if not k.startswith('__'))\n"
+        f"globals().update({overrides!r})\n"
+    )
+    return directory
+
+
+class CeleryWorker:
+    """A worker subprocess consuming the app's queue; `log` is its output file.
+
+    ``celery_overrides`` replaces Celery settings of celeryconfig.py for this worker only.
+    """
+
+    def __init__(
+        self,
+        app: Flask,
+        log_dir: Path,
+        concurrency: int = 4,
+        extra_env=None,
+        celery_overrides: dict | None = None,
+    ):
         self.app = app
-        self.log = log_dir / f"worker-{uuid.uuid4().hex[:8]}.log"
+        name = f"worker-{uuid.uuid4().hex[:8]}"
+        self.log = log_dir / f"{name}.log"
         self.concurrency = concurrency
         self.env = worker_environ(app, extra_env)
+        self.cwd = ROOT
+        if celery_overrides:
+            self.cwd = celery_config_dir(log_dir / f"{name}-config", celery_overrides)
+            self.env["PYTHONPATH"] = os.pathsep.join(
+                [str(ROOT), *filter(None, [self.env.get("PYTHONPATH")])]
+            )
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = 30) -> CeleryWorker:
@@ -65,7 +99,7 @@ class CeleryWorker:
             "--hostname",
             f"test-{uuid.uuid4().hex[:8]}@%h",
         ]
-        self.process = start_process(args, self.log, env=self.env)
+        self.process = start_process(args, self.log, env=self.env, cwd=self.cwd)
         try:
             wait_until(
                 lambda: self.process.poll() is not None or pings(self.app),

@@ -167,7 +167,11 @@ def test_a_step_redelivered_after_its_worker_died_is_taken_over_and_finished(mak
     from webapp.models import Conversation, Message, Turn
     from webapp.models.base import utcnow
 
-    app = make_app(LOOKOUT_PLUGINS="tests.workers.turn_plugins", TURN_STALE_SECONDS=3600)
+    app = make_app(
+        LOOKOUT_PLUGINS="tests.workers.turn_plugins",
+        TURN_STALE_SECONDS=30,
+        REAPER_INTERVAL_SECONDS=3600,  # the redelivery, not the reaper, must end this turn
+    )
     with FakeModel() as fake, CeleryWorker(app, tmp_path):
         fake.script(Reply.text("Answered after all."))
         with app.app_context():
