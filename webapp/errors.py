@@ -2,6 +2,7 @@
 
     ApiError(message, status=400, fields=None)   raised by views; becomes the JSON below
     werkzeug HTTPException (401, 403, 404, 405, CSRF 400, 500 ...) -> same JSON under /api/
+    flask_wtf CSRFError (a 400)                 -> CSRF_REFUSED, which says what to do
 
 The shape: {"error": {"message": "...", "fields": {...}}}.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import logging
 
 from flask import Flask, Response, jsonify, render_template, request
+from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
 log = logging.getLogger(__name__)
@@ -23,6 +25,12 @@ MESSAGES = {
     405: "This address does not accept that method.",
     500: "Something went wrong on the server. Try again, and tell an administrator if it persists.",
 }
+# Flask-WTF's own words ("The CSRF token is missing.") name the fault but not the way out.
+CSRF_REFUSED = (
+    "This request did not carry the page's security token (CSRF), so it was refused. Reload "
+    "the page and try again; a program calling the API sends 'Authorization: Bearer <token>' "
+    "instead."
+)
 
 
 class ApiError(Exception):
@@ -66,6 +74,8 @@ def handle_http_error(error: HTTPException):
         if original is not None:
             log.error("Unhandled error on %s %s", request.method, request.path, exc_info=original)
         message = MESSAGES[500]
+    elif isinstance(error, CSRFError):
+        message = CSRF_REFUSED
     else:
         message = describe(error)
     if wants_json():
