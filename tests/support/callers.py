@@ -70,6 +70,14 @@ def session_caller(app: Flask, name: str, user: User, owner: str | None = None) 
     return Caller(name, owner or user.id, cookie=session_of(client, app), csrf=csrf)
 
 
+def ended_session_caller(app: Flask, name: str, user: User) -> Caller:
+    """Return a copy of ``user``'s session cookie kept from before they signed out."""
+    caller = session_caller(app, name, user)
+    response = caller.client(app).post("/sign-out")
+    assert response.status_code == 302, response.get_data(as_text=True)
+    return caller
+
+
 def token_caller(app: Flask, name: str, user: User, revoked: bool = False) -> Caller:
     """Return a caller with a new API token of ``user``; ``revoked`` deletes the token first."""
     with app.app_context():

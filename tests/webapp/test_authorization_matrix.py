@@ -10,7 +10,9 @@ One row per route and method of ``app.url_map`` (a route without a row fails
     admin     ada, an admin, naming alice's too: being an admin opens no one's conversations
     token     alice's API token (``Authorization: Bearer``), naming her own things
     revoked   a token alice revoked, naming her things
-    disabled  dora, signed in before an administrator disabled her account, naming her own
+    disabled  dora, signed in before her account was disabled, naming her own
+    ended     carol's session cookie, copied before she signed out (which ends all her sessions),
+              naming her own
 
 A disabled account's API token is answered as a revoked token is, on every row.
 
@@ -37,6 +39,7 @@ from tests.support.callers import (
     Caller,
     Things,
     anonymous_caller,
+    ended_session_caller,
     session_caller,
     text_file,
     token_caller,
@@ -51,50 +54,52 @@ from webapp.models import Provider, User
 pytestmark = pytest.mark.integration
 
 MATRIX = """
-method  route                                       anon user other admin token revoked disabled
-GET     /                                           302  200  200   200   200   302     302
-GET     /admin/                                     302  403  403   200   403   302     302
-GET     /admin/plugins                              302  403  403   200   403   302     302
-GET     /admin/providers                            302  403  403   200   403   302     302
-GET     /api/admin/plugins                          401  403  403   200   403   401     401
-GET     /api/admin/plugins/<plugin_id>/catalog      401  403  403   200   403   401     401
-PUT     /api/admin/plugins/<plugin_id>/options      401  403  403   200   403   401     401
-GET     /api/admin/providers                        401  403  403   200   403   401     401
-POST    /api/admin/providers                        401  403  403   201   403   401     401
-GET     /api/admin/providers/<provider_id>          401  403  403   200   403   401     401
-PATCH   /api/admin/providers/<provider_id>          401  403  403   200   403   401     401
-DELETE  /api/admin/providers/<provider_id>          401  403  403   204   403   401     401
-POST    /api/admin/providers/<provider_id>/test     401  403  403   200   403   401     401
-GET     /api/admin/users                            401  403  403   200   403   401     401
-GET     /api/conversations                          401  200  200   200   200   401     401
-POST    /api/conversations                          401  201  201   201   201   401     401
-GET     /api/conversations/<conversation_id>        401  200  404   404   200   401     401
-PATCH   /api/conversations/<conversation_id>        401  200  404   404   200   401     401
-DELETE  /api/conversations/<conversation_id>        401  204  404   404   204   401     401
-POST    /api/conversations/<conversation_id>/turns  401  202  404   404   202   401     401
-GET     /api/me                                     401  200  200   200   200   401     401
-GET     /api/models                                 401  200  200   200   200   401     401
-PUT     /api/plugins/<plugin_id>/settings           401  200  200   200   200   401     401
-DELETE  /api/plugins/<plugin_id>/settings           401  204  204   204   204   401     401
-PUT     /api/plugins/<plugin_id>/tools/<name>       401  200  200   200   200   401     401
-GET     /api/plugins/settings                       401  200  200   200   200   401     401
-POST    /api/tokens                                 401  201  201   201   201   401     401
-GET     /api/tokens                                 401  200  200   200   200   401     401
-DELETE  /api/tokens/<token_id>                      401  204  404   404   204   401     401
-GET     /api/tools                                  401  200  200   200   200   401     401
-POST    /api/turns                                  401  202  202   202   202   401     401
-POST    /api/turns [attaching an upload]            401  202  400   400   202   401     401
-GET     /api/turns/<turn_id>                        401  200  404   404   200   401     401
-POST    /api/turns/<turn_id>/cancel                 401  200  404   404   200   401     401
-GET     /api/turns/<turn_id>/events                 401  200  404   404   200   401     401
-POST    /api/uploads                                401  201  201   201   201   401     401
-GET     /healthz                                    200  200  200   200   200   200     200
-GET     /settings                                   302  200  200   200   200   302     302
-GET     /settings/tokens                            302  200  200   200   200   302     302
-GET     /sign-in                                    200  302  302   302   302   200     200
-POST    /sign-in                                    401  302  302   302   302   400     401
-POST    /sign-out                                   302  302  302   302   302   302     302
-GET     /static/<path:filename>                     200  200  200   200   200   200     200
+method route                                      anon user other admin token revoked disabled ended
+GET    /                                          302  200  200   200   200   302     302      302
+GET    /admin/                                    302  403  403   200   403   302     302      302
+GET    /admin/plugins                             302  403  403   200   403   302     302      302
+GET    /admin/providers                           302  403  403   200   403   302     302      302
+GET    /api/admin/plugins                         401  403  403   200   403   401     401      401
+GET    /api/admin/plugins/<plugin_id>/catalog     401  403  403   200   403   401     401      401
+PUT    /api/admin/plugins/<plugin_id>/options     401  403  403   200   403   401     401      401
+GET    /api/admin/providers                       401  403  403   200   403   401     401      401
+POST   /api/admin/providers                       401  403  403   201   403   401     401      401
+GET    /api/admin/providers/<provider_id>         401  403  403   200   403   401     401      401
+PATCH  /api/admin/providers/<provider_id>         401  403  403   200   403   401     401      401
+DELETE /api/admin/providers/<provider_id>         401  403  403   204   403   401     401      401
+POST   /api/admin/providers/<provider_id>/test    401  403  403   200   403   401     401      401
+GET    /api/admin/users                           401  403  403   200   403   401     401      401
+GET    /api/conversations                         401  200  200   200   200   401     401      401
+POST   /api/conversations                         401  201  201   201   201   401     401      401
+GET    /api/conversations/<conversation_id>       401  200  404   404   200   401     401      401
+PATCH  /api/conversations/<conversation_id>       401  200  404   404   200   401     401      401
+DELETE /api/conversations/<conversation_id>       401  204  404   404   204   401     401      401
+POST   /api/conversations/<conversation_id>/turns 401  202  404   404   202   401     401      401
+GET    /api/me                                    401  200  200   200   200   401     401      401
+GET    /api/models                                401  200  200   200   200   401     401      401
+PUT    /api/plugins/<plugin_id>/settings          401  200  200   200   200   401     401      401
+DELETE /api/plugins/<plugin_id>/settings          401  204  204   204   204   401     401      401
+PUT    /api/plugins/<plugin_id>/tools/<name>      401  200  200   200   200   401     401      401
+GET    /api/plugins/settings                      401  200  200   200   200   401     401      401
+POST   /api/tokens                                401  201  201   201   201   401     401      401
+GET    /api/tokens                                401  200  200   200   200   401     401      401
+DELETE /api/tokens/<token_id>                     401  204  404   404   204   401     401      401
+GET    /api/tools                                 401  200  200   200   200   401     401      401
+POST   /api/turns                                 401  202  202   202   202   401     401      401
+POST   /api/turns [attaching an upload]           401  202  400   400   202   401     401      401
+GET    /api/turns/<turn_id>                       401  200  404   404   200   401     401      401
+POST   /api/turns/<turn_id>/cancel                401  200  404   404   200   401     401      401
+GET    /api/turns/<turn_id>/events                401  200  404   404   200   401     401      401
+POST   /api/uploads                               401  201  201   201   201   401     401      401
+GET    /healthz                                   200  200  200   200   200   200     200      200
+GET    /settings                                  302  200  200   200   200   302     302      302
+POST   /settings/password                         302  302  302   302   400   302     302      302
+POST   /settings/sign-out-everywhere              302  302  302   302   302   302     302      302
+GET    /settings/tokens                           302  200  200   200   200   302     302      302
+GET    /sign-in                                   200  302  302   302   302   200     200      200
+POST   /sign-in                                   401  302  302   302   302   400     401      401
+POST   /sign-out                                  302  302  302   302   302   302     302      302
+GET    /static/<path:filename>                    200  200  200   200   200   200     200      200
 """
 
 UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
@@ -163,6 +168,14 @@ REQUESTS: dict[str, Request] = {
         "values": {"turn_id": t.turn(c.owner, status="queued")}
     },
     "POST /api/uploads": lambda t, c: {"data": text_file()},
+    "POST /settings/password": lambda t, c: {
+        "data": {
+            "current_password": "password",
+            "new_password": "password",
+            "confirm_password": "password",
+            "csrf_token": c.csrf or "",
+        }
+    },
     "POST /sign-in": lambda t, c: {
         "data": {
             "name": f"nobody-{uuid.uuid4().hex[:6]}",
@@ -193,6 +206,19 @@ class World:
     app: object
     callers: dict[str, Caller]
     things: Things
+    people: dict[str, User]
+
+    def sign_in_again(self) -> None:
+        """Give the signed-in callers new sessions, after a request that ended their old ones."""
+        alice = self.people["alice"].id
+        self.callers["user"] = session_caller(self.app, "user", self.people["alice"])
+        self.callers["other"] = session_caller(self.app, "other", self.people["olga"], alice)
+        self.callers["admin"] = session_caller(self.app, "admin", self.people["ada"], alice)
+
+
+ACCOUNTS = [("alice", False), ("olga", False), ("ada", True), ("dora", False), ("carol", False)]
+# Rows whose request ends every session of the caller's account: the callers sign in again.
+ENDS_SESSIONS = {"POST /sign-out", "POST /settings/password", "POST /settings/sign-out-everywhere"}
 
 
 @pytest.fixture(scope="module")
@@ -213,7 +239,7 @@ def world(tmp_path_factory, redis_url, sqlite_template):
     with FakeModel() as fake:
         with app.app_context():
             people = {}
-            for name, admin in (("alice", False), ("olga", False), ("ada", True), ("dora", False)):
+            for name, admin in ACCOUNTS:
                 people[name] = User.make(name, "password", admin=admin)
                 db.session.add(people[name])
             db.session.add(Provider(name="matrix", base_url=fake.base_url, models=[{"name": "m"}]))
@@ -231,12 +257,13 @@ def world(tmp_path_factory, redis_url, sqlite_template):
             "revoked": token_caller(app, "revoked", people["alice"], revoked=True),
             "disabled": session_caller(app, "disabled", people["dora"]),
             "disabled token": token_caller(app, "disabled token", people["dora"]),
+            "ended": ended_session_caller(app, "ended", people["carol"]),
         }
         with app.app_context():
             db.session.get(User, people["dora"].id).disabled = True
             db.session.commit()
         with CeleryWorker(app, tmp_path_factory.mktemp("matrix-worker"), concurrency=2):
-            yield World(app, callers, Things(app, fake.base_url))
+            yield World(app, callers, Things(app, fake.base_url), people)
     with app.app_context():
         db.engine.dispose()
 
@@ -298,7 +325,7 @@ def test_every_route_has_a_row(world):
     assert not gone, f"These rows name no route of the app: {'; '.join(gone)}. Remove them."
 
 
-SIGNED_OUT = ("anon", "revoked", "disabled", "disabled token")
+SIGNED_OUT = ("anon", "revoked", "disabled", "disabled token", "ended")
 
 
 def misread(row: Row, column: str, response, expected: int) -> str | None:
@@ -321,14 +348,16 @@ def misread(row: Row, column: str, response, expected: int) -> str | None:
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda row: row.key)
 def test_each_caller_gets_the_status_the_matrix_says(world, row):
-    wrong = [
-        misread(row, column, call(world, row, world.callers[column]), row.expected[column])
-        for column in CALLERS
-    ]
+    wrong = []
+    for column in CALLERS:
+        response = call(world, row, world.callers[column])
+        wrong.append(misread(row, column, response, row.expected[column]))
     # A disabled account's token is answered as a revoked one is.
     revoked = row.expected["revoked"]
     response = call(world, row, world.callers["disabled token"])
     wrong.append(misread(row, "disabled token", response, revoked))
+    if row.key in ENDS_SESSIONS:
+        world.sign_in_again()
     wrong = [sentence for sentence in wrong if sentence]
     assert not wrong, f"{row.key}: " + "; ".join(wrong)
 
