@@ -102,6 +102,7 @@ def make_app(tmp_path, redis_url, sqlite_template):
 
     yield make
     for app in made:
+        app.extensions["lookout_health"].stop()  # the /healthz checker, if a test started it
         with app.app_context():
             db.engine.dispose()
 

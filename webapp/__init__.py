@@ -49,8 +49,9 @@ def register_parts(app: Flask) -> None:
     init_security(app)
     sessions.init_sessions(app)
     register_error_handlers(app)
-    for blueprint in (views.bp, *PAGES, health.bp):
+    for blueprint in (views.bp, *PAGES):
         app.register_blueprint(blueprint)
+    health.init_health(app)
     register_api(app)
     queue.init_queue(app)
     turnstate.init_redis(app)

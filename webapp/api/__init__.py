@@ -2,7 +2,16 @@
 
 from flask import Flask
 
-from webapp.api import accounts, conversations, plugins, providers, tokens, turns, uploads
+from webapp.api import (
+    accounts,
+    conversations,
+    health,
+    plugins,
+    providers,
+    tokens,
+    turns,
+    uploads,
+)
 
 BLUEPRINTS = (
     accounts.bp,
@@ -12,6 +21,7 @@ BLUEPRINTS = (
     conversations.bp,
     turns.bp,
     uploads.bp,
+    health.bp,
 )
 
 

@@ -1,0 +1,18 @@
+"""The admins' view of health over the API: each part, whether it is up, and why not."""
+
+from __future__ import annotations
+
+from flask import Blueprint, jsonify
+
+from webapp.auth.guards import admin_required
+from webapp.health import health_details
+
+bp = Blueprint("api_health", __name__, url_prefix="/api/admin/health")
+
+
+@bp.get("")
+@admin_required
+def show_health():
+    """Return {ok, checks: {part: {ok, error, checkedSecondsAgo}}}; 503 when a part is down."""
+    details, ok = health_details()
+    return jsonify(details), 200 if ok else 503
