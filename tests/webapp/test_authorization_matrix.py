@@ -57,8 +57,10 @@ MATRIX = """
 method route                                      anon user other admin token revoked disabled ended
 GET    /                                          302  200  200   200   200   302     302      302
 GET    /admin/                                    302  403  403   200   403   302     302      302
+GET    /admin/health                              302  403  403   200   403   302     302      302
 GET    /admin/plugins                             302  403  403   200   403   302     302      302
 GET    /admin/providers                           302  403  403   200   403   302     302      302
+GET    /api/admin/health                          401  403  403   200   403   401     401      401
 GET    /api/admin/plugins                         401  403  403   200   403   401     401      401
 GET    /api/admin/plugins/<plugin_id>/catalog     401  403  403   200   403   401     401      401
 PUT    /api/admin/plugins/<plugin_id>/options     401  403  403   200   403   401     401      401
