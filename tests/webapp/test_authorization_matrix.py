@@ -188,6 +188,9 @@ REQUESTS: dict[str, Request] = {
 }
 
 
+OWNED = {"conversation_id", "turn_id", "token_id"}  # path variables naming someone's things
+
+
 def path_values(things: Things, caller: Caller) -> dict[str, Callable[[], str]]:
     """Return, for each path variable, how to make the value a caller's request names."""
     return {
@@ -270,14 +273,20 @@ def world(tmp_path_factory, redis_url, sqlite_template):
         db.engine.dispose()
 
 
-def prepare(world: World, row: Row, caller: Caller) -> tuple[str, dict]:
-    """Make the new things the row's request names; return its path and its other arguments."""
+def prepare(world: World, row: Row, caller: Caller, missing: bool = False) -> tuple[str, dict]:
+    """Make the new things the row's request names; return its path and its other arguments.
+
+    With ``missing``, the path names a conversation, turn or token that does not exist.
+    """
     request = REQUESTS.get(row.key, lambda t, c: {})(world.things, caller)
     values = request.pop("values", {})
     makers = path_values(world.things, caller)
     path = row.rule
     for converter, name in variables_of(row.rule):
-        value = values[name] if name in values else makers[name]()
+        if missing and name in OWNED:
+            value = uuid.uuid4().hex
+        else:
+            value = values[name] if name in values else makers[name]()
         path = path.replace(f"<{converter}{name}>", value)
     return path, request
 
@@ -395,3 +404,18 @@ def test_a_made_up_token_beside_a_session_does_not_skip_its_csrf_check(world):
     response = call(world, row, caller)
     assert response.status_code == 401
     assert row_counts(world) == before
+
+
+@pytest.mark.parametrize(
+    "row", [row for row in ROWS if row.expected["other"] == 404], ids=lambda row: row.key
+)
+def test_someone_elses_thing_is_answered_as_a_missing_one(world, row):
+    """The 404 for another user's thing is word for word the 404 for an id that names nothing.
+
+    Regression: another user's turn answered "There is no such conversation." where a made-up
+    id answered "There is no such turn.", telling that the turn existed.
+    """
+    theirs = call(world, row, world.callers["other"])
+    caller = world.callers["other"]
+    missing = send(world, row, caller, *prepare(world, row, caller, missing=True))
+    assert (missing.status_code, missing.get_json()) == (theirs.status_code, theirs.get_json())

@@ -173,11 +173,11 @@ def queue_turn(conversation: Conversation, data: dict[str, Any]):
 
 
 def get_turn(turn_id: str) -> Turn:
-    """Return a turn of the signed-in user; 404 for anyone else's."""
+    """Return a turn of the signed-in user; 404 for anyone else's, in the words of a missing one."""
     turn = db.session.get(Turn, turn_id)
-    if turn is None:
+    conversation = db.session.get(Conversation, turn.conversation_id) if turn else None
+    if conversation is None or conversation.owner_id != current_user.id:
         raise ApiError("There is no such turn.", 404)
-    get_conversation(turn.conversation_id)
     return turn
 
 
