@@ -181,7 +181,48 @@ def test_the_admin_page_saves_options_and_shows_per_field_errors(page, live_serv
     search = next(p for p in listed if p["id"] == "web_search")
     assert search["status"] == "active"
     assert search["options"]["maxResults"] == 7
-    assert search["secretsSet"] == {"apiKey": True}
+    assert search["secretsSet"] == {"apiKey": True, "fallbackApiKey": False}
+
+
+def test_the_admin_page_saves_rates_a_daily_cap_and_a_fallback_and_shows_them_again(
+    page, live_server, make_user, api
+):
+    admin = make_user("root", admin=True)
+    sign_in(page, live_server, admin, "/admin/plugins")
+    block = page.locator("#plugin-web_search")
+    block.get_by_label("Search engine").select_option("brave")
+    block.get_by_label("API key").fill("brave-admin-key")
+    block.get_by_label("Searches a second").fill("20")
+    block.get_by_label("Searches a day").fill("500")
+    assert not block.get_by_label("Fallback's rate").is_visible()
+    block.get_by_label("Fallback engine").select_option("tavily")
+    expect(block.get_by_label("Fallback key")).to_be_visible()
+    block.get_by_label("Fallback's rate").fill("0.5")
+    block.get_by_role("button", name="Save options").click()
+    error = page.locator("#option-web_search-fallbackApiKey-error")
+    expect(error).to_have_text("Tavily needs an API key.")
+
+    block.get_by_label("Fallback key").fill("tavily-fallback-key")
+    block.get_by_role("button", name="Save options").click()
+    page.wait_for_selector("#plugin-web_search .badge-active")
+    listed = api(admin)("GET", "/api/admin/plugins").get_json()["plugins"]
+    search = next(p for p in listed if p["id"] == "web_search")
+    assert {k: search["options"][k] for k in ("rate", "dailyCap", "fallbackEngine")} == {
+        "rate": 20,
+        "dailyCap": 500,
+        "fallbackEngine": "tavily",
+    }
+    assert search["options"]["fallbackRate"] == 0.5
+    assert search["secretsSet"] == {"apiKey": True, "fallbackApiKey": True}
+
+    page.reload()
+    block = page.locator("#plugin-web_search")
+    expect(block.get_by_label("Searches a second")).to_have_value("20")
+    expect(block.get_by_label("Searches a day")).to_have_value("500")
+    expect(block.get_by_label("Fallback engine")).to_have_value("tavily")
+    expect(block.get_by_label("Fallback's rate")).to_have_value("0.5")
+    assert "Set — leave blank to keep." in block.locator("[data-field=fallbackApiKey]").inner_text()
+    page.screenshot(path="/tmp/admin-engine-rates.png", full_page=True)
 
 
 def test_the_admin_page_lists_each_engine_with_its_needs_and_operators(
@@ -197,7 +238,9 @@ def test_the_admin_page_lists_each_engine_with_its_needs_and_operators(
         for i in range(5)
     }
     assert cells["Brave"][1] == "an API key"
-    assert "site:example.com" in cells["Brave"][2]
+    assert cells["Brave"][2] == "1 a second"
+    assert cells["DuckDuckGo"][2] == "1 every 2 seconds"
+    assert "site:example.com" in cells["Brave"][3]
     assert cells["SearXNG"][1] == "a base URL"
     assert cells["DuckDuckGo"][1] == "nothing"
     assert page.locator("#plugin-web_fetch details.catalog").count() == 0

@@ -103,7 +103,7 @@ def test_saving_valid_options_makes_the_plugin_active(app, admin):
 def test_a_saved_key_is_masked_and_a_blank_one_keeps_it(app, admin):
     response = admin.put(OPTIONS, json={"engine": "brave", "apiKey": "brave-key-1"})
     assert response.status_code == 200, response.get_json()
-    assert response.get_json()["secretsSet"] == {"apiKey": True}
+    assert response.get_json()["secretsSet"] == {"apiKey": True, "fallbackApiKey": False}
     assert "apiKey" not in response.get_json()["options"]
     assert "brave-key-1" not in admin.get("/api/admin/plugins").get_data(as_text=True)
     again = admin.put(OPTIONS, json={"engine": "brave", "apiKey": "", "maxResults": 3})
@@ -122,7 +122,7 @@ def test_changing_the_engine_drops_the_stored_key_unless_a_new_one_is_given(app,
     assert stored_options(app, "web_search")["apiKey"] == "tk"
     assert admin.put(OPTIONS, json={"engine": "duckduckgo"}).status_code == 200
     assert "apiKey" not in stored_options(app, "web_search")
-    assert statuses(admin)["web_search"]["secretsSet"] == {"apiKey": False}
+    assert statuses(admin)["web_search"]["secretsSet"] == {"apiKey": False, "fallbackApiKey": False}
 
 
 def test_the_web_search_catalog_lists_its_engines(admin):

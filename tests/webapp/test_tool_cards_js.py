@@ -26,3 +26,28 @@ def test_parts_that_end_early_at_line_breaks_still_count_as_whole_parts():
 
 def test_a_last_part_read_alone_says_where_it_starts_instead_of_guessing():
     assert part({"offset": 19500, "totalCharacters": 30000}) == {"part": None, "from": 19500}
+
+
+def search_outcome(output: dict) -> str:
+    return run_node("tool_cards.js", "searchOutcome", [[output]])[0]
+
+
+def test_a_search_card_says_how_many_results_came_and_from_which_engine():
+    assert search_outcome({"results": [{}], "engine": "brave", "engineName": "Brave"}) == (
+        "1 result from Brave"
+    )
+    # Outputs stored before engines were named still read as a count.
+    assert search_outcome({"results": [{}, {}]}) == "2 results"
+
+
+def test_a_search_card_says_when_the_fallback_engine_answered_and_why():
+    output = {
+        "results": [{}, {}, {}],
+        "engine": "searxng",
+        "engineName": "SearXNG",
+        "fallbackFrom": "Brave",
+        "fallbackReason": "Brave's rate limit was reached.",
+    }
+    assert search_outcome(output) == (
+        "3 results from SearXNG, the fallback: Brave's rate limit was reached."
+    )

@@ -97,3 +97,50 @@ def test_a_turn_searches_with_the_admins_engine_reads_a_result_and_cites_it(
         assert sources == [f"{site}/article"]
         fetched = next(p for p in parts if p.get("name") == "web_fetch" and "output" in p)
         assert fetched["output"]["title"] == "Lighthouses of Brittany"
+
+
+def test_a_turn_whose_engine_is_down_is_answered_by_the_fallback_and_the_part_says_so(
+    web_app, tmp_path, site
+):
+    from tests.support.live_server import LiveServer
+    from tests.support.processes import free_port
+    from tests.support.workers import CeleryWorker
+
+    down = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    with FakeModel() as fake, LiveServer(web_app) as web, CeleryWorker(web_app, tmp_path):
+        with web_app.app_context():
+            db.session.add(
+                Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
+            )
+            admin = User.make("admin", "password", admin=True)
+            row, token = ApiToken.make(admin, "tests")
+            db.session.add_all([admin, row])
+            db.session.commit()
+        chat = ChatClient(web.url, token)
+        saved = chat.call(
+            "PUT",
+            "/api/admin/plugins/web_search/options",
+            json={
+                "engine": "searxng",
+                "baseURL": down,
+                "fallbackEngine": "searxng",
+                "fallbackBaseURL": site,
+                "enabledByDefault": True,
+            },
+        )
+        assert saved.status_code == 200, saved.text
+        fake.script(
+            Reply.tool_calls([("web_search", {"query": "lighthouse brittany"})]),
+            Reply.text("Found it."),
+        )
+        turn = chat.run(chat.new_conversation(), "Find the lighthouse", "fake/m")
+        assert turn["status"] == "completed", turn
+        parts = chat.reply(turn)["parts"]
+        searched = next(p for p in parts if p.get("name") == "web_search" and "output" in p)
+        assert searched["outcome"] == "ok"
+        assert searched["output"]["results"][0]["title"] == "Lighthouses of Brittany"
+        assert searched["output"]["engine"] == "searxng"
+        assert searched["output"]["fallbackFrom"] == "SearXNG"
+        assert searched["output"]["fallbackReason"] == (
+            "SearXNG could not be reached. Check its address, or try again later."
+        )

@@ -11,7 +11,8 @@ from marshmallow import fields, pre_load, validate, validates_schema
 from tools.web_search.engine import SearchEngine
 
 DEFAULT = "default"
-_CREDENTIALS = ("apiKey", "baseURL")
+NO_FALLBACK = "none"
+_CREDENTIALS = ("apiKey", "baseURL", "fallbackApiKey", "fallbackBaseURL")
 
 
 def _keyed(engines: Sequence[SearchEngine]) -> list[str]:
@@ -37,32 +38,38 @@ class _Credentials(marshmallow.Schema):
         }
 
 
-def _api_key(engines: Sequence[SearchEngine], description: str) -> fields.String:
+def _api_key(
+    engines: Sequence[SearchEngine], description: str, title: str = "API key", on: str = "engine"
+) -> fields.String:
     return fields.String(
         load_default=None,
         metadata={
-            "title": "API key",
+            "title": title,
             "description": description,
             "secret": True,
-            "show_when": {"engine": _keyed(engines)},
+            "show_when": {on: _keyed(engines)},
         },
     )
 
 
-def _base_url(engines: Sequence[SearchEngine], description: str) -> fields.Url:
+def _base_url(
+    engines: Sequence[SearchEngine], description: str, title: str = "Base URL", on: str = "engine"
+) -> fields.Url:
     return fields.Url(
         load_default=None,
         require_tld=False,
         schemes={"http", "https"},
         metadata={
-            "title": "Base URL",
+            "title": title,
             "description": description,
-            "show_when": {"engine": _based(engines)},
+            "show_when": {on: _based(engines)},
         },
     )
 
 
-def _rate(engines: Sequence[SearchEngine], title: str) -> fields.Float:
+def _rate(
+    engines: Sequence[SearchEngine], title: str, whose: str = "engine", **shown: Any
+) -> fields.Float:
     defaults = ", ".join(f"{e.name} {round(e.rate_per_second, 2):g}" for e in engines)
     return fields.Float(
         load_default=None,
@@ -70,23 +77,50 @@ def _rate(engines: Sequence[SearchEngine], title: str) -> fields.Float:
         validate=validate.Range(min=0, min_inclusive=False, max=1000),
         metadata={
             "title": title,
-            "description": "How many searches a second the engine's plan allows, for all users "
-            f"together. Blank: the engine's documented rate ({defaults}).",
+            "description": f"How many searches a second the {whose}'s plan allows, for all "
+            f"users together. Blank: the {whose}'s documented rate ({defaults}).",
+            **shown,
         },
     )
 
 
-def _daily_cap(title: str) -> fields.Integer:
+def _daily_cap(title: str, whose: str = "engine", **shown: Any) -> fields.Integer:
     return fields.Integer(
         load_default=None,
         allow_none=True,
         validate=validate.Range(min=1),
         metadata={
             "title": title,
-            "description": "At most this many searches a day (UTC) with this engine and key. "
-            "Blank: no cap.",
+            "description": f"At most this many searches a day (UTC) with the {whose} and its "
+            "key. Blank: no cap.",
+            **shown,
         },
     )
+
+
+def _fallback_engine(engines: Sequence[SearchEngine]) -> fields.String:
+    return fields.String(
+        load_default=NO_FALLBACK,
+        validate=validate.OneOf(
+            [NO_FALLBACK, *(e.id for e in engines)],
+            labels=["No fallback", *(e.name for e in engines)],
+        ),
+        metadata={
+            "title": "Fallback engine",
+            "description": "Searches go here when the engine is rate-limited, blocked or down. "
+            "It serves the same roles as the engine.",
+        },
+    )
+
+
+def _credential_errors(engine: SearchEngine, data: dict[str, Any], prefix: str) -> dict:
+    errors: dict[str, list[str]] = {}
+    key, base_url = ("fallbackApiKey", "fallbackBaseURL") if prefix else ("apiKey", "baseURL")
+    if engine.needs_key and not data.get(key):
+        errors[key] = [f"{engine.name} needs an API key."]
+    if engine.needs_base_url and not data.get(base_url):
+        errors[base_url] = [f"{engine.name} needs a base URL."]
+    return errors
 
 
 def make_options_schema(engines: Sequence[SearchEngine]) -> type[marshmallow.Schema]:
@@ -103,6 +137,22 @@ def make_options_schema(engines: Sequence[SearchEngine]) -> type[marshmallow.Sch
         baseURL = _base_url(engines, "The address of the engine's instance.")
         rate = _rate(engines, "Searches a second")
         dailyCap = _daily_cap("Searches a day")
+        fallbackEngine = _fallback_engine(engines)
+        fallbackApiKey = _api_key(
+            engines, "The key for the fallback engine's API.", "Fallback key", "fallbackEngine"
+        )
+        fallbackBaseURL = _base_url(
+            engines,
+            "The address of the fallback engine's instance.",
+            "Fallback address",
+            "fallbackEngine",
+        )
+        fallbackRate = _rate(
+            engines, "Fallback's rate", "fallback engine", show_when={"fallbackEngine": list(by_id)}
+        )
+        fallbackDailyCap = _daily_cap(
+            "Fallback's daily cap", "fallback engine", show_when={"fallbackEngine": list(by_id)}
+        )
         adminEngineRoles = fields.List(
             fields.String(validate=validate.Length(min=1)),
             load_default=["user"],
@@ -135,15 +185,23 @@ def make_options_schema(engines: Sequence[SearchEngine]) -> type[marshmallow.Sch
 
         @validates_schema
         def check_credentials(self, data: dict[str, Any], **_: Any) -> None:
-            """Refuse a keyed engine without a key, or a base URL engine without one."""
+            """Refuse a keyed engine without a key, or a base URL engine without one (the
+            fallback's too), and a fallback that is the engine again with the same credentials."""
             engine = by_id.get(data.get("engine", ""))
-            if engine is None:
-                return
+            fallback = by_id.get(data.get("fallbackEngine", ""))
             errors: dict[str, list[str]] = {}
-            if engine.needs_key and not data.get("apiKey"):
-                errors["apiKey"] = [f"{engine.name} needs an API key."]
-            if engine.needs_base_url and not data.get("baseURL"):
-                errors["baseURL"] = [f"{engine.name} needs a base URL."]
+            if engine is not None:
+                errors.update(_credential_errors(engine, data, ""))
+            if fallback is not None:
+                errors.update(_credential_errors(fallback, data, "fallback"))
+            if engine is not None and engine is fallback and not errors:
+                same_key = not engine.needs_key or data["apiKey"] == data["fallbackApiKey"]
+                same_url = not engine.needs_base_url or data["baseURL"] == data["fallbackBaseURL"]
+                if same_key and same_url:
+                    errors["fallbackEngine"] = [
+                        "The fallback is the engine itself with the same credentials; pick "
+                        "another engine, or give it another key or base URL."
+                    ]
             if errors:
                 raise marshmallow.ValidationError(errors)
 

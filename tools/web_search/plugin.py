@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
@@ -12,15 +13,12 @@ from marshmallow import fields, validate
 
 from tools.api import Plugin, PluginContext, Tool, ToolContext
 from tools.web_search.engine import Search, SearchEngine
+from tools.web_search.failover import Answer, search_with_fallback
 from tools.web_search.options import make_options_schema, make_user_settings_schema
-from tools.web_search.pacing import bucket_name, wait_for_engine
-from tools.web_search.resolution import resolve_engine
-from tools.web_search.search import run_search
+from tools.web_search.resolution import resolve_engine, resolve_fallback
 
 DESCRIPTION = "Search the web. Returns a title, URL, and snippet for each result."
 TIMEOUT_SECONDS = 20
-# A search waits for its engine's turn only while this much of its deadline would be left.
-REQUEST_RESERVE_SECONDS = 5.0
 
 
 class WebSearchInput(marshmallow.Schema):
@@ -40,6 +38,28 @@ def describe(engine: SearchEngine) -> str:
     return f"{DESCRIPTION} Supported operators: {', '.join(engine.operators)}."
 
 
+def log_answer(logger: logging.Logger, answer: Answer, user: str) -> None:
+    """Log which engine answered, with whose key, and whether it was the fallback (and why)."""
+    engine = answer.answered.engine.id
+    key = "admin" if answer.answered.admins else "user"
+    first = answer.first.engine.id if answer.first is not None else None
+    logger.info(
+        "web_search answered engine=%s key=%s fallback_from=%s reason=%s user=%s",
+        engine,
+        key,
+        first or "-",
+        answer.reason or "-",
+        user,
+        extra={
+            "engine": engine,
+            "engine_key": key,
+            "fallback_from": first,
+            "fallback_reason": answer.reason,
+            "user": user,
+        },
+    )
+
+
 def create_web_search(engines: Sequence[SearchEngine]) -> Plugin:
     """Return the web_search plugin offering ``engines``; all engine specifics come from them."""
     by_id = {engine.id: engine for engine in engines}
@@ -56,27 +76,22 @@ def create_web_search(engines: Sequence[SearchEngine]) -> Plugin:
 
         def execute(input: dict[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
             resolved = resolve_engine(by_id, options, tool_ctx.settings, tool_ctx.roles, logger)
-            search = Search(
-                query=input["query"],
-                count=options["maxResults"],
-                api_key=resolved.api_key,
-                base_url=resolved.base_url,
-            )
-            session = tool_ctx.fetch if resolved.users_base_url else plain
-            bucket = bucket_name(resolved.engine, resolved.api_key, resolved.base_url)
-            wait_for_engine(
-                resolved.engine,
-                resolved.limit,
-                bucket,
-                tool_ctx.rates,
-                tool_ctx.signal,
-                REQUEST_RESERVE_SECONDS,
-            )
-            results = run_search(resolved.engine, search, session, tool_ctx.signal, user_agent)
-            results = results[: options["maxResults"]]
+            fallback = resolve_fallback(by_id, options, tool_ctx.roles)
+            search = Search(query=input["query"], count=options["maxResults"])
+            answer = search_with_fallback(resolved, fallback, search, tool_ctx, plain, user_agent)
+            log_answer(logger, answer, tool_ctx.user)
+            results = answer.results[: options["maxResults"]]
             for result in results:
                 tool_ctx.cite(result.url, result.title or None)
-            return {"results": [asdict(result) for result in results]}
+            output: dict[str, Any] = {
+                "results": [asdict(result) for result in results],
+                "engine": answer.answered.engine.id,
+                "engineName": answer.answered.engine.name,
+            }
+            if answer.first is not None:
+                output["fallbackFrom"] = answer.first.engine.name
+                output["fallbackReason"] = answer.first_error
+            return output
 
         ctx.tools.register(
             Tool(

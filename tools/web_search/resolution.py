@@ -9,7 +9,7 @@ from typing import Any
 
 from tools.api import RateLimit, ToolError
 from tools.web_search.engine import SearchEngine
-from tools.web_search.options import DEFAULT
+from tools.web_search.options import DEFAULT, NO_FALLBACK
 
 OWN_ENGINE_NEEDED = "Add your own search engine in the web search settings to search the web."
 NOT_AVAILABLE = "Web search isn't available to you."
@@ -99,6 +99,26 @@ def resolve_engine(
         users_base_url=users_base_url and engine.needs_base_url,
         admins=admins,
         limit=limit,
+    )
+
+
+def resolve_fallback(
+    engines: Mapping[str, SearchEngine], options: Mapping[str, Any], roles: Sequence[str]
+) -> Resolved | None:
+    """Return the admin's fallback engine with its credentials and limit, or None.
+
+    The fallback is the admin's engine and key too, so it follows the same rule: only a
+    caller holding a role in adminEngineRoles may search with it.
+    """
+    engine = engines.get(options.get("fallbackEngine") or NO_FALLBACK)
+    if engine is None or not any(role in options["adminEngineRoles"] for role in roles):
+        return None
+    return Resolved(
+        engine,
+        options.get("fallbackApiKey") if engine.needs_key else None,
+        options.get("fallbackBaseURL") if engine.needs_base_url else None,
+        admins=True,
+        limit=admins_limit(engine, options.get("fallbackRate"), options.get("fallbackDailyCap")),
     )
 
 

@@ -51,17 +51,19 @@ def run_search(
     session: requests.Session,
     signal: Signal,
     user_agent: str,
-    time_limit: float | None = None,
+    leave: float = 0.0,
 ) -> list[SearchResult]:
     """Return the engine's results for ``search``, cleaned and cut to ``search.count``.
 
-    The engine has ``time_limit`` seconds to answer (``TIMEOUT_SECONDS`` by default), within
-    the signal's deadline. Raises ``ToolError`` naming the engine (``EngineUnavailable`` when it
-    is rate-limited, blocked or down; ``ToolRefused`` for a refused address) and
-    ``tools.api.Cancelled`` when the signal trips.
+    The engine has ``TIMEOUT_SECONDS`` to answer, within the signal's deadline less ``leave``
+    seconds (kept for a fallback engine). Raises ``ToolError`` naming the engine
+    (``EngineUnavailable`` when it is rate-limited, blocked or down; ``ToolRefused`` for a
+    refused address) and ``tools.api.Cancelled`` when the signal trips.
     """
     request = engine.request(search)
-    limit = TIMEOUT_SECONDS if time_limit is None else time_limit
+    limit = TIMEOUT_SECONDS
+    if leave:
+        limit = max(1.0, min(limit, signal.remaining() - leave))
     status, body = _send(engine, request, session, signal, user_agent, limit)
     if status != 200:
         message = error_message(engine, status, body, search.api_key)

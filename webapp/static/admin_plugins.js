@@ -65,12 +65,20 @@
     return form;
   }
 
+  // A rate in words, as the tool's own messages say it: "1 a second", "1 every 2 seconds".
+  function paceText(perSecond) {
+    if (typeof perSecond !== "number" || !(perSecond > 0)) return "";
+    if (perSecond >= 1) return String(Math.round(perSecond * 100) / 100) + " a second";
+    return "1 every " + String(Math.round(10 / perSecond) / 10) + " seconds";
+  }
+
   function engineRow(engine) {
     var needs = [engine.needsKey ? "an API key" : "", engine.needsBaseURL ? "a base URL" : ""]
       .filter(Boolean).join(" and ");
     return el("tr", {}, [
       el("td", { text: engine.name }),
       el("td", { text: needs || "nothing" }),
+      el("td", { text: paceText(engine.ratePerSecond) }),
       el("td", {}, engine.operators.length
         ? engine.operators.map(function (operator) { return el("code", { text: operator }); })
         : ["none"]),
@@ -80,13 +88,15 @@
   // A catalog that lists engines (web_search's) shows as a table the admin can open.
   function catalogBlock(plugin) {
     var box = el("details", { class: "catalog" }, [
-      el("summary", { text: "Engines, what they need, and the search operators they support" }),
+      el("summary", {
+        text: "Engines, what they need, their default rates, and the search operators they support",
+      }),
     ]);
     var url = "/api/admin/plugins/" + encodeURIComponent(plugin.id) + "/catalog";
     api.request("GET", url).then(function (result) {
       var engines = result.ok && result.data && result.data.engines;
       if (!engines) { box.remove(); return; }
-      var head = el("tr", {}, ["Engine", "Needs", "Operators"].map(function (name) {
+      var head = el("tr", {}, ["Engine", "Needs", "Default rate", "Operators"].map(function (name) {
         return el("th", { scope: "col", text: name });
       }));
       box.appendChild(el("table", {}, [

@@ -1,8 +1,9 @@
 /* The cards of the tools people know by what they do: a web search ("Searched the web", the
- * query, the result count) and reading a page ("Reading example.com — part 1 of 3", its title).
+ * query, the result count and the engine that answered) and reading a page ("Reading
+ * example.com — part 1 of 3", its title).
  *
- * readingPart(output, sizes) is a plain function, usable from Node (require) for tests; the cards
- * themselves need the page (window.LookoutToolCards).
+ * readingPart(output, sizes) and searchOutcome(output) are plain functions, usable from Node
+ * (require) for tests; the cards themselves need the page (window.LookoutToolCards).
  */
 (function (root) {
   "use strict";
@@ -39,14 +40,30 @@
     return result.outcome === "ok" ? outcomes.ok : outcomes[result.outcome] || result.outcome;
   }
 
+  /**
+   * Return what a web_search output says: "3 results from Brave", and after a fallback "3
+   * results from DuckDuckGo, the fallback: Brave's rate limit was reached." (outputs stored
+   * before engines were named say only the count).
+   */
+  function searchOutcome(output) {
+    var count = output && Array.isArray(output.results) ? output.results.length : 0;
+    var text = count === 1 ? "1 result" : count + " results";
+    if (!output || typeof output.engineName !== "string") return text;
+    text += " from " + output.engineName;
+    if (typeof output.fallbackFrom === "string") {
+      text += ", the fallback";
+      if (typeof output.fallbackReason === "string") text += ": " + output.fallbackReason;
+    }
+    return text;
+  }
+
   /** Return the pieces of a web_search card: what was searched and how many results came. */
   function searchCard(call, result, outcomes, summary) {
     var el = LookoutForms.element;
     var query = call.input && typeof call.input.query === "string" ? call.input.query : summary;
     var outcome;
     if (result && result.outcome === "ok") {
-      var count = result.output && Array.isArray(result.output.results) ? result.output.results.length : 0;
-      outcome = count === 1 ? "1 result" : count + " results";
+      outcome = searchOutcome(result.output);
     } else {
       outcome = result && result.error ? result.error : outcomeOf(result, outcomes, "Searching…");
     }
@@ -90,7 +107,7 @@
     return sizes;
   }
 
-  var api = { readingPart: readingPart };
+  var api = { readingPart: readingPart, searchOutcome: searchOutcome };
   if (typeof module === "object" && module.exports) {
     module.exports = api;
   } else {

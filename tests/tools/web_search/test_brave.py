@@ -57,7 +57,7 @@ def test_brave_long_snippet_is_cut_to_500_characters(brave, search, engine_repli
 def test_brave_without_a_web_key_found_nothing(brave, search, engine_replies, recording):
     engine_replies.get(URL, body=recording("brave_no_results.json"))
     output, citations = search(brave)
-    assert output == {"results": []} and citations == []
+    assert output["results"] == [] and citations == []
 
 
 @pytest.mark.parametrize(

@@ -81,7 +81,7 @@ def test_duckduckgo_long_snippet_is_cut_to_500_characters(
 def test_duckduckgo_no_results_page_is_an_empty_list(duckduckgo, search, engine_replies, recording):
     engine_replies.post(URL, body=recording("duckduckgo_no_results.html"))
     output, citations = search(duckduckgo, query="qzxwvkjhgfqpl")
-    assert output == {"results": []} and citations == []
+    assert output["results"] == [] and citations == []
 
 
 @pytest.mark.parametrize("status", [202, 200, 403])

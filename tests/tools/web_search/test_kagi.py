@@ -66,7 +66,7 @@ def test_kagi_text_in_angle_brackets_is_kept(
 
 def test_kagi_with_no_results_returns_an_empty_list(kagi, search, engine_replies, recording):
     engine_replies.get(URL, body=recording("kagi_no_results.json"))
-    assert search(kagi)[0] == {"results": []}
+    assert search(kagi)[0]["results"] == []
 
 
 @pytest.mark.parametrize(

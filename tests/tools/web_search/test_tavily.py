@@ -58,7 +58,7 @@ def test_tavily_long_snippet_is_cut_to_500_characters(tavily, search, engine_rep
 
 def test_tavily_with_no_results_returns_an_empty_list(tavily, search, engine_replies, recording):
     engine_replies.post(URL, body=recording("tavily_no_results.json"))
-    assert search(tavily)[0] == {"results": []}
+    assert search(tavily)[0]["results"] == []
 
 
 @pytest.mark.parametrize("body", ['{"answer": "42"}', "not json", '{"results": [{"title": 1}]}'])

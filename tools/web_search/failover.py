@@ -1,0 +1,87 @@
+"""Asks the call's engine, then the admin's fallback engine when the first is rate-limited,
+blocked or down, and says which one answered.
+
+Time is shared out of the call's one deadline: with a fallback, the first engine waits for its
+slot and answers only while the fallback would still have ``FALLBACK_RESERVE_SECONDS``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import requests
+
+from tools.api import ToolContext, ToolError
+from tools.web_search.engine import Search, SearchResult
+from tools.web_search.pacing import bucket_name, wait_for_engine
+from tools.web_search.resolution import Resolved
+from tools.web_search.search import EngineUnavailable, run_search
+
+# A search waits for its engine's slot only while this much of its deadline would be left.
+REQUEST_RESERVE_SECONDS = 5.0
+# What the first engine leaves of the deadline for the fallback.
+FALLBACK_RESERVE_SECONDS = 6.0
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The results, the engine that gave them, and, after a fallback, why the first did not."""
+
+    results: list[SearchResult]
+    answered: Resolved
+    first: Resolved | None = None
+    reason: str | None = None
+    first_error: str | None = None
+
+
+def search_with_fallback(
+    first: Resolved,
+    fallback: Resolved | None,
+    search: Search,
+    ctx: ToolContext,
+    plain: requests.Session,
+    user_agent: str,
+) -> Answer:
+    """Return the first engine's answer, or the fallback's when the first is unavailable.
+
+    Raises the first engine's ``ToolError`` when there is no fallback or the failure is not
+    one another engine could get past (a rejected key, say), a ``ToolError`` naming both when
+    the fallback fails too, and ``Cancelled`` when the turn is cancelled.
+    """
+    leave = FALLBACK_RESERVE_SECONDS if fallback is not None else 0.0
+    try:
+        return Answer(ask(first, search, ctx, plain, user_agent, leave), first)
+    except EngineUnavailable as exc:
+        if fallback is None:
+            raise
+        unavailable = exc
+    try:
+        results = ask(fallback, search, ctx, plain, user_agent, 0.0)
+    except EngineUnavailable as exc:
+        raise EngineUnavailable(_both(unavailable, fallback, exc), exc.reason) from None
+    except ToolError as exc:
+        raise ToolError(_both(unavailable, fallback, exc)) from None
+    return Answer(results, fallback, first, unavailable.reason, unavailable.message)
+
+
+def ask(
+    resolved: Resolved,
+    search: Search,
+    ctx: ToolContext,
+    plain: requests.Session,
+    user_agent: str,
+    leave: float,
+) -> list[SearchResult]:
+    """Return one engine's results: wait for its slot, then search, ``leave`` seconds spared."""
+    engine = resolved.engine
+    bucket = bucket_name(engine, resolved.api_key, resolved.base_url)
+    reserve = REQUEST_RESERVE_SECONDS + leave
+    wait_for_engine(engine, resolved.limit, bucket, ctx.rates, ctx.signal, reserve)
+    search = Search(search.query, search.count, resolved.api_key, resolved.base_url)
+    session = ctx.fetch if resolved.users_base_url else plain
+    return run_search(engine, search, session, ctx.signal, user_agent, leave)
+
+
+def _both(first: ToolError, fallback: Resolved, second: ToolError) -> str:
+    name = fallback.engine.name
+    return f"{first.message} The fallback engine {name} failed too: {second.message}"
