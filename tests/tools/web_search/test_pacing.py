@@ -53,7 +53,7 @@ def timed_engine(loopback):
 def test_two_processes_bursting_on_one_engine_never_exceed_its_rate_at_the_engine(
     redis_url, timed_engine
 ):
-    rate, per_process = 5, 6
+    rate, per_process = 2, 4
     options = {"engine": "searxng", "baseURL": timed_engine.url, "rate": rate}
     start_at = time.time() + 2  # both processes have imported everything by then
     command = [sys.executable, "-m", "tests.support.search_burst", redis_url, json.dumps(options)]
@@ -63,11 +63,13 @@ def test_two_processes_bursting_on_one_engine_never_exceed_its_rate_at_the_engin
     assert [p.wait(timeout=60) for p in processes] == [0, 0]
     arrivals = sorted(timed_engine.arrivals)
     assert len(arrivals) == 2 * per_process
-    # Slots are booked 1/rate apart; a request may reach the engine a moment after its slot,
-    # so one second can hold one more than the rate, never the burst of twelve at once.
+    # Slots are booked 1/rate apart, but a request reaches the engine a moment after its slot
+    # (more on a loaded machine): one second may hold one more than the rate, and the span may
+    # fall short of the slots' by that moment (allowed up to half an interval) - never the
+    # burst of eight at once that two unpaced processes send.
     busiest = max(sum(1 for t in arrivals if start <= t < start + 1) for start in arrivals)
     assert busiest <= rate + 1
-    assert arrivals[-1] - arrivals[0] >= (len(arrivals) - 1) / rate - 0.1
+    assert arrivals[-1] - arrivals[0] >= (len(arrivals) - 1 - 0.5) / rate
 
 
 def test_a_search_with_no_slot_before_its_deadline_gets_the_busy_sentence(
