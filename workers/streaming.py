@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from typing import Any
+
+import redis
 
 from tools.api import Signal
 from tools.citations import CitationList
@@ -23,6 +26,8 @@ from workers.providers import (
     Usage,
 )
 from workers.runtime import get_watcher
+
+log = logging.getLogger("lookout.turns")
 
 
 class Reply:
@@ -95,7 +100,8 @@ class DeltaBuffer:
     50 ms batches from single tokens. The stream's thread adds text and publishes when the
     interval has passed; the cancel watcher's thread calls ``flush_due`` on each of its polls,
     so text held when the model goes quiet goes out then, not when the model speaks again.
-    Publishing happens under the lock, so batches keep their order.
+    Publishing happens under the lock, so batches keep their order; text that Redis does not
+    take (a restart) is held and sent with the next batch.
     """
 
     INTERVAL_SECONDS = 0.05
@@ -126,7 +132,13 @@ class DeltaBuffer:
 
     def _publish(self) -> None:
         if self.pending:
-            turn_events.text_delta(self.state, "".join(self.pending))
+            try:
+                turn_events.text_delta(self.state, "".join(self.pending))
+            except redis.RedisError:
+                # Redis is restarting: the text waits for the next flush, and the reply stores
+                # it whether or not it is ever published.
+                log.warning("turn=%s text held: Redis did not answer", self.state.turn_id)
+                return
             self.pending = []
         self.last_flush = time.monotonic()
 

@@ -24,11 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import requests
 from flask import Flask
 
-from tests.support.chat import ChatClient
+from tests.support.chat import ChatClient, parse_sse
 from tests.support.fake_model import FakeModel
 from tests.support.live_server import LiveServer
+from tests.support.processes import wait_until
 from tests.support.workers import CeleryWorker, pings
 from tests.workers.conftest import CHAT_SETTINGS, make_chat_app, private_chat
 
@@ -47,6 +49,50 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("fault recovery times (seconds)")
         for fault, seconds in RECOVERIES:
             terminalreporter.write_line(f"{seconds:7.2f}  {fault}")
+
+
+class Follower(threading.Thread):
+    """Follows a turn's events as a page does: when the stream breaks or ends before the turn's
+    ending event, it reconnects with Last-Event-ID and resumes after the last event it saw."""
+
+    ENDINGS = ("turn.completed", "turn.failed", "turn.cancelled")
+
+    def __init__(self, chat: ChatClient, turn_id: str, timeout: float = 60) -> None:
+        super().__init__(daemon=True)
+        self.chat, self.turn_id, self.timeout = chat, turn_id, timeout
+        self.events: list = []
+        self.connections = 0
+
+    def run(self) -> None:
+        deadline = time.monotonic() + self.timeout
+        last_id = None
+        while time.monotonic() < deadline:
+            headers = {"Last-Event-ID": last_id} if last_id else {}
+            try:
+                self.connections += 1
+                response = self.chat.call(
+                    "GET",
+                    f"/api/turns/{self.turn_id}/events",
+                    headers=headers,
+                    stream=True,
+                    timeout=10,
+                )
+                if response.status_code == 200:
+                    for event in parse_sse(response.iter_lines(decode_unicode=True)):
+                        self.events.append(event)
+                        last_id = event.id or last_id
+                        if event.name in self.ENDINGS:
+                            return
+            except requests.RequestException:
+                pass  # the server went away: try again, as EventSource does
+            time.sleep(0.2)
+
+    def text(self) -> str:
+        """Every text delta seen, joined."""
+        return "".join(e.data["text"] for e in self.events if e.name == "text.delta")
+
+    def wait_for_text(self, text: str, timeout: float = 10) -> None:
+        wait_until(lambda: text in self.text(), timeout, f"{text!r} never streamed")
 
 
 class Stopwatch:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import redis
@@ -64,6 +65,14 @@ class RedisServer:
             return False
         finally:
             client.close()
+
+    def restart(self, down_seconds: float = 0.0) -> None:
+        """Stop the server, wait ``down_seconds``, and start it again on the same port, empty
+        (it keeps nothing on disk, like ./run's); return once it answers."""
+        if self.process is not None:
+            stop_process(self.process, timeout=5)
+        time.sleep(down_seconds)
+        self.start()
 
     def stop(self) -> None:
         """Stop the server (SIGKILL after a grace period) and remove its files."""

@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import redis
 from flask import Blueprint, Response, current_app, jsonify, request
 from flask_login import current_user
 from marshmallow import Schema, fields, validate
@@ -219,7 +220,10 @@ def stream_events(turn_id: str):
     def generate() -> Iterator[str]:
         last, block = after, None  # the first read does not wait, so an ended turn ends at once
         while True:
-            events = state.read(after=last, block_ms=block)
+            try:
+                events = state.read(after=last, block_ms=block)
+            except redis.RedisError:
+                return  # Redis restarting: the page reconnects and resumes after ``last``
             block = KEEPALIVE_MS
             for entry_id, name, data in events:
                 last = entry_id

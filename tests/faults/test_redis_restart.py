@@ -1,0 +1,50 @@
+"""Redis restarted under a running turn (a private redis-server that, like ./run's, keeps
+nothing on disk): the turn goes on, its text is stored whole, a page following it reconnects
+and reads every word once, and the next message is answered."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.faults.conftest import Follower, Stopwatch, record_recovery
+from tests.support.fake_model import Reply
+from tests.support.redis_server import RedisServer
+
+ANSWER = "One two three four five six seven eight nine ten. " * 4
+
+
+@pytest.fixture
+def private_redis():
+    with RedisServer() as server:
+        yield server
+
+
+def test_redis_restarted_mid_stream_keeps_the_turn_its_text_and_its_worker(
+    make_stack, private_redis
+):
+    """Regression: the worker running a turn exited ("Unrecoverable error" in kombu's Redis
+    transport), and a text delta Redis refused failed the turn with "Something went wrong",
+    losing every word."""
+    stack = make_stack(REDIS_URL=private_redis.url)
+    worker = stack.worker()
+    stack.fake.script(Reply.text(ANSWER, chunks=40, delay=0.06))
+    conversation = stack.chat.new_conversation()
+    turn_id = stack.chat.start(conversation, "count", "fake/m")["turn"]["id"]
+    page = Follower(stack.chat, turn_id)
+    page.start()
+    page.wait_for_text("One two three four")
+    clock = Stopwatch()
+    private_redis.restart(down_seconds=1)
+    turn = stack.chat.wait(turn_id, timeout=30)
+    ended = clock.seconds()
+    page.join(15)
+    stack.fake.script(Reply.text("Back."))
+    after = stack.chat.run(conversation, "again", "fake/m")
+    record_recovery("Redis restarted (down 1 s) mid-stream: the turn ended", ended)
+    record_recovery("Redis restarted (down 1 s): the next turn answered", clock.seconds())
+    assert turn["status"] == "completed", turn
+    assert stack.chat.reply(turn)["parts"] == [{"type": "text", "text": ANSWER}]
+    assert page.events[-1].name == "turn.completed" and page.connections > 1
+    assert page.text() == ANSWER
+    assert after["status"] == "completed", after
+    assert worker.process.poll() is None, worker.log.read_text()
