@@ -40,6 +40,8 @@ def test_a_redelivered_step_and_the_reaper_end_the_turn_once_without_repeating_t
             "visibility_timeout": visibility_seconds,
             "unacked_restore_interval": 0.5,
             "unacked_restore_throttle": 1,
+            # A worker killed while it held the restore lock keeps it for this long.
+            "unacked_mutex_expire": 1,
         }
     }
     workers = stack.start_workers(2, overrides)
