@@ -116,6 +116,14 @@ class Things:
             db.session.commit()
             return conversation.id, message.id
 
+    def account(self) -> str:
+        """Return a new account of nobody's (for the admins' accounts API to change)."""
+        with self.app.app_context():
+            user = User.make(f"someone-{uuid.uuid4().hex[:8]}", "password")
+            db.session.add(user)
+            db.session.commit()
+            return user.id
+
     def turn(self, owner: str, status: str = "completed") -> str:
         """Return a new turn of ``owner``: ended (its event stream long gone), or still open."""
         conversation_id, message_id = self._conversation(owner)

@@ -60,6 +60,7 @@ GET    /admin/                                    302  403  403   200   403   30
 GET    /admin/health                              302  403  403   200   403   302     302      302
 GET    /admin/plugins                             302  403  403   200   403   302     302      302
 GET    /admin/providers                           302  403  403   200   403   302     302      302
+GET    /admin/users                               302  403  403   200   403   302     302      302
 GET    /api/admin/health                          401  403  403   200   403   401     401      401
 GET    /api/admin/plugins                         401  403  403   200   403   401     401      401
 GET    /api/admin/plugins/<plugin_id>/catalog     401  403  403   200   403   401     401      401
@@ -71,6 +72,9 @@ PATCH  /api/admin/providers/<provider_id>         401  403  403   200   403   40
 DELETE /api/admin/providers/<provider_id>         401  403  403   204   403   401     401      401
 POST   /api/admin/providers/<provider_id>/test    401  403  403   200   403   401     401      401
 GET    /api/admin/users                           401  403  403   200   403   401     401      401
+POST   /api/admin/users                           401  403  403   201   403   401     401      401
+PATCH  /api/admin/users/<user_id>                 401  403  403   200   403   401     401      401
+POST   /api/admin/users/<user_id>/password        401  403  403   200   403   401     401      401
 GET    /api/conversations                         401  200  200   200   200   401     401      401
 POST   /api/conversations                         401  201  201   201   201   401     401      401
 GET    /api/conversations/<conversation_id>       401  200  404   404   200   401     401      401
@@ -154,6 +158,9 @@ REQUESTS: dict[str, Request] = {
         }
     },
     "PATCH /api/admin/providers/<provider_id>": lambda t, c: {"json": {"models": [{"name": "n"}]}},
+    "POST /api/admin/users": lambda t, c: {"json": {"name": f"new-{uuid.uuid4().hex[:8]}"}},
+    "PATCH /api/admin/users/<user_id>": lambda t, c: {"json": {"disabled": True}},
+    "POST /api/admin/users/<user_id>/password": lambda t, c: {"json": {}},
     "POST /api/conversations": lambda t, c: {"json": {"title": "Trip"}},
     "PATCH /api/conversations/<conversation_id>": lambda t, c: {"json": {"title": "Renamed"}},
     "POST /api/conversations/<conversation_id>/turns": lambda t, c: {
@@ -198,6 +205,7 @@ def path_values(things: Things, caller: Caller) -> dict[str, Callable[[], str]]:
         "turn_id": lambda: things.turn(caller.owner),
         "token_id": lambda: things.token(caller.owner),
         "provider_id": things.provider,
+        "user_id": things.account,
         "plugin_id": lambda: "turn_plugins",
         "name": lambda: "switchable",
         "filename": lambda: "chat.js",

@@ -11,6 +11,7 @@ from webapp.api import (
     tokens,
     turns,
     uploads,
+    users,
 )
 
 BLUEPRINTS = (
@@ -22,6 +23,7 @@ BLUEPRINTS = (
     turns.bp,
     uploads.bp,
     health.bp,
+    users.bp,
 )
 
 

@@ -1,12 +1,11 @@
-"""Accounts over the API: who am I, and the admin's list of users."""
+"""Accounts over the API: who am I (the admins' accounts API is webapp/api/users.py)."""
 
 from __future__ import annotations
 
 from flask import Blueprint, jsonify
 from flask_login import current_user
 
-from webapp.auth.guards import admin_required, api_login_required
-from webapp.extensions import db
+from webapp.auth.guards import api_login_required
 from webapp.models import User
 
 bp = Blueprint("api_accounts", __name__, url_prefix="/api")
@@ -20,6 +19,7 @@ def show_user(user: User) -> dict:
         "roles": list(user.roles),
         "disabled": user.disabled,
         "createdAt": user.created_at.isoformat(),
+        "lastSignedInAt": user.last_signed_in_at.isoformat() if user.last_signed_in_at else None,
     }
 
 
@@ -28,11 +28,3 @@ def show_user(user: User) -> dict:
 def me():
     """Return the signed-in user."""
     return jsonify(show_user(current_user))
-
-
-@bp.get("/admin/users")
-@admin_required
-def list_users():
-    """List every account (admins only)."""
-    users = db.session.scalars(db.select(User).order_by(User.name))
-    return jsonify({"users": [show_user(user) for user in users]})

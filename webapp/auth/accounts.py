@@ -27,11 +27,11 @@ WRONG_CURRENT_PASSWORD = (
 PASSWORDS_DIFFER = "The two new passwords differ. Type the same new password in both fields."
 LAST_ADMIN_DEMOTED = (
     "{name} is the only administrator, so it keeps the admin role. Make another account an "
-    "administrator first."
+    "administrator (or enable a disabled one) first."
 )
 LAST_ADMIN_DISABLED = (
     "{name} is the only administrator, so it cannot be disabled. Make another account an "
-    "administrator first."
+    "administrator (or enable a disabled one) first."
 )
 
 

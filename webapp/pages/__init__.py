@@ -4,7 +4,7 @@ Each page is a shell whose script (under static/) fetches the JSON API; blueprin
 names (`home.index`, `admin_plugins.index`, ...) are what templates pass to url_for.
 """
 
-from webapp.pages import account, admin, chat, plugins, providers, tokens
+from webapp.pages import account, admin, chat, plugins, providers, tokens, users
 
 BLUEPRINTS = (
     chat.bp,
@@ -14,4 +14,5 @@ BLUEPRINTS = (
     providers.bp,
     tokens.bp,
     account.bp,
+    users.bp,
 )

@@ -1,0 +1,108 @@
+"""The admins' accounts API under /api/admin/users: list, create, disable or enable, grant or
+take the admin role, set a password. The rules are webapp/auth/accounts.py's, which the
+`flask users` commands and the Users page (static/users.js) share."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from flask import Blueprint, jsonify
+from marshmallow import Schema, fields, validate
+
+from webapp.api.accounts import show_user
+from webapp.api.bodies import load_json
+from webapp.auth import accounts
+from webapp.auth.guards import admin_required
+from webapp.errors import ApiError
+from webapp.extensions import db
+from webapp.models import User
+
+bp = Blueprint("api_users", __name__, url_prefix="/api/admin/users")
+
+
+class NewAccount(Schema):
+    """A new account: its name, whether it is an admin, and optionally its password."""
+
+    name = fields.String(
+        required=True,
+        validate=validate.Length(max=accounts.NAME_MAX_LENGTH),
+        metadata={"title": "Name"},
+    )
+    admin = fields.Boolean(load_default=False, metadata={"title": "Administrator"})
+    password = fields.String(metadata={"title": "Password"})
+
+
+class AccountChange(Schema):
+    """What an admin may change in one request: disabled, admin (each optional)."""
+
+    disabled = fields.Boolean(metadata={"title": "Disabled"})
+    admin = fields.Boolean(metadata={"title": "Administrator"})
+
+
+class NewPassword(Schema):
+    """A password to set; without one, a new one is generated and answered once."""
+
+    password = fields.String(metadata={"title": "Password"})
+
+
+@contextmanager
+def said_as_api_errors() -> Iterator[None]:
+    """Turn a refused account change into the API's error answer."""
+    try:
+        yield
+    except accounts.AccountError as error:
+        raise ApiError(error.message, error.status, error.fields) from None
+
+
+def get_account(user_id: str) -> User:
+    """Return the account with this id, or answer 404."""
+    user = db.session.get(User, user_id)
+    if user is None:
+        raise ApiError("There is no such account. Reload the page to see the current list.", 404)
+    return user
+
+
+@bp.get("")
+@admin_required
+def list_users():
+    """List every account by name."""
+    users = db.session.scalars(db.select(User).order_by(User.name))
+    return jsonify({"users": [show_user(user) for user in users]})
+
+
+@bp.post("")
+@admin_required
+def create_user():
+    """Create an account; answer 201 with it and, when generated, its password (shown once)."""
+    body = load_json(NewAccount, "new account")
+    with said_as_api_errors():
+        user, generated = accounts.create_account(
+            body["name"], body.get("password"), admin=body["admin"]
+        )
+    return jsonify({**show_user(user), "password": generated}), 201
+
+
+@bp.patch("/<user_id>")
+@admin_required
+def change_user(user_id: str):
+    """Disable or enable an account, or grant or take its admin role; answer the account."""
+    body = load_json(AccountChange, "change")
+    user = get_account(user_id)
+    with said_as_api_errors():
+        if "admin" in body:
+            accounts.set_admin(user, body["admin"])
+        if "disabled" in body:
+            accounts.set_disabled(user, body["disabled"])
+    return jsonify(show_user(user))
+
+
+@bp.post("/<user_id>/password")
+@admin_required
+def set_password(user_id: str):
+    """Set an account's password (ending its sessions); a generated one is answered once."""
+    body = load_json(NewPassword, "new password")
+    user = get_account(user_id)
+    with said_as_api_errors():
+        generated = accounts.set_password(user, body.get("password"))
+    return jsonify({**show_user(user), "password": generated})

@@ -1,0 +1,177 @@
+/* The admins' Users page: the accounts, a form to create one, and what may be done to each.
+ *
+ * Every change goes through /api/admin/users (webapp/api/users.py), whose sentences are shown
+ * beside the row (the last administrator cannot be disabled or demoted). A generated password
+ * is shown once, in #password-shown. Columns are the COLUMNS list: a column to come (usage
+ * this month, limit overrides) is one more entry.
+ */
+(function () {
+  "use strict";
+
+  var el = LookoutForms.element;
+  var say = LookoutForms.say;
+  var api = LookoutApi;
+  var root = document.getElementById("users");
+  var listUrl = root.getAttribute("data-api");
+  var me = root.getAttribute("data-me");
+  var form = document.getElementById("user-form");
+  var nameInput = document.getElementById("user-name");
+  var adminInput = document.getElementById("user-admin");
+  var nameError = document.getElementById("user-name-error");
+  var formStatus = document.getElementById("user-form-status");
+  var shown = document.getElementById("password-shown");
+
+  /** A date from the API (UTC, with or without an offset) in the reader's local time. */
+  function when(iso) {
+    if (!iso) return "never";
+    var hasZone = /(Z|[+-]\d\d:?\d\d)$/.test(iso);
+    var date = new Date(hasZone ? iso : iso + "Z");
+    return isNaN(date.getTime()) ? iso : date.toLocaleString();
+  }
+
+  function isAdmin(user) { return user.roles.indexOf("admin") >= 0; }
+
+  var COLUMNS = [
+    { title: "Name", cell: function (user) {
+      return el("th", { scope: "row" }, [user.name, user.id === me ? el("span", { class: "muted", text: " (you)" }) : null]);
+    } },
+    { title: "Roles", cell: function (user) {
+      return el("td", { text: isAdmin(user) ? "administrator" : "user" });
+    } },
+    { title: "State", cell: function (user) {
+      return el("td", {}, [el("span", { class: "badge " + (user.disabled ? "badge-failed" : "badge-active"),
+        text: user.disabled ? "disabled" : "enabled" })]);
+    } },
+    { title: "Last sign-in", cell: function (user) { return el("td", { text: when(user.lastSignedInAt) }); } },
+  ];
+
+  /** Show a password made just now, once, with a copy button and the warning. */
+  function showPassword(name, password, what) {
+    var input = el("input", { id: "shown-password", type: "text", readonly: true,
+      "aria-label": "Password of " + name, spellcheck: "false" });
+    input.value = password;
+    shown.textContent = "";
+    shown.appendChild(el("p", { text: what + " " }, [el("strong", { text: name }), ". Its password:"]));
+    shown.appendChild(el("div", { class: "token-value" }, [input,
+      LookoutClipboard.button("Copy", "Copy the password of " + name, function () { return input.value; })]));
+    shown.appendChild(el("p", { class: "token-warning",
+      text: "Give it to its owner now: it will not be shown again. They can change it in Settings." }));
+    shown.hidden = false;
+    input.focus();
+    input.select();
+  }
+
+  /** Send a change of one account; on success redraw its row and focus the same action. */
+  function change(user, row, status, method, url, body, then) {
+    say(status, "Saving…", false);
+    return api.request(method, url, body).then(function (result) {
+      if (!result.ok) {
+        say(status, api.errorMessage(result), true);
+        return;
+      }
+      var action = document.activeElement && document.activeElement.getAttribute("data-action");
+      var fresh = drawRow(result.data);
+      row.replaceWith(fresh);
+      if (then) then(result.data);
+      else if (action) {
+        var again = fresh.querySelector('[data-action="' + action + '"]');
+        if (again) again.focus();
+        say(fresh.querySelector(".row-status"), "Saved.", false);
+      }
+    });
+  }
+
+  function actionsCell(user, row) {
+    var url = listUrl + "/" + encodeURIComponent(user.id);
+    var status = el("span", { class: "status row-status", role: "status", "aria-live": "polite" });
+    var confirmBox = el("span", { class: "confirm", hidden: true });
+    var disable = el("button", { type: "button", "data-action": "disable",
+      class: user.disabled ? "" : "danger",
+      text: user.disabled ? "Enable" : "Disable",
+      "aria-label": (user.disabled ? "Enable " : "Disable ") + user.name,
+      onclick: function () { change(user, row, status, "PATCH", url, { disabled: !user.disabled }); } });
+    var role = el("button", { type: "button", "data-action": "role",
+      text: isAdmin(user) ? "Take admin role" : "Make admin",
+      "aria-label": isAdmin(user) ? "Take the admin role from " + user.name : "Make " + user.name + " an administrator",
+      onclick: function () { change(user, row, status, "PATCH", url, { admin: !isAdmin(user) }); } });
+    var password = el("button", { type: "button", "data-action": "password", text: "Set password",
+      "aria-label": "Set a new password for " + user.name });
+    password.addEventListener("click", function () {
+      confirmBox.textContent = "";
+      confirmBox.appendChild(document.createTextNode(
+        "A generated password replaces the current one, and " + user.name + " is signed out everywhere. "));
+      var yes = el("button", { type: "button", class: "confirm-revoke", text: "Yes, set a new password",
+        onclick: function () {
+          change(user, row, status, "POST", url + "/password", {}, function (changed) {
+            showPassword(changed.name, changed.password, "New password for");
+          });
+        } });
+      confirmBox.appendChild(yes);
+      confirmBox.appendChild(el("button", { type: "button", text: "Cancel",
+        onclick: function () { confirmBox.hidden = true; password.focus(); } }));
+      confirmBox.hidden = false;
+      yes.focus();
+    });
+    return el("td", { class: "actions-cell" }, [
+      el("div", { class: "actions" }, [disable, role, password]), confirmBox, status]);
+  }
+
+  function drawRow(user) {
+    var row = el("tr", { "data-user": user.id, "data-name": user.name });
+    COLUMNS.forEach(function (column) { row.appendChild(column.cell(user)); });
+    row.appendChild(actionsCell(user, row));
+    return row;
+  }
+
+  function table(users) {
+    var body = el("tbody");
+    users.forEach(function (user) { body.appendChild(drawRow(user)); });
+    var titles = COLUMNS.map(function (column) { return column.title; }).concat(["Actions"]);
+    return el("table", { class: "token-table users-table" }, [
+      el("thead", {}, [el("tr", {}, titles.map(function (title) {
+        return el("th", { scope: "col", text: title });
+      }))]),
+      body,
+    ]);
+  }
+
+  function load() {
+    root.removeAttribute("data-ready");
+    return api.request("GET", listUrl).then(function (result) {
+      root.textContent = "";
+      if (!result.ok) {
+        root.appendChild(el("p", { class: "form-error", role: "alert", text: api.errorMessage(result) }));
+        return;
+      }
+      root.appendChild(table(result.data.users));
+      root.setAttribute("data-ready", "true");
+    });
+  }
+
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    nameError.textContent = "";
+    nameInput.removeAttribute("aria-invalid");
+    say(formStatus, "Creating…", false);
+    api.request("POST", listUrl, { name: nameInput.value, admin: adminInput.checked }).then(function (result) {
+      if (!result.ok) {
+        var fields = ((result.data && result.data.error) || {}).fields || {};
+        if (fields.name) {
+          nameError.textContent = [].concat(fields.name).join(" ");
+          nameInput.setAttribute("aria-invalid", "true");
+          nameInput.focus();
+        }
+        say(formStatus, api.errorMessage(result), true);
+        return;
+      }
+      say(formStatus, "", false);
+      nameInput.value = "";
+      adminInput.checked = false;
+      load().then(function () {
+        showPassword(result.data.name, result.data.password, "Created the account");
+      });
+    });
+  });
+
+  load();
+})();
