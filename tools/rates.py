@@ -10,12 +10,14 @@ outside a host gets: nothing is shared there, so nothing is limited.
 Errors::
 
     Exception
-    ├── RateLimited     no slot within the time the call has (``daily``: the day's cap is used)
+    ├── RateLimited     no slot within the time the call has (``daily``: the day's cap is used),
+    │                   or Redis could not be asked (a slot that cannot be booked is not free)
     └── Cancelled       the call's signal tripped while it waited for its slot
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 
@@ -23,7 +25,10 @@ import redis
 
 from tools.cancellation import Cancelled, Signal
 
+log = logging.getLogger("lookout.tools.rates")
 KEY_PREFIX = "lookout:rate:"
+# How soon to try again when Redis could not be asked.
+UNREACHABLE_RETRY_SECONDS = 1.0
 # A call whose deadline is infinite still waits no longer than this for its slot.
 LONGEST_WAIT_SECONDS = 3600.0
 
@@ -124,9 +129,14 @@ class RedisRates(Rates):
         interval = max(1, round(1_000_000 / limit.per_second))
         cap = int(limit.per_day or 0)
         key = KEY_PREFIX + bucket
-        status, value = self._script(
-            keys=[key, f"{key}:day:"], args=[interval, round(longest_wait * 1_000_000), cap]
-        )
+        try:
+            status, value = self._script(
+                keys=[key, f"{key}:day:"], args=[interval, round(longest_wait * 1_000_000), cap]
+            )
+        except redis.RedisError as exc:
+            # Fail closed: a provider's limit holds whether or not Lookout can count.
+            log.warning("rate bucket %s could not be booked: %s", bucket, exc)
+            raise RateLimited(UNREACHABLE_RETRY_SECONDS) from exc
         if int(status) < 0:
             raise RateLimited(float(value), daily=True)
         delay = int(value) / 1_000_000

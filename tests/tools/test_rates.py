@@ -94,3 +94,13 @@ def test_bucket_names_are_kept_under_the_prefix_and_expire(client, bucket):
 def test_a_context_outside_a_host_limits_nothing():
     rates = UnlimitedRates()
     assert [rates.book("any", RateLimit(0.001), 0) for _ in range(3)] == [0, 0, 0]
+
+
+def test_a_bucket_that_redis_cannot_book_is_no_slot_rather_than_a_crash(bucket, caplog):
+    from tests.support.processes import free_port
+
+    unreachable = redis.Redis(host="127.0.0.1", port=free_port(), socket_connect_timeout=0.5)
+    with pytest.raises(RateLimited) as info:
+        RedisRates(unreachable).book(bucket, RateLimit(1), longest_wait=5)
+    assert not info.value.daily
+    assert f"rate bucket {bucket} could not be booked" in caplog.text
