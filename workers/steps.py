@@ -16,6 +16,7 @@ from typing import Any
 from celery import chord
 from flask import current_app
 from sqlalchemy import update
+from sqlalchemy.exc import OperationalError
 
 from webapp import broker, turn_events
 from webapp.extensions import db
@@ -24,7 +25,7 @@ from webapp.models.base import aware, utcnow
 from webapp.replies import step_shown, with_results
 from webapp.turn_parts import source_urls, text_part, tool_call_part
 from webapp.turns import finish_turn, turn_state
-from workers.celery_app import celery
+from workers.celery_app import RETRY_WHILE_DATABASE_DOWN, celery
 from workers.prompts import StoredMessage, build_messages
 from workers.providers import (
     ProviderError,
@@ -42,9 +43,15 @@ BAD_ARGUMENTS = {"outcome": "error", "error": "The arguments were not valid JSON
 log = logging.getLogger("lookout.turns")
 
 
-@celery.task(name=broker.RUN_TURN_STEP, bind=True, max_retries=None, ignore_result=True)
+@celery.task(
+    name=broker.RUN_TURN_STEP,
+    bind=True,
+    ignore_result=True,
+    **{**RETRY_WHILE_DATABASE_DOWN, "max_retries": None},  # "busy" retries are unbounded too
+)
 def run_turn_step(self, turn_id: str, step: int) -> str:
-    """Run step ``step`` of a turn, once."""
+    """Run step ``step`` of a turn, once (again when the database did not answer: the claim
+    and the step's end are each one transaction)."""
     claim, turn = claim_step(turn_id, step)
     if claim == "busy":
         raise self.retry(countdown=5)
@@ -54,6 +61,8 @@ def run_turn_step(self, turn_id: str, step: int) -> str:
         model_step(turn, step, announce=claim == "started")
     except (TurnFailed, ProviderError) as exc:
         end(turn_id, "failed", exc.message, keep=True)
+    except OperationalError:
+        raise
     except Exception:
         log.exception("turn %s failed in step %s", turn_id, step)
         end(turn_id, "failed", "Something went wrong while answering. Send the message again.")

@@ -18,7 +18,7 @@ from webapp.models import ToolCall, Turn
 from webapp.models.base import utcnow
 from webapp.turns import turn_state
 from workers.abandoned import abandoned
-from workers.celery_app import celery
+from workers.celery_app import RETRY_WHILE_DATABASE_DOWN, celery
 from workers.context import make_tool_context
 from workers.runtime import get_watcher
 from workers.selection import TurnFailed
@@ -106,9 +106,10 @@ def _judge(tool: Tool, exc: BaseException, signal: Signal) -> Outcome:
     )
 
 
-@celery.task(name=broker.RUN_TOOL_CALL, bind=True, acks_late=True)
+@celery.task(name=broker.RUN_TOOL_CALL, bind=True, acks_late=True, **RETRY_WHILE_DATABASE_DOWN)
 def run_tool_call(self, turn_id: str, call_id: str) -> str:
-    """Run one stored tool call, once: a call that already has an outcome is left alone."""
+    """Run one stored tool call, once: a call that already has an outcome is left alone (a
+    call whose outcome the database did not take runs again)."""
     call = db.session.get(ToolCall, (turn_id, call_id))
     turn = db.session.get(Turn, turn_id)
     if call is None or turn is None or call.outcome is not None:

@@ -8,7 +8,8 @@ figures are printed at the end of the run (docs/reliability.md, "Faults", keeps 
 Fixtures:
     shared_stack            one Stack with a running worker for a whole module, for faults
                             that leave the worker and the app as they were
-    make_stack(**settings)  an app on a fresh SQLite file (or settings' DATABASE_URL), the fake
+    make_stack(**settings)  an app on a fresh SQLite file (or settings' DATABASE_URL, migrated
+                            here), the fake
                             model as provider "fake" (model "fake/m"), the app served over HTTP
                             and a ChatClient of a new user; workers are started by the test
 """
@@ -27,6 +28,7 @@ import pytest
 import requests
 from flask import Flask
 
+from tests.support import databases
 from tests.support.chat import ChatClient, parse_sse
 from tests.support.fake_model import FakeModel
 from tests.support.live_server import LiveServer
@@ -92,7 +94,14 @@ class Follower(threading.Thread):
         return "".join(e.data["text"] for e in self.events if e.name == "text.delta")
 
     def wait_for_text(self, text: str, timeout: float = 10) -> None:
+        """Wait until ``text`` has streamed."""
         wait_until(lambda: text in self.text(), timeout, f"{text!r} never streamed")
+
+    def wait_for_event(self, name: str, timeout: float = 10) -> None:
+        """Wait until an event named ``name`` arrived."""
+        wait_until(
+            lambda: any(e.name == name for e in self.events), timeout, f"no {name}: {self.events}"
+        )
 
 
 class Stopwatch:
@@ -156,6 +165,8 @@ def make_stack(make_app, tmp_path) -> Iterator:
 
         def make(**settings) -> Stack:
             app = make_app(**{**CHAT_SETTINGS, **settings})
+            if "DATABASE_URL" in settings:
+                databases.migrate(app)
             fake = stack.enter_context(FakeModel())
             web = stack.enter_context(LiveServer(app))
             chat = private_chat(app, fake, web.url, f"u-{uuid.uuid4().hex[:8]}")

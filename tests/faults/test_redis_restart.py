@@ -20,7 +20,7 @@ def private_redis():
 
 
 def test_redis_restarted_mid_stream_keeps_the_turn_its_text_and_its_worker(
-    make_stack, private_redis
+    private_redis, make_stack
 ):
     """Regression: the worker running a turn exited ("Unrecoverable error" in kombu's Redis
     transport), and a text delta Redis refused failed the turn with "Something went wrong",

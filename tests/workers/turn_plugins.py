@@ -17,6 +17,10 @@ class TextInput(Schema):
     text = fields.String(required=True)
 
 
+class NapInput(Schema):
+    seconds = fields.Float(required=True)
+
+
 def setup(ctx):
     def echo(input, tool):
         return {"echo": input["text"], "roles": tool.roles, "user": tool.user}
@@ -48,6 +52,11 @@ def setup(ctx):
         tool.turn_cache["late"] = "written after the turn ended"
         return "too late"
 
+    def nap(input, tool):
+        if tool.signal.wait(input["seconds"]):
+            tool.signal.raise_if_cancelled()
+        return f"Rested {input['seconds']:g} s."
+
     def failing(input, tool):
         raise ToolError("The thing failed. Try another thing.")
 
@@ -61,6 +70,7 @@ def setup(ctx):
     ctx.tools.register(Tool("slow", "Wait.", Empty, slow, timeout_seconds=1))
     ctx.tools.register(Tool("stubborn", "Sleep.", Empty, stubborn, timeout_seconds=1))
     ctx.tools.register(Tool("failing", "Fail.", Empty, failing))
+    ctx.tools.register(Tool("nap", "Sleep for some seconds.", NapInput, nap, timeout_seconds=30))
     ctx.tools.register(
         Tool("late_source", "Cite, then overrun.", Empty, late_source, timeout_seconds=1)
     )
