@@ -1,0 +1,64 @@
+"""The web app in its own gunicorn process (as ./run serves it), so a test can restart it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+from flask import Flask
+
+from tests.support.processes import free_port, start_process, stop_process, wait_for_port
+from tests.support.workers import worker_environ
+
+
+class WebProcess:
+    """gunicorn serving the app's settings on 127.0.0.1 and a free port; ``url`` is its base."""
+
+    def __init__(self, app: Flask, log_dir: Path) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log_dir / f"web-{uuid.uuid4().hex[:8]}.log"
+        self.env = worker_environ(app)
+        self.process: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 30) -> WebProcess:
+        """Start serving and wait until the port accepts connections; return self."""
+        args = [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "--bind",
+            f"127.0.0.1:{self.port}",
+            "--worker-class",
+            "gthread",
+            "--workers",
+            "1",
+            "--threads",
+            "16",
+            "--graceful-timeout",
+            "1",
+            "--no-control-socket",
+            "webapp:create_app()",
+        ]
+        self.process = start_process(args, self.log, env=self.env)
+        wait_for_port("127.0.0.1", self.port, timeout)
+        return self
+
+    def restart(self) -> None:
+        """Stop the server (its open event streams are cut) and start it again, same port."""
+        self.stop()
+        self.start()
+
+    def stop(self) -> None:
+        """Stop the server and its worker processes."""
+        if self.process is not None:
+            stop_process(self.process, timeout=5)
+            self.process = None
+
+    def __enter__(self) -> WebProcess:
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.stop()
