@@ -135,12 +135,8 @@ WORKERS_MAY_IMPORT = (
     "webapp.create_app",
     "webapp.extensions",
     "webapp.models",
-    "webapp.turns",
-    "webapp.turnstate",
-    "webapp.turn_events",
-    "webapp.turn_parts",
-    "webapp.replies",
-    "webapp.plugins",
+    "webapp.turn",
+    "webapp.plugin_host",
     "webapp.broker",
 )
 

@@ -39,12 +39,13 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
 def register_parts(app: Flask) -> None:
     """Attach security headers, sessions, error handlers, blueprints, the queue and commands."""
-    from webapp import health, models, plugins, queue, turnstate  # noqa: F401
+    from webapp import health, models, plugin_host, queue  # noqa: F401
     from webapp.api import register_api
     from webapp.auth import commands, sessions, views
     from webapp.errors import register_error_handlers
     from webapp.pages import BLUEPRINTS as PAGES
     from webapp.security import init_security
+    from webapp.turn import state as turn_state
 
     init_security(app)
     sessions.init_sessions(app)
@@ -54,7 +55,7 @@ def register_parts(app: Flask) -> None:
     health.init_health(app)
     register_api(app)
     queue.init_queue(app)
-    turnstate.init_redis(app)
-    plugins.init_plugins(app)
+    turn_state.init_redis(app)
+    plugin_host.init_plugins(app)
     commands.init_commands(app)
     app.jinja_env.globals["app_name"] = app.config["APP_NAME"]

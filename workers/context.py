@@ -10,37 +10,40 @@ from tools.net import make_session
 from tools.rates import RedisRates
 from webapp.extensions import db
 from webapp.models import Message, ToolCall, Turn
-from webapp.plugins import find_settings
-from webapp.turn_parts import source_urls
-from webapp.turns import turn_state
-from workers.selection import Offered
-from workers.turn_tools import owner_id
+from webapp.plugin_host import find_settings
+from webapp.turn.sources import Sources
+from webapp.turn.state import turn_state
+from workers.offer import Offered, owner_id
 
 
-def cited_urls(turn: Turn, include_calls: bool = True) -> set[str]:
-    """Return the URLs the reply already cites: its source parts and (optionally) the citations
-    of tool calls whose results are not in the reply yet."""
-    urls: set[str] = set()
-    if turn.assistant_message_id:
-        urls = source_urls(db.session.get(Message, turn.assistant_message_id).parts)
-    if not include_calls:
-        return urls
+def reply_sources(turn: Turn) -> Sources:
+    """Return the sources of the turn's reply as a tool call sees them: its source parts and
+    the citations of tool calls whose results are not in the reply yet."""
+    parts = (
+        db.session.get(Message, turn.assistant_message_id).parts
+        if turn.assistant_message_id
+        else []
+    )
+    sources = Sources(turn_state(turn.id), parts)
     calls = db.session.scalars(db.select(ToolCall).filter_by(turn_id=turn.id))
-    return urls | {c["url"] for call in calls for c in (call.citations or [])}
+    sources.cited.update(c["url"] for call in calls for c in (call.citations or []))
+    return sources
 
 
 def make_tool_context(
     turn: Turn, call: ToolCall, offered: Offered, signal: Signal
-) -> tuple[ToolContext, CitationList]:
-    """Return the context of a tool call and the citations it collects.
+) -> tuple[ToolContext, Sources, CitationList]:
+    """Return the context of a tool call, the reply's sources and the list ``ctx.cite``
+    collects into.
 
     The citations are only collected here: they reach the reply with the call's ``ok`` result
-    (``workers.toolcalls.publish_citations``), never from a call that failed or timed out.
+    (``Sources.claim_all``), never from a call that failed or timed out.
     """
     state = turn_state(turn.id)
-    citations = CitationList(seen=cited_urls(turn))
+    sources = reply_sources(turn)
+    citations = sources.collector()
     user = owner_id(turn)
-    plugin = offered.plugin if offered.plugin and not offered.plugin.startswith("source:") else None
+    plugin = offered.plugin  # a tool source's tools have no plugin settings
     ctx = ToolContext(
         user=user,
         conversation=turn.conversation_id,
@@ -52,4 +55,4 @@ def make_tool_context(
         settings=find_settings(user, plugin) if plugin else {},
         rates=RedisRates(state.client),
     )
-    return ctx, citations
+    return ctx, sources, citations

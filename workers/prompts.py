@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tools.untrusted import serialise, wrap
-from webapp.turn_parts import ATTACHMENT, TEXT, TOOL_CALL, TOOL_RESULT, kind_of, of_kind
+from webapp.turn.parts import ATTACHMENT, TEXT, TOOL_CALL, TOOL_RESULT, kind_of, of_kind
 
 SYSTEM_PROMPT = (
     "You are {app_name}, a helpful assistant. Today is {today}. "

@@ -17,8 +17,8 @@ from flask import current_app
 from webapp.extensions import db
 from webapp.models import Turn
 from webapp.models.base import utcnow
-from webapp.turns import finish_turn
-from webapp.turnstate import get_redis
+from webapp.turn.lifecycle import finish_turn
+from webapp.turn.state import get_redis
 
 DIED = (
     "The worker answering this turn stopped before it finished. Send the message again; "

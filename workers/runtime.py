@@ -12,8 +12,8 @@ from sqlalchemy import update
 from webapp.extensions import db
 from webapp.models import Provider, Turn
 from webapp.models.base import utcnow
-from webapp.plugins import get_parsers
-from webapp.turnstate import get_redis
+from webapp.plugin_host import get_parsers
+from webapp.turn.state import get_redis
 from workers.providers import OpenAICompatibleProvider
 from workers.watch import CancelWatcher
 
@@ -54,7 +54,7 @@ def beat(app: Flask, turn_ids: list[str]) -> None:
             db.session.remove()
 
 
-def get_provider(provider: Provider) -> OpenAICompatibleProvider:
+def provider_client(provider: Provider) -> OpenAICompatibleProvider:
     """Return a client for the provider, reused while its URL and key stay the same."""
     cache_key = (provider.name, provider.base_url, provider.api_key)
     with _lock:

@@ -10,11 +10,9 @@ from typing import Any
 import redis
 
 from tools.api import Signal
-from tools.citations import CitationList
-from webapp import turn_events
-from webapp.turn_parts import source_part
-from webapp.turns import turn_state
-from webapp.turnstate import TurnState
+from webapp.turn import events
+from webapp.turn.sources import Sources
+from webapp.turn.state import TurnState
 from workers.providers import (
     ChatProvider,
     ProviderCancelled,
@@ -43,14 +41,15 @@ class Reply:
 
 
 def stream_reply(
-    turn_id: str,
+    state: TurnState,
     provider: ChatProvider,
     model_name: str,
     messages: list[dict[str, Any]],
     specs: list[ToolSpec],
-    already_cited: set[str],
+    sources: Sources,
 ) -> Reply:
-    """Stream the model's answer, publishing text and sources as they come.
+    """Stream the model's answer, publishing text as it comes and citing its sources through
+    the step's ``sources``.
 
     A ProviderError ends the stream and is returned in ``Reply.error`` with what came before.
 
@@ -58,26 +57,24 @@ def stream_reply(
     is held while the model streams (a held one per stream capped concurrent turns at the
     connection pool's size).
     """
-    state = turn_state(turn_id)
+    turn_id = state.turn_id
     reply = Reply()
-    citations = CitationList(seen=already_cited, claim=state.claim_citation)
     signal = Signal()
     deltas = DeltaBuffer(state)
     watcher = get_watcher()
     with watcher.watching(turn_id, signal), watcher.ticking(deltas.flush_due):
         try:
-            events = provider.stream(model_name, messages, specs or None, signal=signal)
-            for event in events:
+            stream = provider.stream(model_name, messages, specs or None, signal=signal)
+            for event in stream:
                 if isinstance(event, TextDelta) and event.text:
                     reply.text += event.text
                     deltas.add(event.text)
                     continue
                 deltas.flush()
                 if isinstance(event, SourceEvent):
-                    cited = citations.add(event.url, event.title)
-                    if cited is not None:
-                        reply.sources.append(source_part(cited.url, cited.title))
-                        turn_events.source_added(state, cited.url, cited.title)
+                    part = sources.claim(event.url, event.title)
+                    if part is not None:
+                        reply.sources.append(part)
                 elif isinstance(event, ToolCallRequest):
                     reply.calls.append(event)
                 elif isinstance(event, Usage):
@@ -133,7 +130,7 @@ class DeltaBuffer:
     def _publish(self) -> None:
         if self.pending:
             try:
-                turn_events.text_delta(self.state, "".join(self.pending))
+                events.text_delta(self.state, "".join(self.pending))
             except redis.RedisError:
                 # Redis is restarting: the text waits for the next flush, and the reply stores
                 # it whether or not it is ever published.

@@ -11,18 +11,18 @@ from typing import Any
 
 from flask import current_app
 
-from tools.api import Cancelled, Citation, Signal, Tool, ToolError, ToolRefused
-from webapp import broker, turn_events
+from tools.api import Cancelled, Signal, Tool, ToolError, ToolRefused
+from webapp import broker
 from webapp.extensions import db
 from webapp.models import ToolCall, Turn
 from webapp.models.base import utcnow
-from webapp.turns import turn_state
+from webapp.turn import events
+from webapp.turn.state import turn_state
 from workers.abandoned import abandoned
 from workers.celery_app import RETRY_WHILE_DATABASE_DOWN, celery
 from workers.context import make_tool_context
+from workers.offer import resolve_call
 from workers.runtime import get_watcher
-from workers.selection import TurnFailed
-from workers.turn_tools import find_offered
 
 GRACE_SECONDS = 1.0
 log = logging.getLogger("lookout.tools")
@@ -121,7 +121,7 @@ def run_tool_call(self, turn_id: str, call_id: str) -> str:
     if turn.status != "running" or state.cancel_requested():
         result = Outcome("cancelled", error="The turn was cancelled before this call started.")
     else:
-        turn_events.tool_started(state, call_id, name, call.input)
+        events.tool_started(state, call_id, name, call.input)
         result = run_call(turn, call)
     store(call, result)
     duration_ms = round((time.monotonic() - started) * 1000)
@@ -140,16 +140,13 @@ def run_tool_call(self, turn_id: str, call_id: str) -> str:
             "outcome": result.outcome,
         },
     )
-    turn_events.tool_finished(state, call_id, name, result.outcome, result.output, result.error)
+    events.tool_finished(state, call_id, name, result.outcome, result.output, result.error)
     return result.outcome
 
 
 def run_call(turn: Turn, call: ToolCall) -> Outcome:
-    """Resolve the tool, validate the input and run it under its deadline."""
-    try:
-        offered = find_offered(turn, call.name)
-    except TurnFailed as exc:
-        return Outcome("error", error=exc.message)
+    """Find the tool the step offered, validate the input and run it under its deadline."""
+    offered = resolve_call(call)
     if offered is None:
         return Outcome("error", error=f"The tool {call.name} was not offered in this turn.")
     tool = offered.tool
@@ -160,7 +157,7 @@ def run_call(turn: Turn, call: ToolCall) -> Outcome:
     signal = Signal.after(tool.timeout_seconds)
     turn_id = turn.id
     with get_watcher().watching(turn_id, signal):
-        ctx, citations = make_tool_context(turn, call, offered, signal)
+        ctx, sources, collected = make_tool_context(turn, call, offered, signal)
         db.session.commit()  # ends the read transaction: no connection held while the tool runs
         # A cancel or the deadline shuts the call's connections down, waking blocked reads
         # (a plain session, with private networks allowed, can only be closed).
@@ -170,19 +167,9 @@ def run_call(turn: Turn, call: ToolCall) -> Outcome:
         finally:
             undo()
             ctx.fetch.close()
-    cited = citations.citations if result.outcome == "ok" else []
-    call.citations = publish_citations(turn_id, cited)
+    # The sources of an ok result only: a call that failed or timed out cites nothing.
+    call.citations = sources.claim_all(collected.citations) if result.outcome == "ok" else []
     return result
-
-
-def publish_citations(turn_id: str, cited: list[Citation]) -> list[dict[str, Any]]:
-    """Announce the sources of an ``ok`` result not yet cited by a parallel call; return them."""
-    state = turn_state(turn_id)
-    return [
-        turn_events.source_added(state, citation.url, citation.title)
-        for citation in cited
-        if state.claim_citation(citation.url)
-    ]
 
 
 def store(call: ToolCall, result: Outcome) -> None:

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 import redis
 
 from tools.api import Signal
-from webapp.turnstate import key
+from webapp.turn.state import key
 
 POLL_SECONDS = 0.1
 log = logging.getLogger("lookout.workers")

@@ -146,7 +146,7 @@ def test_unknown_names_are_counted_too_so_the_answer_reveals_nothing(client):
 
 def test_the_lock_ends_with_its_window(app, client, make_user):
     from webapp.auth.throttle import _key
-    from webapp.turnstate import get_redis
+    from webapp.turn.state import get_redis
 
     make_user("alice")
     for _ in range(5):

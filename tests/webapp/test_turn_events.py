@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import redis
 
-from webapp import turn_events
-from webapp.turnstate import TurnState
+from webapp.turn import events
+from webapp.turn.state import TurnState
 
 ROOT = Path(__file__).resolve().parents[2]
-EVENTS_MODULE = ROOT / "webapp" / "turn_events.py"
+EVENTS_MODULE = ROOT / "webapp" / "turn" / "events.py"
 
 
 @pytest.fixture
@@ -23,16 +23,16 @@ def state(redis_url) -> TurnState:
 
 
 def test_the_page_script_lists_the_same_events_as_the_server():
-    written = turn_events.PAGE_SCRIPT.read_text(encoding="utf-8")
-    assert written == turn_events.page_script(), (
-        "webapp/static/turn_events.js is out of date: run `python -m webapp.turn_events`."
+    written = events.PAGE_SCRIPT.read_text(encoding="utf-8")
+    assert written == events.page_script(), (
+        "webapp/static/events.js is out of date: run `python -m webapp.turn.events`."
     )
-    for name in turn_events.NAMES:
+    for name in events.NAMES:
         assert f'"{name}"' in written
 
 
 def test_every_event_of_design_md_is_named_once():
-    assert turn_events.NAMES == (
+    assert events.NAMES == (
         "turn.started",
         "text.delta",
         "tool.started",
@@ -51,24 +51,24 @@ def test_no_python_module_but_the_events_module_spells_an_event_name():
             if path == EVENTS_MODULE:
                 continue
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.Constant) and node.value in turn_events.NAMES:
+                if isinstance(node, ast.Constant) and node.value in events.NAMES:
                     offences.append(f"{path.relative_to(ROOT)}: {node.value!r}")
     assert offences == []
 
 
 def test_no_page_script_but_the_generated_one_spells_an_event_name():
-    quoted = re.compile("|".join(re.escape(f'"{name}"') for name in turn_events.NAMES))
+    quoted = re.compile("|".join(re.escape(f'"{name}"') for name in events.NAMES))
     offences = [
         path.name
         for path in sorted((ROOT / "webapp" / "static").glob("*.js"))
-        if path != turn_events.PAGE_SCRIPT and quoted.search(path.read_text(encoding="utf-8"))
+        if path != events.PAGE_SCRIPT and quoted.search(path.read_text(encoding="utf-8"))
     ]
     assert offences == []
 
 
 def test_a_finished_call_carries_its_error_or_else_its_output(state):
-    turn_events.tool_finished(state, "c1", "web_fetch", "error", None, "The page was empty.")
-    turn_events.tool_finished(state, "c2", "web_fetch", "ok", {"text": "hi"}, None)
+    events.tool_finished(state, "c1", "web_fetch", "error", None, "The page was empty.")
+    events.tool_finished(state, "c2", "web_fetch", "ok", {"text": "hi"}, None)
     assert [(name, data) for _, name, data in state.read()] == [
         (
             "tool.finished",
@@ -100,11 +100,11 @@ def test_a_finished_call_carries_its_error_or_else_its_output(state):
     ],
 )
 def test_a_turn_ends_with_the_event_of_its_status(state, status, error, event, data):
-    turn_events.turn_ended(state, status, error)
+    events.turn_ended(state, status, error)
     assert [(name, payload) for _, name, payload in state.read()] == [(event, data)]
 
 
 def test_a_source_is_published_as_it_is_returned(state):
-    source = turn_events.source_added(state, "https://a.example/", "A")
+    source = events.source_added(state, "https://a.example/", "A")
     assert source == {"url": "https://a.example/", "title": "A"}
     assert [(name, data) for _, name, data in state.read()] == [("source.added", source)]

@@ -1,23 +1,21 @@
-"""Message parts: built in DESIGN.md's shapes by one module, and a reply's sources cited once."""
+"""Message parts: built in DESIGN.md's shapes by one module."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-from webapp import turn_parts
-from webapp.turn_parts import (
-    add_sources,
+from webapp.turn import parts as turn_parts
+from webapp.turn.parts import (
     attachment_part,
     source_part,
-    source_urls,
     text_part,
     tool_call_part,
     tool_result_part,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-PARTS_MODULE = ROOT / "webapp" / "turn_parts.py"
+PARTS_MODULE = ROOT / "webapp" / "turn" / "parts.py"
 KINDS = {"text", "tool-call", "tool-result", "source", "attachment"}
 
 
@@ -63,23 +61,6 @@ def test_each_part_is_stored_in_the_shape_design_md_draws():
             ("text", "Some notes"),
         ],
     ]
-
-
-def test_a_reply_cites_each_url_once_whichever_path_brings_it():
-    parts = [text_part("Earlier"), source_part("https://a.example/", "A")]
-    cited = source_urls(parts)
-    add_sources(parts, [{"url": "https://a.example/", "title": "A again"}], cited)
-    add_sources(
-        parts,
-        [{"url": "https://b.example/", "title": "B"}, {"url": "https://b.example/", "title": "B"}],
-        cited,
-    )
-    assert parts == [
-        text_part("Earlier"),
-        source_part("https://a.example/", "A"),
-        source_part("https://b.example/", "B"),
-    ]
-    assert cited == {"https://a.example/", "https://b.example/"}
 
 
 def test_no_other_module_builds_or_reads_a_part_by_its_type_key():

@@ -7,7 +7,7 @@ import uuid
 import pytest
 import redis
 
-from webapp.turnstate import SAFETY_TTL_SECONDS, TurnState, key
+from webapp.turn.state import SAFETY_TTL_SECONDS, TurnState, key
 
 
 @pytest.fixture

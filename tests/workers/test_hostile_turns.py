@@ -21,7 +21,7 @@ from tests.tools.web_fetch.test_hostile import CASES
 from tests.workers.conftest import make_chat_app
 from webapp.extensions import db
 from webapp.models import Provider
-from webapp.turnstate import get_redis, key
+from webapp.turn.state import get_redis, key
 
 SPACING = 0.05  # the streaming model's own time between pieces
 

@@ -12,7 +12,7 @@ from webapp.auth.guards import api_login_required
 from webapp.errors import ApiError
 from webapp.extensions import db
 from webapp.models import Conversation, Message, Turn
-from webapp.turns import cancel_turn, open_turns
+from webapp.turn.lifecycle import cancel_turn, open_turns
 
 bp = Blueprint("api_conversations", __name__, url_prefix="/api/conversations")
 MAX_TITLE = 200

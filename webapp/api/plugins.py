@@ -11,7 +11,7 @@ from tools.api import IngesterRegistry, PluginConfigError, validate_options
 from tools.host import PluginState, is_enabled, start
 from tools.schema import json_schema
 from tools.settings import mask, merge_save
-from webapp import plugins
+from webapp import plugin_host
 from webapp.api.bodies import json_object
 from webapp.api.field_errors import plain_error, titles_of
 from webapp.auth.guards import admin_required, api_login_required
@@ -25,7 +25,7 @@ bp = Blueprint("api_plugins", __name__, url_prefix="/api")
 
 def get_active_plugin(plugin_id: str) -> PluginState:
     """Return a listed, active plugin; 404 otherwise."""
-    state = plugins.get_host().plugins.get(plugin_id)
+    state = plugin_host.get_host().plugins.get(plugin_id)
     if state is None or state.status != "active":
         raise ApiError(f"There is no active plugin {plugin_id}.", 404)
     return state
@@ -50,10 +50,10 @@ def form_schema(schema: Any) -> dict[str, Any]:
 def show_user_plugin(state: PluginState, choices: dict[str, bool]) -> dict[str, Any]:
     """Return one plugin's block of the settings page for the signed-in user."""
     schema = state.settings_schema()
-    settings, secrets_set = mask(schema, plugins.find_settings(current_user.id, state.id))
+    settings, secrets_set = mask(schema, plugin_host.find_settings(current_user.id, state.id))
     return {
         "id": state.id,
-        "title": plugins.plugin_title(state.id),
+        "title": plugin_host.plugin_title(state.id),
         "tools": [
             {
                 "name": tool.name,
@@ -73,10 +73,10 @@ def show_user_plugin(state: PluginState, choices: dict[str, bool]) -> dict[str, 
 @api_login_required
 def list_settings():
     """List each plugin that has user settings or a switchable tool."""
-    choices = plugins.tool_choices(current_user.id)
+    choices = plugin_host.tool_choices(current_user.id)
     shown = [
         show_user_plugin(state, choices)
-        for state in plugins.get_host().plugins.values()
+        for state in plugin_host.get_host().plugins.values()
         if state.status == "active"
         and (state.settings_schema() is not None or any(t.user_toggle for t in state.tools))
     ]
@@ -87,15 +87,15 @@ def list_settings():
 @api_login_required
 def list_offered_tools():
     """List the tools the signed-in user's messages offer a tool-capable model by default."""
-    host = plugins.get_host()
+    host = plugin_host.get_host()
     offered = []
-    for tool in plugins.enabled_tools(host, current_user.id):
+    for tool in plugin_host.enabled_tools(host, current_user.id):
         owner = host.owner(tool.name) or ""
         offered.append(
             {
                 "name": tool.name,
                 "plugin": owner,
-                "pluginTitle": plugins.plugin_title(owner),
+                "pluginTitle": plugin_host.plugin_title(owner),
                 "userToggle": tool.user_toggle,
             }
         )
@@ -132,7 +132,7 @@ def save_settings(plugin_id: str):
     schema = state.settings_schema()
     if schema is None:
         raise ApiError(f"The plugin {plugin_id} has no settings for users.", 404)
-    stored = plugins.find_settings(current_user.id, plugin_id)
+    stored = plugin_host.find_settings(current_user.id, plugin_id)
     try:
         valid = validate_options(schema, merge_save(schema, stored, json_object()), "settings")
     except PluginConfigError as error:
@@ -197,7 +197,7 @@ def show_admin_plugin(state: PluginState) -> dict[str, Any]:
     reason, fields = admin_reason(state, schema)
     return {
         "id": state.id,
-        "title": plugins.plugin_title(state.id),
+        "title": plugin_host.plugin_title(state.id),
         "status": state.status,
         "reason": reason,
         "fields": fields,
@@ -214,14 +214,16 @@ def show_admin_plugin(state: PluginState) -> dict[str, Any]:
 @admin_required
 def list_plugins():
     """List every listed plugin with its status (active, needs-configuration, failed)."""
-    return jsonify({"plugins": [show_admin_plugin(s) for s in plugins.get_host().plugins.values()]})
+    return jsonify(
+        {"plugins": [show_admin_plugin(s) for s in plugin_host.get_host().plugins.values()]}
+    )
 
 
 @bp.put("/admin/plugins/<plugin_id>/options")
 @admin_required
 def save_plugin_options(plugin_id: str):
     """Validate, store and apply a plugin's options everywhere; 400 with per-field messages."""
-    state = plugins.get_host().plugins.get(plugin_id)
+    state = plugin_host.get_host().plugins.get(plugin_id)
     if state is None or state.plugin is None:
         raise ApiError(f"There is no loadable plugin {plugin_id}.", 404)
     schema = state.plugin.options_schema
@@ -233,15 +235,15 @@ def save_plugin_options(plugin_id: str):
         raise config_error(error, schema) from error
     except Exception as error:  # a plugin's setup bug is reported, and nothing is stored
         raise ApiError(f"The plugin {plugin_id} could not start: {error}", 400) from error
-    plugins.save_options(plugin_id, merged)
-    return jsonify(show_admin_plugin(plugins.get_host().plugins[plugin_id]))
+    plugin_host.save_options(plugin_id, merged)
+    return jsonify(show_admin_plugin(plugin_host.get_host().plugins[plugin_id]))
 
 
 @bp.get("/admin/plugins/<plugin_id>/catalog")
 @admin_required
 def plugin_catalog(plugin_id: str):
     """Return what a plugin offers admins to choose from (web_search: its engines)."""
-    state = plugins.get_host().plugins.get(plugin_id)
+    state = plugin_host.get_host().plugins.get(plugin_id)
     if state is None or state.plugin is None or state.plugin.catalog is None:
         raise ApiError(f"The plugin {plugin_id} has no catalog.", 404)
     return jsonify(state.plugin.catalog())

@@ -92,7 +92,7 @@ def apply(provider: Provider, data: dict[str, Any]) -> None:
         raise ApiError("Another provider has that name.", 400, {"name": ["Already taken."]})
 
 
-def get_provider(provider_id: str) -> Provider:
+def find_provider(provider_id: str) -> Provider:
     """Return a provider; 404 when there is none."""
     provider = db.session.get(Provider, provider_id)
     if provider is None:
@@ -123,14 +123,14 @@ def create_provider():
 @admin_required
 def read_provider(provider_id: str):
     """Return one provider, its key left out."""
-    return jsonify(show_provider(get_provider(provider_id)))
+    return jsonify(show_provider(find_provider(provider_id)))
 
 
 @bp.patch("/admin/providers/<provider_id>")
 @admin_required
 def change_provider(provider_id: str):
     """Change some fields of a provider."""
-    provider = get_provider(provider_id)
+    provider = find_provider(provider_id)
     apply(provider, load_body(partial=True))
     db.session.commit()
     return jsonify(show_provider(provider))
@@ -140,7 +140,7 @@ def change_provider(provider_id: str):
 @admin_required
 def delete_provider(provider_id: str):
     """Remove a provider; turns already run keep their record."""
-    db.session.delete(get_provider(provider_id))
+    db.session.delete(find_provider(provider_id))
     db.session.commit()
     return "", 204
 
@@ -171,7 +171,7 @@ TEST_TIMEOUT_SECONDS = 15.0
 @admin_required
 def check_connection(provider_id: str):
     """Have a worker list the provider's models: 200 {ok, models | error}; 503 when none answers."""
-    provider = get_provider(provider_id)
+    provider = find_provider(provider_id)
     try:
         outcome = queue.call(broker.PROBE_PROVIDER, provider.id, timeout=TEST_TIMEOUT_SECONDS)
     except queue.QueueError as error:

@@ -11,7 +11,6 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from flask_login import current_user
 from marshmallow import Schema, fields, validate
 
-from webapp import broker, queue
 from webapp.api.bodies import load_json
 from webapp.api.conversations import get_conversation
 from webapp.api.uploads import attachment_parts
@@ -20,16 +19,11 @@ from webapp.errors import ApiError
 from webapp.extensions import db
 from webapp.models import Conversation, Message, Turn
 from webapp.models.providers import find_model
-from webapp.turn_events import TERMINAL_EVENTS, ending_event
-from webapp.turn_parts import text_part
-from webapp.turns import (
-    OPEN_STATUSES,
-    cancel_turn,
-    finish_turn,
-    open_turns,
-    show_turn,
-    turn_state,
-)
+from webapp.turn import lifecycle
+from webapp.turn.events import TERMINAL_EVENTS, ending_event
+from webapp.turn.lifecycle import OPEN_STATUSES, TurnRefused, cancel_turn
+from webapp.turn.parts import text_part
+from webapp.turn.state import turn_state
 
 bp = Blueprint("api_turns", __name__, url_prefix="/api")
 KEEPALIVE_MS = 15000
@@ -112,18 +106,13 @@ def start_conversation():
 
 
 def queue_turn(conversation: Conversation, data: dict[str, Any]):
-    """Check the turn, store the user's message and the turn, and queue its first step."""
+    """Check the request, then start the turn; 202 with the turn and its events URL."""
     if find_model(data["model"]) is None:
         raise ApiError(
             f"The model {data['model']} is not installed: an administrator may have removed it. "
             "Pick another model from the list.",
             400,
             {"model": ["Not installed. Pick another model from the list."]},
-        )
-    busy = db.session.scalar(open_turns(conversation.id))
-    if busy is not None:
-        raise ApiError(
-            "A turn is still running in this conversation. Wait for it, or cancel it first.", 409
         )
     parent = find_parent(conversation, data)
     if "content" in data:
@@ -134,7 +123,6 @@ def queue_turn(conversation: Conversation, data: dict[str, Any]):
             parts=[text_part(data["content"])] + attachment_parts(data["attachments"]),
             status="completed",
         )
-        db.session.add(user_message)
         if not conversation.title:
             conversation.title = " ".join(data["content"].split())[:60]
     elif parent is not None and parent.role == "user" and data.get("parentMessageId"):
@@ -145,32 +133,36 @@ def queue_turn(conversation: Conversation, data: dict[str, Any]):
             400,
             {"content": ["Required unless regenerating a user message."]},
         )
-    db.session.flush()
-    turn = Turn(
-        conversation_id=conversation.id,
-        user_message_id=user_message.id,
-        model=data["model"],
-        generation=data["generation"],
-        roles=list(current_user.roles),
-        status="queued",
-    )
-    db.session.add(turn)
-    conversation.updated_at = db.func.now()
-    db.session.commit()
     try:
-        task_id = queue.enqueue(broker.RUN_TURN_STEP, turn.id, 0)
-    except queue.QueueError as exc:
-        finish_turn(turn.id, "failed", "The task queue could not be reached. Send it again soon.")
-        raise ApiError(
-            "Your message was saved, but no worker could be reached to answer it. "
-            "Try again in a moment.",
-            503,
-        ) from exc
-    turn_state(turn.id).remember_task(task_id)
+        turn = lifecycle.start_turn(
+            conversation, user_message, data["model"], data["generation"], current_user.roles
+        )
+    except TurnRefused as refused:
+        raise ApiError(refused.message, refused.status, refused.fields) from refused
     return (
         jsonify({"turn": show_turn(turn, full=False), "eventsUrl": f"/api/turns/{turn.id}/events"}),
         202,
     )
+
+
+def show_turn(turn: Turn, full: bool = True) -> dict[str, Any]:
+    """Return a turn in the API's shape; ``full`` adds the assistant message, error and usage."""
+    shown: dict[str, Any] = {
+        "id": turn.id,
+        "status": turn.status,
+        "conversationId": turn.conversation_id,
+        "userMessageId": turn.user_message_id,
+    }
+    if full:
+        shown.update(
+            assistantMessageId=turn.assistant_message_id,
+            model=turn.model,
+            error=turn.error,
+            usage=turn.usage,
+            createdAt=turn.created_at.isoformat(),
+            finishedAt=turn.finished_at.isoformat() if turn.finished_at else None,
+        )
+    return shown
 
 
 def get_turn(turn_id: str) -> Turn:

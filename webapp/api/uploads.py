@@ -6,12 +6,12 @@ from flask import Blueprint, current_app, jsonify, request
 from flask_login import current_user
 
 from tools.api import Cancelled, IngestError, IngestInput, Signal, ToolError, normalise_mime_type
-from webapp import plugins
+from webapp import plugin_host
 from webapp.auth.guards import api_login_required
 from webapp.errors import ApiError
 from webapp.extensions import db
 from webapp.models import Upload
-from webapp.turn_parts import attachment_part
+from webapp.turn.parts import attachment_part
 
 bp = Blueprint("api_uploads", __name__, url_prefix="/api/uploads")
 TEXT_TYPES = {"text/plain", "text/markdown", "text/csv", "application/json"}
@@ -31,7 +31,7 @@ def extract_text(data: bytes, mime_type: str, filename: str) -> str:
     """Return the file's text: plain text types as they are, others through their ingester."""
     if mime_type in TEXT_TYPES:
         return data.decode("utf-8", errors="replace")
-    ingesters = plugins.get_host().ingesters
+    ingesters = plugin_host.get_host().ingesters
     if not ingesters.accepts(mime_type):
         raise ApiError(
             f"{filename} is a {mime_type} file, which Lookout cannot read. Attach text, "

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import redis
 from flask import current_app
 
-from webapp.turnstate import get_redis
+from webapp.turn.state import get_redis
 
 log = logging.getLogger("lookout.auth")
 

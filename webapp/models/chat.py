@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from webapp.extensions import db
@@ -100,7 +100,11 @@ class ToolCall(db.Model):
     step: Mapped[int] = mapped_column(Integer, nullable=False)
     position: Mapped[int] = mapped_column(Integer, nullable=False)
     name: Mapped[str] = mapped_column(String(200), nullable=False)
+    # The tool as the step offered it: its plugin, or the tool source that lists it, and
+    # whether its output is untrusted (workers/offer.py).
     plugin: Mapped[str | None] = mapped_column(String(200))
+    source: Mapped[str | None] = mapped_column(String(200))
+    untrusted: Mapped[bool] = mapped_column(Boolean, nullable=False, default=True)
     input: Mapped[dict] = mapped_column(JSON, nullable=False, default=dict)
     output: Mapped[object | None] = mapped_column(JSON)
     error: Mapped[str | None] = mapped_column(Text)

@@ -2,14 +2,15 @@
 
 Keys, all under ``lookout:turn:<id>:``
     events   a Redis Stream of turn events; the entry id is the SSE ``id:``
-    cancel   set when the turn is cancelled; every step and tool call watches it
+    cancel   raised when the turn ends cancelled; every step and tool call watches it
     tasks    the ids of the turn's queued Celery tasks, revoked on cancel
     cited    the URLs the reply cites, so parallel tool calls add each source once
     cache    a hash of JSON values, one field per ``<tool>\\0<key>``
     ended    set when the turn ends: later events and cache writes are dropped
-The cache and the flag are deleted when the turn ends; the stream expires a while later.
-TTLs on all three are only the safety net. Nothing outlives its turn: work that finishes late
-(a tool call abandoned at its deadline) neither recreates the cache nor extends the stream.
+The cache is deleted when the turn ends; the stream and the cancel flag expire a while later
+(the flag is never deleted: work still running must see it). Other TTLs are only the safety
+net. Nothing outlives its turn: work that finishes late (a tool call abandoned at its
+deadline) neither recreates the cache nor extends the stream.
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ def get_redis() -> redis.Redis:
     return current_app.extensions["lookout_redis"]
 
 
+def turn_state(turn_id: str) -> TurnState:
+    """Return the Redis side of a turn, through the current app's client."""
+    return TurnState(get_redis(), turn_id)
+
+
 def key(turn_id: str, name: str) -> str:
     """Return the Redis key of one part of a turn's state."""
     return f"lookout:turn:{turn_id}:{name}"
@@ -121,14 +127,6 @@ class TurnState:
                 return found[::-1]
             upper = "(" + entries[-1][0].decode()
 
-    def request_cancel(self, ttl_seconds: int = SAFETY_TTL_SECONDS) -> None:
-        """Raise the cancel flag."""
-        self.client.set(key(self.turn_id, "cancel"), "1", ex=ttl_seconds)
-
-    def clear_cancel(self) -> None:
-        """Lower the cancel flag once the work that had to see it has stopped."""
-        self.client.delete(key(self.turn_id, "cancel"))
-
     def claim_citation(self, url: str) -> bool:
         """Record that the reply cites ``url``; False when a parallel call already did, or
         when the turn has ended."""
@@ -155,15 +153,20 @@ class TurnState:
         """Return the turn cache private to ``tool``."""
         return RedisTurnCache(self.client, self.turn_id, tool)
 
-    def end(self, stream_ttl_seconds: int) -> None:
-        """Delete the turn cache and the cancel flag; let the event stream expire later."""
-        pipe = self.client.pipeline(transaction=False)
+    def end(self, stream_ttl_seconds: int, cancelled: bool = False) -> None:
+        """Mark the turn ended, raising its cancel flag when it ended ``cancelled``; delete the
+        turn cache; let the event stream and the flag expire after ``stream_ttl_seconds``.
+
+        Only ``webapp.turn.lifecycle.finish_turn`` calls this. The flag goes up in the same
+        round trip as the end and is never lowered, so no later ending (a step that noticed the
+        cancel, a late callback) can hide the cancel from work of the turn still running.
+        """
+        pipe = self.client.pipeline(transaction=True)
         pipe.set(key(self.turn_id, "ended"), "1", ex=SAFETY_TTL_SECONDS)
+        if cancelled:
+            pipe.set(key(self.turn_id, "cancel"), "1", ex=stream_ttl_seconds)
         pipe.delete(
-            key(self.turn_id, "cache"),
-            key(self.turn_id, "cancel"),
-            key(self.turn_id, "tasks"),
-            key(self.turn_id, "cited"),
+            key(self.turn_id, "cache"), key(self.turn_id, "tasks"), key(self.turn_id, "cited")
         )
         pipe.expire(key(self.turn_id, "events"), stream_ttl_seconds)
         pipe.execute()

@@ -14,7 +14,7 @@ from tools.host import PluginHost, is_enabled
 from tools.parsers import ParserLimits, ParserPool, shared_pool
 from webapp.extensions import db
 from webapp.models import PluginOptions, UserPluginSettings, UserToolSetting
-from webapp.turnstate import get_redis
+from webapp.turn.state import get_redis
 
 VERSION_KEY = "lookout:plugins:version"
 log = logging.getLogger("lookout.plugins")

@@ -13,26 +13,20 @@ from typing import Any
 
 from webapp.extensions import db
 from webapp.models import ToolCall
-from webapp.turn_events import SOURCE_ADDED, TEXT_DELTA, TOOL_FINISHED
-from webapp.turn_parts import (
-    TOOL_RESULT,
-    add_sources,
-    kind_of,
-    source_urls,
-    text_part,
-    tool_result_part,
-)
-from webapp.turnstate import TurnState
+from webapp.turn.events import SOURCE_ADDED, TEXT_DELTA, TOOL_FINISHED
+from webapp.turn.parts import TOOL_RESULT, kind_of, source_urls, text_part, tool_result_part
+from webapp.turn.sources import Sources
+from webapp.turn.state import TurnState, turn_state
 
 UNFINISHED_CALL = "The call did not finish."
 # The events that close a step's stream: text after the last of them is the current step's.
 STEP_BOUNDARIES = (TOOL_FINISHED,)
 
 
-def results_of(turn_id: str, step: int, already_cited: set[str]) -> list[dict[str, Any]]:
+def results_of(turn_id: str, step: int, sources: Sources) -> list[dict[str, Any]]:
     """Return the tool-result and source parts of a step's tool calls, in order; a call that
-    has no outcome yet is "cancelled" with UNFINISHED_CALL. Adds the sources to
-    ``already_cited``."""
+    has no outcome yet is "cancelled" with UNFINISHED_CALL. Sources the reply already cites
+    are left out."""
     calls = db.session.scalars(
         db.select(ToolCall).filter_by(turn_id=turn_id, step=step).order_by(ToolCall.position)
     ).all()
@@ -47,23 +41,24 @@ def results_of(turn_id: str, step: int, already_cited: set[str]) -> list[dict[st
         for call in calls
     ]
     for call in calls:
-        add_sources(parts, call.citations or [], already_cited)
+        sources.replay(parts, call.citations or [])
     return parts
 
 
 def with_results(
-    parts: list[dict[str, Any]], turn_id: str, step: int, already_cited: set[str] | None = None
+    parts: list[dict[str, Any]], turn_id: str, step: int, sources: Sources | None = None
 ) -> list[dict[str, Any]]:
     """Return ``parts`` with the results of a step's tool calls at the end, in place of any
-    stored for them before (a step run again, or a result kept at a Stop and now known)."""
+    stored for them before (a step run again, or a result kept at a Stop and now known).
+    ``sources``: the reply's, when the caller holds them (they then count the new ones)."""
     call_ids = set(
         db.session.scalars(db.select(ToolCall.call_id).filter_by(turn_id=turn_id, step=step))
     )
     kept = [p for p in parts if not (kind_of(p) == TOOL_RESULT and p["callId"] in call_ids)]
-    if already_cited is None:
-        already_cited = set()
-    already_cited.update(source_urls(kept))
-    return kept + results_of(turn_id, step, already_cited)
+    if sources is None:
+        sources = Sources(turn_state(turn_id), kept)
+    sources.cited.update(source_urls(kept))
+    return kept + results_of(turn_id, step, sources)
 
 
 def step_shown(state: TurnState) -> bool:
@@ -83,13 +78,13 @@ def kept_parts(state: TurnState, parts: list[dict[str, Any]], step: int) -> list
     )
     if has_calls is not None:
         return with_results(parts, state.turn_id, step)
-    text, sources = [], []
+    text, shown = [], []
     for _entry_id, name, data in state.events_since(STEP_BOUNDARIES):
         if name == TEXT_DELTA:
             text.append(data.get("text", ""))
         elif name == SOURCE_ADDED:
-            sources.append(data)
-    kept = add_sources(list(parts), sources, source_urls(parts))
+            shown.append(data)
+    kept = Sources(state, parts).replay(list(parts), shown)
     if "".join(text):
         kept.append(text_part("".join(text)))
     return kept

@@ -1,5 +1,4 @@
-"""The parts of a stored message: one constructor per part type, the readers, and the one way
-a reply's sources are de-duplicated.
+"""The parts of a stored message: one constructor per part type, and the readers.
 
 A message's ``parts`` are JSON, in order (DESIGN.md, "Message parts"):
     text         {"type": "text", "text"}
@@ -71,15 +70,3 @@ def of_kind(parts: Iterable[Mapping[str, Any]], wanted: str) -> list[Mapping[str
 def source_urls(parts: Iterable[Mapping[str, Any]]) -> set[str]:
     """Return the URLs of the source parts among ``parts``."""
     return {p["url"] for p in of_kind(parts, SOURCE)}
-
-
-def add_sources(
-    parts: list[Part], sources: Iterable[Mapping[str, Any]], cited: set[str]
-) -> list[Part]:
-    """Append a source part to ``parts`` for each ``{url, title}`` not yet in ``cited``, adding
-    its URL there: a reply cites each URL once. Returns ``parts``."""
-    for source in sources:
-        if source["url"] not in cited:
-            cited.add(source["url"])
-            parts.append(source_part(source["url"], source.get("title")))
-    return parts

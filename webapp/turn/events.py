@@ -2,7 +2,7 @@
 
 Every event a turn publishes is named here once (DESIGN.md, "Turn events"), and only the
 publishers below build their payloads. The page scripts read the same names from
-``webapp/static/turn_events.js``, written by ``page_script`` (``python -m webapp.turn_events``);
+``webapp/static/turn_events.js``, written by ``page_script`` (``python -m webapp.turn.events``);
 a test keeps the file equal to what this module would write.
 """
 
@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from webapp.turnstate import TurnState
+from webapp.turn.state import TurnState
 
 TURN_STARTED = "turn.started"
 TEXT_DELTA = "text.delta"
@@ -28,7 +28,7 @@ TERMINAL_EVENTS = tuple(ENDINGS.values())
 # Events within a turn, in the order a page first sees them.
 PROGRESS_EVENTS = (TURN_STARTED, TEXT_DELTA, TOOL_STARTED, TOOL_FINISHED, SOURCE_ADDED)
 NAMES = PROGRESS_EVENTS + TERMINAL_EVENTS
-PAGE_SCRIPT = Path(__file__).parent / "static" / "turn_events.js"
+PAGE_SCRIPT = Path(__file__).parent.parent / "static" / "turn_events.js"
 
 
 def ending_event(status: str) -> str:
@@ -86,8 +86,8 @@ def page_script() -> str:
     names["PROGRESS"] = list(PROGRESS_EVENTS)
     names["ENDINGS"] = {event: status for status, event in ENDINGS.items()}
     return (
-        "/* The names of a turn's events, written by `python -m webapp.turn_events` from\n"
-        " * webapp/turn_events.py; a test keeps the two equal. Do not edit by hand.\n"
+        "/* The names of a turn's events, written by `python -m webapp.turn.events` from\n"
+        " * webapp/turn/events.py; a test keeps the two equal. Do not edit by hand.\n"
         " */\n"
         f"window.LookoutTurnEvents = {json.dumps(names, indent=2)};\n"
     )

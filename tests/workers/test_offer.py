@@ -6,7 +6,7 @@ import pytest
 
 from tests.tools.test_host import host
 from tools.host import is_enabled
-from workers.selection import TurnFailed, select_tools
+from workers.offer import TurnFailed, select_tools
 
 
 def enabled(h, choices=None):
@@ -50,4 +50,4 @@ def test_tool_sources_are_used_only_when_named_and_always_untrusted():
     h = host("sourced")
     assert select_tools(h, {}, "m", True, enabled(h)) == []
     (offered,) = select_tools(h, {"tools": ["remote_lookup"]}, "m", True, enabled(h))
-    assert offered.untrusted and offered.plugin == "source:remote"
+    assert offered.untrusted and offered.source == "remote" and offered.plugin is None

@@ -1,0 +1,122 @@
+"""The turn's lifecycle owns its cancel flag: a cancel racing the turn's end (issue 13).
+
+Before, ``finish_turn`` deleted the flag, ``cancel_turn`` raised it again for 120 s, and a
+worker that noticed the cancel lowered it when its own ending found the turn already ended —
+while other work of the turn could still be running and had yet to see it.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from webapp.extensions import db
+from webapp.models import Conversation, Message, Turn
+from webapp.turn.events import TERMINAL_EVENTS
+from webapp.turn.lifecycle import cancel_turn, claim_step, finish_turn
+from webapp.turn.parts import text_part
+from webapp.turn.state import key, turn_state
+from workers.steps import end
+
+
+@pytest.fixture
+def running_turn(app, make_user):
+    """Return a factory of running turns (with their reply) of one user's conversation."""
+    user = make_user("pat")
+
+    def make() -> str:
+        with app.app_context():
+            conversation = Conversation(owner_id=user.id, title="Race")
+            db.session.add(conversation)
+            db.session.flush()
+            asked = Message(
+                conversation_id=conversation.id, role="user", parts=[text_part("hi")],
+                status="completed",
+            )  # fmt: skip
+            db.session.add(asked)
+            db.session.flush()
+            reply = Message(
+                conversation_id=conversation.id, parent_id=asked.id, role="assistant",
+                parts=[], status="running",
+            )  # fmt: skip
+            db.session.add(reply)
+            db.session.flush()
+            turn = Turn(
+                conversation_id=conversation.id, user_message_id=asked.id,
+                assistant_message_id=reply.id, model="p/m", status="running", step=0,
+            )  # fmt: skip
+            db.session.add(turn)
+            db.session.commit()
+            return turn.id
+
+    return make
+
+
+def endings(app, turn_id: str) -> list[str]:
+    with app.app_context():
+        return [name for _, name, _ in turn_state(turn_id).read() if name in TERMINAL_EVENTS]
+
+
+def test_a_cancelled_turn_keeps_its_flag_up_whatever_ends_it_after(app, running_turn):
+    turn_id = running_turn()
+    with app.app_context():
+        assert cancel_turn(db.session.get(Turn, turn_id))
+        # The step that noticed the cancel ends the turn as it does, the chord's callback
+        # closes the cancelled step, a late ending tries too: all of them lose, and none
+        # hides the cancel from the turn's work still running.
+        end(turn_id, "cancelled")
+        assert claim_step(turn_id, 1)[0] == "ended"
+        assert not finish_turn(turn_id, "completed", parts=[text_part("late")])
+        state = turn_state(turn_id)
+        assert state.cancel_requested()
+        stream_ttl = app.config["EVENT_STREAM_TTL_SECONDS"]
+        assert 0 < state.client.ttl(key(turn_id, "cancel")) <= stream_ttl
+        assert db.session.get(Turn, turn_id).status == "cancelled"
+    assert endings(app, turn_id) == ["turn.cancelled"]
+
+
+def test_a_turn_that_ends_otherwise_raises_no_cancel(app, running_turn):
+    turn_id = running_turn()
+    with app.app_context():
+        assert finish_turn(turn_id, "completed", parts=[text_part("done")])
+        assert not cancel_turn(db.session.get(Turn, turn_id))
+        assert not turn_state(turn_id).cancel_requested()
+
+
+def test_a_cancel_racing_the_turns_end_has_one_winner_and_a_flag_only_if_cancelled(
+    app, running_turn
+):
+    outcomes = []
+    for _ in range(12):
+        turn_id = running_turn()
+        won: dict[str, bool] = {}
+        barrier = threading.Barrier(2)
+
+        def cancel(turn_id=turn_id, won=won, barrier=barrier) -> None:
+            with app.app_context():
+                turn = db.session.get(Turn, turn_id)
+                barrier.wait()
+                won["cancel"] = cancel_turn(turn)
+
+        def complete(turn_id=turn_id, won=won, barrier=barrier) -> None:
+            with app.app_context():
+                barrier.wait()
+                won["complete"] = finish_turn(turn_id, "completed", parts=[text_part("all")])
+                # the worker's step then ends as it does when it saw the flag: it must lose
+                finish_turn(turn_id, "cancelled")
+
+        threads = [threading.Thread(target=cancel), threading.Thread(target=complete)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        with app.app_context():
+            status = db.session.get(Turn, turn_id).status
+            flag = turn_state(turn_id).cancel_requested()
+        assert sorted(won.values()) == [False, True], won
+        assert status == ("cancelled" if won["cancel"] else "completed")
+        assert flag == won["cancel"], (status, flag)
+        assert len(endings(app, turn_id)) == 1
+        outcomes.append(status)
+    assert set(outcomes) <= {"cancelled", "completed"}

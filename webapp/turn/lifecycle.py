@@ -1,0 +1,278 @@
+"""A turn's lifecycle: every write of its status, in the order they happen.
+
+    queued     ``start_turn``       the user's message and the turn stored, the first step queued
+    running    ``claim_step``       a worker claims step 0 (and makes the reply), or step n
+               ``take_over``        a step whose worker stopped beating is claimed again
+    completed  ``finish_turn``      the one way a turn ends, whoever ends it: a worker
+    failed                          (completed, failed), the reaper (failed), the web side
+    cancelled  ``cancel_turn``      (cancelled; a queue that could not be reached: failed)
+
+Each change is one conditional UPDATE, so two processes racing for the same change see one win.
+The lifecycle owns the cancel flag: ``finish_turn`` raises it when the turn ends cancelled, in
+the same Redis round trip as the end, and nothing lowers it (it expires with the event stream),
+so a later ending can never hide the cancel from work of the turn still running.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import Any
+
+from flask import current_app
+from sqlalchemy import update
+
+from webapp.extensions import db
+from webapp.models import Conversation, Message, Turn
+from webapp.models.base import aware, utcnow
+from webapp.turn import events
+from webapp.turn.replies import kept_parts, with_results
+from webapp.turn.state import turn_state
+
+OPEN_STATUSES = ("queued", "running")
+CUT_OFF = "The answer above was cut off."
+QUEUE_DOWN = "The task queue could not be reached. Send it again soon."
+log = logging.getLogger("lookout.turns")
+
+
+class TurnRefused(Exception):
+    """The turn cannot start; ``message`` is the sentence the user reads, ``status`` the HTTP
+    status the API answers with, ``fields`` per-field messages."""
+
+    def __init__(self, message: str, status: int, fields: dict[str, list[str]] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.fields = fields
+
+
+def open_turns(conversation_id: str):
+    """Return the select of a conversation's queued or running turns."""
+    return db.select(Turn).filter(
+        Turn.conversation_id == conversation_id, Turn.status.in_(OPEN_STATUSES)
+    )
+
+
+def start_turn(
+    conversation: Conversation,
+    user_message: Message,
+    model: str,
+    generation: dict[str, Any],
+    roles: list[str],
+) -> Turn:
+    """Store the user's message (new or answered again) and a queued turn, commit, and queue the
+    first step; raise TurnRefused while the conversation has an open turn, or (after failing the
+    stored turn) when the queue cannot be reached."""
+    from webapp import broker, queue  # the web side's door to Celery; workers never need it
+
+    if db.session.scalar(open_turns(conversation.id)) is not None:
+        raise TurnRefused(
+            "A turn is still running in this conversation. Wait for it, or cancel it first.", 409
+        )
+    db.session.add(user_message)
+    db.session.flush()
+    turn = Turn(
+        conversation_id=conversation.id,
+        user_message_id=user_message.id,
+        model=model,
+        generation=generation,
+        roles=list(roles),
+        status="queued",
+    )
+    db.session.add(turn)
+    conversation.updated_at = db.func.now()
+    db.session.commit()
+    try:
+        task_id = queue.enqueue(broker.RUN_TURN_STEP, turn.id, 0)
+    except queue.QueueError as exc:
+        finish_turn(turn.id, "failed", QUEUE_DOWN)
+        raise TurnRefused(
+            "Your message was saved, but no worker could be reached to answer it. "
+            "Try again in a moment.",
+            503,
+        ) from exc
+    turn_state(turn.id).remember_task(task_id)
+    return turn
+
+
+def claim_step(turn_id: str, step: int) -> tuple[str, Turn | None]:
+    """Claim a step for this worker: "claimed", "started" (claimed, and its reply made),
+    "taken" (claimed from a worker that stopped beating), "busy" (another worker runs it), or
+    why it will not run ("gone", "ended", "stale-task"); with the turn.
+
+    The claim and the reply it makes stay in the session's transaction, committed by the
+    caller with the step's reads, before the model is called.
+    """
+    now = utcnow()
+    if step == 0:
+        where = [Turn.status == "queued"]
+        values: dict[str, Any] = {"status": "running", "started_at": now, "step": 0}
+    else:
+        where = [Turn.status == "running", Turn.step == step - 1]
+        values = {"step": step}
+    turn = db.session.scalars(
+        update(Turn)
+        .where(Turn.id == turn_id, *where)
+        .values(heartbeat_at=now, **values)
+        .returning(Turn),
+        execution_options={"populate_existing": True},
+    ).one_or_none()
+    if turn is not None:
+        if step == 0:
+            start_reply(turn)
+            return "started", turn
+        return "claimed", turn
+    turn = db.session.get(Turn, turn_id)
+    if turn is None:
+        return "gone", None
+    if turn.status == "cancelled" and step > 0:
+        close_cancelled(turn, step)
+        return "ended", turn
+    if turn.status != "running" or turn.step != step:
+        return ("ended" if turn.status not in OPEN_STATUSES else "stale-task"), turn
+    return take_over(turn, step), turn
+
+
+def close_cancelled(turn: Turn, step: int) -> None:
+    """Keep, once, the results of the tool calls a cancel interrupted: they replace the results
+    the cancel kept for calls still running then."""
+    claimed = db.session.execute(
+        update(Turn)
+        .where(Turn.id == turn.id, Turn.status == "cancelled", Turn.step == step - 1)
+        .values(step=step)
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    if claimed and turn.assistant_message_id:
+        message = db.session.get(Message, turn.assistant_message_id)
+        message.parts = with_results(list(message.parts), turn.id, step - 1)
+    db.session.commit()
+
+
+def take_over(turn: Turn, step: int) -> str:
+    """Claim again a step whose worker stopped beating: "taken", or "started" when it had not
+    made the reply yet; "busy" while its heartbeat is fresh or another worker took it. Stale
+    means what it means to the reaper (``TURN_STALE_SECONDS``)."""
+    stale_before = utcnow() - timedelta(seconds=current_app.config["TURN_STALE_SECONDS"])
+    if turn.heartbeat_at is not None and aware(turn.heartbeat_at) > stale_before:
+        return "busy"
+    taken = db.session.execute(
+        update(Turn)
+        .where(Turn.id == turn.id, Turn.step == step, Turn.heartbeat_at == turn.heartbeat_at)
+        .values(heartbeat_at=utcnow())
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    db.session.commit()
+    if not taken:
+        return "busy"
+    log.warning("turn %s: taking over step %s from a worker that stopped", turn.id, step)
+    if step == 0 and turn.assistant_message_id is None:
+        start_reply(turn)
+        return "started"
+    return "taken"
+
+
+def start_reply(turn: Turn) -> None:
+    """Add the assistant message the turn writes into (committed with the step's reads)."""
+    message = Message(
+        conversation_id=turn.conversation_id,
+        parent_id=turn.user_message_id,
+        role="assistant",
+        parts=[],
+        status="running",
+    )
+    db.session.add(message)
+    db.session.flush()
+    turn.assistant_message_id = message.id
+
+
+def record_usage(turn_id: str, usage: dict | None) -> bool:
+    """Set a running turn's token usage (uncommitted); False when the turn has ended."""
+    return bool(
+        db.session.execute(
+            update(Turn)
+            .where(Turn.id == turn_id, Turn.status == "running")
+            .values(usage=usage)
+            .execution_options(synchronize_session=False)
+        ).rowcount
+    )
+
+
+def finish_turn(
+    turn_id: str,
+    status: str,
+    error: str | None = None,
+    usage: dict | None = None,
+    parts: list[dict[str, Any]] | None = None,
+) -> bool:
+    """End an open turn with ``status``; return False when it had already ended.
+
+    The reply keeps ``parts`` when given (what the step ending the turn said), else every part
+    the user saw (``kept_parts``: the last step's tool results, or the text its events showed);
+    a failure that keeps anything says so in its error. Nothing is written when someone else
+    ended the turn first. Commits, with whatever the session holds besides. ``usage``
+    replaces the turn's token usage. A turn ended ``cancelled`` raises its cancel flag.
+    """
+    now = utcnow()
+    values: dict[str, Any] = {
+        "status": status, "error": error, "finished_at": now, "heartbeat_at": now
+    }  # fmt: skip
+    if usage is not None:
+        values["usage"] = usage
+    ended = db.session.execute(
+        update(Turn)
+        .where(Turn.id == turn_id, Turn.status.in_(OPEN_STATUSES))
+        .values(**values)
+        .returning(Turn.assistant_message_id, Turn.step)
+        .execution_options(synchronize_session=False)
+    ).first()
+    if ended is not None and ended.assistant_message_id:
+        if parts is None:
+            stored = db.session.scalar(
+                db.select(Message.parts).filter_by(id=ended.assistant_message_id)
+            )
+            parts = kept_parts(turn_state(turn_id), list(stored or []), ended.step)
+        if status == "failed" and parts and error:
+            error = f"{CUT_OFF} {error}"
+            db.session.execute(
+                update(Turn)
+                .where(Turn.id == turn_id)
+                .values(error=error)
+                .execution_options(synchronize_session=False)
+            )
+        db.session.execute(
+            update(Message)
+            .where(Message.id == ended.assistant_message_id)
+            .values(status=status, parts=parts)
+            .execution_options(synchronize_session=False)
+        )
+    db.session.commit()
+    if ended is None:
+        return False
+    state = turn_state(turn_id)
+    events.turn_ended(state, status, error)
+    state.end(current_app.config["EVENT_STREAM_TTL_SECONDS"], cancelled=status == "cancelled")
+    log.info("turn=%s status=%s", turn_id, status)
+    return True
+
+
+def cancel_turn(turn: Turn) -> bool:
+    """Cancel an open turn at once: end it, keeping what its reply showed (its running work
+    sees the flag the ending raised), then revoke its queued work; False if it had already
+    ended.
+
+    Ending first means a step that notices the flag cannot end the turn itself in between and
+    turn the user's Stop into a conflict.
+    """
+    state = turn_state(turn.id)
+    task_ids = state.task_ids()  # the ending forgets them
+    if not finish_turn(turn.id, "cancelled"):
+        return False
+    for task_id in task_ids:
+        _revoke(task_id)
+    return True
+
+
+def _revoke(task_id: str) -> None:
+    from webapp import queue
+
+    queue.get_client().control.revoke(task_id)
