@@ -4,16 +4,16 @@ A tool-call task found its tool by working out the turn's whole offer again; now
 the owner (``plugin``, or the tool source in the new ``source`` column, where it used to be a
 ``"source:<id>"`` prefix in ``plugin``) and the ``untrusted`` flag with each call.
 
-Revision ID: 0004
-Revises: 0003
+Revision ID: 0005
+Revises: 0004
 Create Date: 2026-11-30
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0004"
-down_revision = "0003"
+revision = "0005"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 
