@@ -53,3 +53,55 @@ def test_the_migrated_schema_has_every_table(app):
         "user_plugin_settings",
         "user_tool_settings",
     } <= names
+
+
+def test_tool_calls_stored_before_0005_keep_their_tool_source_and_read_as_untrusted(app):
+    """Migration 0005 moves the ``source:<id>`` prefix out of ``plugin`` into ``source``."""
+    import flask_migrate
+    from sqlalchemy import text
+
+    def rows():
+        return db.session.execute(
+            text("SELECT call_id, plugin, source, untrusted FROM tool_calls ORDER BY call_id")
+        ).all()
+
+    from webapp.models import Conversation, Message, Turn, User
+
+    with app.app_context():
+        user = User.make("pat", "pw")
+        db.session.add(user)
+        db.session.flush()
+        conversation = Conversation(owner_id=user.id, title="t")
+        db.session.add(conversation)
+        db.session.flush()
+        asked = Message(conversation_id=conversation.id, role="user", parts=[], status="completed")
+        db.session.add(asked)
+        db.session.flush()
+        turn = Turn(
+            conversation_id=conversation.id, user_message_id=asked.id, model="p/m",
+            status="completed",
+        )  # fmt: skip
+        db.session.add(turn)
+        db.session.commit()
+        turn_id = turn.id
+        db.session.remove()
+        flask_migrate.downgrade(revision="0004")
+        for call_id, plugin in (("a", "source:remote"), ("b", "web_fetch")):
+            db.session.execute(
+                text(
+                    "INSERT INTO tool_calls (turn_id, call_id, step, position, name, plugin, "
+                    "input, citations) VALUES (:turn, :id, 0, 0, 'x', :plugin, '{}', '[]')"
+                ),
+                {"turn": turn_id, "id": call_id, "plugin": plugin},
+            )
+        db.session.commit()
+        flask_migrate.upgrade()
+        assert [tuple(r) for r in rows()] == [
+            ("a", None, "remote", True),
+            ("b", "web_fetch", None, True),
+        ]
+        db.session.remove()
+        flask_migrate.downgrade(revision="0004")
+        assert db.session.execute(
+            text("SELECT call_id, plugin FROM tool_calls ORDER BY call_id")
+        ).all() == [("a", "source:remote"), ("b", "web_fetch")]
