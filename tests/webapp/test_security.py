@@ -7,7 +7,15 @@ import pytest
 from tests.support.accounts import sign_in
 from tests.support.pages import sign_in_page
 
-PAGES = ["/", "/settings", "/tokens", "/admin/plugins", "/admin/providers"]
+PAGES = [
+    "/",
+    "/settings",
+    "/settings/tokens",
+    "/admin/plugins",
+    "/admin/providers",
+    "/admin/users",
+    "/admin/health",
+]
 
 
 def test_every_response_carries_the_policy_and_headers(client):
