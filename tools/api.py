@@ -23,6 +23,7 @@ import requests
 
 from tools.cancellation import Cancelled, Signal
 from tools.rates import RateLimit, RateLimited, Rates, UnlimitedRates
+from tools.usage import Meter
 
 __all__ = [
     "API_VERSION",
@@ -33,6 +34,7 @@ __all__ = [
     "IngestResult",
     "Ingester",
     "IngesterRegistry",
+    "Meter",
     "Plugin",
     "PluginConfigError",
     "PluginContext",
@@ -114,6 +116,7 @@ class ToolContext:
     turn_cache: MutableMapping[str, Any]
     settings: dict[str, Any] = field(default_factory=dict)
     rates: Rates = field(default_factory=UnlimitedRates)
+    meter: Meter = field(default_factory=Meter)
 
 
 @dataclass

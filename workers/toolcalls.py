@@ -6,7 +6,7 @@ import json
 import logging
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from flask import current_app
@@ -16,25 +16,30 @@ from webapp import broker
 from webapp.extensions import db
 from webapp.models import ToolCall, Turn
 from webapp.models.base import utcnow
+from webapp.models.usage import add_usage
 from webapp.turn import events
 from webapp.turn.state import turn_state
 from workers.abandoned import abandoned
 from workers.celery_app import RETRY_WHILE_DATABASE_DOWN, celery
 from workers.context import make_tool_context
-from workers.offer import resolve_call
+from workers.offer import owner_id, resolve_call
 from workers.runtime import get_watcher
 
 GRACE_SECONDS = 1.0
+# The outcomes counted as tool errors in usage: a cancelled call did not fail.
+FAILED_OUTCOMES = ("error", "timeout", "refused")
 log = logging.getLogger("lookout.tools")
 
 
 @dataclass
 class Outcome:
-    """What one call came to: output or error, and the outcome word logged and stored."""
+    """What one call came to: output or error, the outcome word logged and stored, and what
+    the tool said it spent (``tools.usage``)."""
 
     outcome: str
     output: Any = None
     error: str | None = None
+    spent: list[tuple[str, str, int]] = field(default_factory=list)
 
 
 def execute_with_deadline(
@@ -123,7 +128,7 @@ def run_tool_call(self, turn_id: str, call_id: str) -> str:
     else:
         events.tool_started(state, call_id, name, call.input)
         result = run_call(turn, call)
-    store(call, result)
+    store(call, result, owner_id(turn))
     duration_ms = round((time.monotonic() - started) * 1000)
     log.info(
         "tool_call turn=%s plugin=%s tool=%s duration_ms=%d outcome=%s",
@@ -167,15 +172,19 @@ def run_call(turn: Turn, call: ToolCall) -> Outcome:
         finally:
             undo()
             ctx.fetch.close()
+    result.spent = ctx.meter.counts()
     # The sources of an ok result only: a call that failed or timed out cites nothing.
     call.citations = sources.claim_all(collected.citations) if result.outcome == "ok" else []
     return result
 
 
-def store(call: ToolCall, result: Outcome) -> None:
-    """Store the raw output or the error, once."""
+def store(call: ToolCall, result: Outcome, user_id: str) -> None:
+    """Store the raw output or the error, once, and count what the call spent in the user's
+    usage in the same transaction (a failed call counts as a tool error)."""
     call.outcome = result.outcome
     call.output = result.output if result.outcome == "ok" else None
     call.error = result.error
     call.finished_at = utcnow()
+    failed = [("toolErrors", call.name, 1)] if result.outcome in FAILED_OUTCOMES else []
+    add_usage(user_id, [*result.spent, *failed])
     db.session.commit()

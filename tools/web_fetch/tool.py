@@ -29,6 +29,7 @@ from tools.api import (
 )
 from tools.charset import HTML_TYPES, decode_page
 from tools.citations import cut_title
+from tools.usage import FETCHED_BYTES, PAGES_FETCHED
 from tools.web_fetch.download import Download, FetchLimits, download
 from tools.web_fetch.extract import Extracted, extract
 from tools.web_fetch.options import DomainRules
@@ -101,6 +102,8 @@ def make_tool(
         page = Page.from_cache(ctx.turn_cache.get(url))
         if page is None:
             body = download(url, ctx.fetch, ctx.signal, limits, ingesters.accepts, log)
+            ctx.meter.add(PAGES_FETCHED)
+            ctx.meter.add(FETCHED_BYTES, len(body.data))
             page = read_page(body, ingesters, parsers, ctx.signal)
             ctx.turn_cache[url] = page.to_cache()
         ctx.cite(page.url, page.title)

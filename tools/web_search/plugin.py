@@ -12,6 +12,7 @@ import requests
 from marshmallow import fields, validate
 
 from tools.api import Plugin, PluginContext, Tool, ToolContext
+from tools.usage import SEARCHES
 from tools.web_search.engine import Search, SearchEngine
 from tools.web_search.failover import Answer, search_with_fallback
 from tools.web_search.options import make_options_schema, make_user_settings_schema
@@ -80,6 +81,7 @@ def create_web_search(engines: Sequence[SearchEngine]) -> Plugin:
             search = Search(query=input["query"], count=options["maxResults"])
             answer = search_with_fallback(resolved, fallback, search, tool_ctx, plain, user_agent)
             log_answer(logger, answer, tool_ctx.user)
+            tool_ctx.meter.add(SEARCHES, 1, answer.answered.engine.id)
             results = answer.results[: options["maxResults"]]
             for result in results:
                 tool_ctx.cite(result.url, result.title or None)

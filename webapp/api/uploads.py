@@ -11,6 +11,7 @@ from webapp.auth.guards import api_login_required
 from webapp.errors import ApiError
 from webapp.extensions import db
 from webapp.models import Upload
+from webapp.models.usage import add_usage
 from webapp.turn.parts import attachment_part
 
 bp = Blueprint("api_uploads", __name__, url_prefix="/api/uploads")
@@ -81,6 +82,7 @@ def upload():
         text=text,
     )
     db.session.add(row)
+    add_usage(current_user.id, [("uploads", "", 1), ("uploadBytes", "", len(data))])
     db.session.commit()
     return jsonify(show_upload(row)), 201
 

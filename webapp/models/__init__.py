@@ -5,6 +5,7 @@ from webapp.models.chat import Conversation, Message, ToolCall, Turn
 from webapp.models.plugins import PluginOptions, UserPluginSettings, UserToolSetting
 from webapp.models.providers import Provider
 from webapp.models.uploads import Upload
+from webapp.models.usage import UsageCount
 
 __all__ = [
     "ApiToken",
@@ -17,5 +18,6 @@ __all__ = [
     "User",
     "UserPluginSettings",
     "Upload",
+    "UsageCount",
     "UserToolSetting",
 ]

@@ -25,6 +25,7 @@ from sqlalchemy import update
 from webapp.extensions import db
 from webapp.models import Conversation, Message, Turn
 from webapp.models.base import aware, utcnow
+from webapp.models.usage import add_usage
 from webapp.turn import events
 from webapp.turn.replies import kept_parts, with_results
 from webapp.turn.state import turn_state
@@ -222,9 +223,13 @@ def finish_turn(
         update(Turn)
         .where(Turn.id == turn_id, Turn.status.in_(OPEN_STATUSES))
         .values(**values)
-        .returning(Turn.assistant_message_id, Turn.step)
+        .returning(
+            Turn.assistant_message_id, Turn.step, Turn.conversation_id, Turn.model, Turn.usage
+        )
         .execution_options(synchronize_session=False)
     ).first()
+    if ended is not None:
+        count_turn(ended, status)
     if ended is not None and ended.assistant_message_id:
         if parts is None:
             stored = db.session.scalar(
@@ -253,6 +258,21 @@ def finish_turn(
     state.end(current_app.config["EVENT_STREAM_TTL_SECONDS"], cancelled=status == "cancelled")
     log.info("turn=%s status=%s", turn_id, status)
     return True
+
+
+def count_turn(ended: Any, status: str) -> None:
+    """Count the ended turn and its model's tokens in its owner's usage, in the ending's
+    transaction: a turn ends once, so it is counted once."""
+    owner = db.session.scalar(db.select(Conversation.owner_id).filter_by(id=ended.conversation_id))
+    tokens = ended.usage or {}
+    add_usage(
+        owner,
+        [
+            ("turns", status, 1),
+            ("inputTokens", ended.model, tokens.get("inputTokens") or 0),
+            ("outputTokens", ended.model, tokens.get("outputTokens") or 0),
+        ],
+    )
 
 
 def cancel_turn(turn: Turn) -> bool:

@@ -1,0 +1,81 @@
+"""Usage counted where it happens: a real turn through a real worker searches on a loopback
+engine, fetches pages (one missing, one from the turn cache) and answers; its owner's usage
+rows then hold exactly what the turn did."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.support.chat import ChatClient
+from tests.support.fake_model import FakeModel, Reply
+from tests.support.live_server import LiveServer
+from tests.support.sites import Site
+from tests.support.workers import CeleryWorker
+from webapp.extensions import db
+from webapp.models import ApiToken, Provider, UsageCount, User
+
+ARTICLE = b"<html><head><title>Tides</title></head><body><p>High tide is at noon.</p></body></html>"
+
+
+@pytest.fixture
+def site():
+    """A SearXNG instance and one page on a loopback server; yields its address."""
+    with Site() as server:
+        results = {"results": [{"title": "Tides", "url": server.url("/tides"), "content": "x"}]}
+        server.serve("/search", "application/json", json.dumps(results).encode())
+        server.serve("/tides", "text/html; charset=utf-8", ARTICLE)
+        yield server.url("")
+
+
+def usage_of(app, user_id: str) -> dict[tuple[str, str], int]:
+    """Return the user's usage rows as {(metric, detail): amount}."""
+    with app.app_context():
+        rows = db.session.scalars(db.select(UsageCount).filter_by(user_id=user_id)).all()
+        return {(r.metric, r.detail): r.amount for r in rows}
+
+
+def test_a_turn_counts_its_outcome_tokens_search_pages_bytes_and_tool_errors(
+    make_app, tmp_path, site
+):
+    app = make_app(ALLOW_PRIVATE_NETWORKS=True)
+    with FakeModel() as fake, LiveServer(app) as web, CeleryWorker(app, tmp_path):
+        with app.app_context():
+            db.session.add(
+                Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
+            )
+            admin = User.make("admin", "password", admin=True)
+            row, token = ApiToken.make(admin, "tests")
+            db.session.add_all([admin, row])
+            db.session.commit()
+            admin_id = admin.id
+        chat = ChatClient(web.url, token)
+        saved = chat.call(
+            "PUT",
+            "/api/admin/plugins/web_search/options",
+            json={"engine": "searxng", "baseURL": site, "enabledByDefault": True},
+        )
+        assert saved.status_code == 200, saved.text
+        fake.script(
+            Reply.tool_calls([("web_search", {"query": "tides"})], usage=(100, 7)),
+            Reply.tool_calls(
+                [("web_fetch", {"url": f"{site}/tides"}), ("web_fetch", {"url": f"{site}/gone"})],
+                usage=(200, 9),
+            ),
+            Reply.tool_calls([("web_fetch", {"url": f"{site}/tides"})], usage=(300, 11)),
+            Reply.text("High tide is at noon.", usage=(400, 13)),
+        )
+        assert usage_of(app, admin_id) == {}
+        turn = chat.run(chat.new_conversation(), "When is high tide?", "fake/m")
+        assert turn["status"] == "completed", turn
+
+    assert usage_of(app, admin_id) == {
+        ("turns", "completed"): 1,
+        ("inputTokens", "fake/m"): 1000,
+        ("outputTokens", "fake/m"): 40,
+        ("searches", "searxng"): 1,
+        ("pagesFetched", ""): 1,  # the second read of /tides came from the turn cache
+        ("fetchedBytes", ""): len(ARTICLE),
+        ("toolErrors", "web_fetch"): 1,  # /gone answered 404
+    }
