@@ -77,7 +77,7 @@ def test_tool_calls_show_compact_cards_and_sources_become_links(
     reply = last_reply(page)
     search = reply.locator(".tool-card[data-tool=web_search]")
     assert search.locator(".tool-summary").inner_text() == "“lighthouse”"
-    assert search.locator(".tool-outcome").inner_text() == "2 results"
+    assert search.locator(".tool-outcome").inner_text() == "2 results from SearXNG"  # issue 14
     assert "{" not in search.inner_text() and search.locator("details").count() == 0
 
     echo = reply.locator(".tool-card[data-tool=echo]")

@@ -227,5 +227,13 @@
     status.classList.toggle("error", !!isError);
   }
 
-  root.LookoutForms = { element: element, render: render, say: say };
+  /** A date from the API (UTC, with or without an offset) in the reader's local time. */
+  function when(iso) {
+    if (!iso) return "never";
+    var hasZone = /(Z|[+-]\d\d:?\d\d)$/.test(iso);
+    var date = new Date(hasZone ? iso : iso + "Z");
+    return isNaN(date.getTime()) ? iso : date.toLocaleString();
+  }
+
+  root.LookoutForms = { element: element, render: render, say: say, when: when };
 })(window);

@@ -4,6 +4,7 @@
 
   var el = LookoutForms.element;
   var say = LookoutForms.say;
+  var when = LookoutForms.when;
   var api = LookoutApi;
   var root = document.getElementById("tokens");
   var listUrl = root.getAttribute("data-api");
@@ -12,15 +13,6 @@
   var nameError = document.getElementById("token-name-error");
   var formStatus = document.getElementById("token-form-status");
   var created = document.getElementById("token-created");
-
-
-  /** A date from the API (UTC, with or without an offset) in the reader's local time. */
-  function when(iso) {
-    if (!iso) return "never";
-    var hasZone = /(Z|[+-]\d\d:?\d\d)$/.test(iso);
-    var date = new Date(hasZone ? iso : iso + "Z");
-    return isNaN(date.getTime()) ? iso : date.toLocaleString();
-  }
 
   function copy(input, status) {
     function copied() { say(status, "Copied.", false); }

@@ -10,6 +10,7 @@
 
   var el = LookoutForms.element;
   var say = LookoutForms.say;
+  var when = LookoutForms.when;
   var api = LookoutApi;
   var root = document.getElementById("users");
   var listUrl = root.getAttribute("data-api");
@@ -20,14 +21,6 @@
   var nameError = document.getElementById("user-name-error");
   var formStatus = document.getElementById("user-form-status");
   var shown = document.getElementById("password-shown");
-
-  /** A date from the API (UTC, with or without an offset) in the reader's local time. */
-  function when(iso) {
-    if (!iso) return "never";
-    var hasZone = /(Z|[+-]\d\d:?\d\d)$/.test(iso);
-    var date = new Date(hasZone ? iso : iso + "Z");
-    return isNaN(date.getTime()) ? iso : date.toLocaleString();
-  }
 
   function isAdmin(user) { return user.roles.indexOf("admin") >= 0; }
 
