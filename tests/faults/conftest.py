@@ -6,16 +6,19 @@ already stored lost. ``record_recovery`` notes the time from the fault to that s
 figures are printed at the end of the run (docs/reliability.md, "Faults", keeps them).
 
 Fixtures:
-    shared_stack            one Stack with a running worker for a whole module, for faults
-                            that leave the worker and the app as they were
     make_stack(**settings)  an app on a fresh SQLite file (or settings' DATABASE_URL, migrated
-                            here), the fake
-                            model as provider "fake" (model "fake/m"), the app served over HTTP
-                            and a ChatClient of a new user; workers are started by the test
+                            here), the fake model as provider "fake" (model "fake/m"), the app
+                            served over HTTP and a ChatClient of a new user; workers are started
+                            by the test
+    shared_stack            one such Stack, with web_search loaded and a running worker, shared
+                            by the tests whose faults leave the worker, the database and Redis as
+                            they were (a worker takes seconds to start); its fake's script is
+                            empty and its responder unset between tests
 """
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 import uuid
@@ -32,7 +35,7 @@ from tests.support import databases
 from tests.support.chat import ChatClient, parse_sse
 from tests.support.fake_model import FakeModel
 from tests.support.live_server import LiveServer
-from tests.support.processes import wait_until
+from tests.support.processes import signal_group, wait_until
 from tests.support.workers import CeleryWorker, pings
 from tests.workers.conftest import CHAT_SETTINGS, make_chat_app, private_chat
 
@@ -157,6 +160,14 @@ class Stack:
         worker.process.kill()
         worker.process.wait(10)
 
+    def close(self) -> None:
+        """Kill every worker with its parser processes: what they held is thrown away with the
+        test, and a warm shutdown would cost seconds a test."""
+        for worker in self.workers:
+            if worker.process is not None:
+                signal_group(worker.process, signal.SIGKILL)
+                worker.process.wait(10)
+
 
 @pytest.fixture
 def make_stack(make_app, tmp_path) -> Iterator:
@@ -171,16 +182,23 @@ def make_stack(make_app, tmp_path) -> Iterator:
             web = stack.enter_context(LiveServer(app))
             chat = private_chat(app, fake, web.url, f"u-{uuid.uuid4().hex[:8]}")
             made = Stack(app, fake, web, chat, tmp_path)
-            stack.callback(lambda: [w.stop() for w in reversed(made.workers)])
+            stack.callback(made.close)
             return made
 
         yield make
 
 
-@pytest.fixture(scope="module")
-def shared_stack(tmp_path_factory, redis_url, sqlite_template) -> Iterator[Stack]:
-    """One Stack with a running worker, shared by a module's tests."""
-    app = make_chat_app(tmp_path_factory, redis_url, sqlite_template)
+SHARED_SETTINGS = {
+    "LOOKOUT_PLUGINS": "tests.workers.turn_plugins,tools.web_search",
+    # The reaper is not under test here: a step's first load of web_search can outlast 3 s.
+    "TURN_STALE_SECONDS": 30,
+}
+
+
+@pytest.fixture(scope="package")
+def shared_stack_once(tmp_path_factory, redis_url, sqlite_template) -> Iterator[Stack]:
+    """The Stack behind ``shared_stack``, made once for the package."""
+    app = make_chat_app(tmp_path_factory, redis_url, sqlite_template, **SHARED_SETTINGS)
     logs = tmp_path_factory.mktemp("faults")
     with FakeModel() as fake, LiveServer(app) as web:
         made = Stack(app, fake, web, private_chat(app, fake, web.url, "shared"), logs)
@@ -188,5 +206,12 @@ def shared_stack(tmp_path_factory, redis_url, sqlite_template) -> Iterator[Stack
         try:
             yield made
         finally:
-            for worker in made.workers:
-                worker.stop()
+            made.close()
+
+
+@pytest.fixture
+def shared_stack(shared_stack_once) -> Iterator[Stack]:
+    """The package's shared Stack, its fake model reset after each test."""
+    yield shared_stack_once
+    shared_stack_once.fake.responder = None
+    shared_stack_once.fake._queue.clear()

@@ -30,17 +30,13 @@ def hung_engine():
 
 @pytest.mark.slow
 def test_a_hung_engine_ends_at_its_time_limit_or_at_a_stop_and_blocks_no_other_turn(
-    hung_engine, make_stack
+    hung_engine, shared_stack
 ):
-    # The reaper is not under test: a step's first load of web_search can outlast 3 s.
-    stack = make_stack(
-        LOOKOUT_PLUGINS="tests.workers.turn_plugins,tools.web_search", TURN_STALE_SECONDS=30
-    )
+    stack = shared_stack
     with stack.app.app_context():
         options = {"engine": "searxng", "baseURL": hung_engine.url("/")}
-        db.session.add(PluginOptions(plugin_id="web_search", options=options))
+        db.session.merge(PluginOptions(plugin_id="web_search", options=options))
         db.session.commit()
-    stack.worker()
     search = Reply.tool_calls([("web_search", {"query": "news"})])
     stack.fake.script(search, search)
     waited, stopped = (stack.chat.new_conversation() for _ in range(2))

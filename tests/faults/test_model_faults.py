@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from tests.faults.conftest import Stopwatch, record_recovery
 from tests.support.fake_model import Reply
 from tests.workers.test_cancel import EventReader
@@ -50,17 +48,12 @@ def run_to_failure(stack, answer: Reply, shown: str):
     return turn, reply, failure, streamed_text(reader), seconds
 
 
-@pytest.fixture
-def model_stack(shared_stack):
-    return shared_stack
-
-
 def test_a_connection_dropped_mid_answer_fails_the_turn_keeping_the_text_and_results(
-    model_stack,
+    shared_stack,
 ):
     answer = Reply.text("The page says hello and then", chunks=6, delay=0.05, then="disconnect")
     turn, reply, failure, shown, seconds = run_to_failure(
-        model_stack, answer, "The page says hello and then"
+        shared_stack, answer, "The page says hello and then"
     )
     record_recovery("model connection dropped mid-answer", seconds)
     assert turn["status"] == "failed" and failure["error"] == turn["error"]
@@ -73,9 +66,9 @@ def test_a_connection_dropped_mid_answer_fails_the_turn_keeping_the_text_and_res
     assert shown == "The page says hello and then"
 
 
-def test_garbage_mid_answer_fails_the_turn_keeping_the_text_and_results(model_stack):
+def test_garbage_mid_answer_fails_the_turn_keeping_the_text_and_results(shared_stack):
     answer = Reply.raw(chunk("The page ") + chunk("says") + "data: {<html>502 Bad Gateway\n\n")
-    turn, reply, failure, shown, seconds = run_to_failure(model_stack, answer, "The page says")
+    turn, reply, failure, shown, seconds = run_to_failure(shared_stack, answer, "The page says")
     record_recovery("model answered garbage mid-answer", seconds)
     assert turn["status"] == "failed" and failure["error"] == turn["error"]
     assert turn["error"] == f"The answer above was cut off. {UNREADABLE}"
@@ -83,11 +76,11 @@ def test_garbage_mid_answer_fails_the_turn_keeping_the_text_and_results(model_st
     assert reply["parts"][-1] == {"type": "text", "text": "The page says"}
 
 
-def test_garbage_instead_of_an_answer_fails_the_turn_keeping_the_results(model_stack):
-    model_stack.fake.script(READ_PAGE, Reply.raw("<html><body>502 Bad Gateway</body></html>"))
-    conversation = model_stack.chat.new_conversation()
-    turn = model_stack.chat.run(conversation, "read it", "fake/m")
-    reply, failure = reloaded(model_stack.chat, conversation, turn["id"])
+def test_garbage_instead_of_an_answer_fails_the_turn_keeping_the_results(shared_stack):
+    shared_stack.fake.script(READ_PAGE, Reply.raw("<html><body>502 Bad Gateway</body></html>"))
+    conversation = shared_stack.chat.new_conversation()
+    turn = shared_stack.chat.run(conversation, "read it", "fake/m")
+    reply, failure = reloaded(shared_stack.chat, conversation, turn["id"])
     assert turn["status"] == "failed" and failure is not None
     assert turn["error"] == f"The answer above was cut off. {UNREADABLE}"
     assert_page_result_kept(reply["parts"])

@@ -21,8 +21,8 @@ from webapp import broker
 
 DIED = "The worker answering this turn stopped before it finished."
 ORDERS = {
-    # the reaper fails the turn within about 4 s; Redis redelivers the step after 8 s
-    "reaper-first": ({"REAPER_INTERVAL_SECONDS": 1}, 8),
+    # the reaper fails the turn within about 4 s; Redis redelivers the step after 7 s
+    "reaper-first": ({"REAPER_INTERVAL_SECONDS": 1}, 7),
     # no reaper runs during the test; Redis redelivers the step after 3 s
     "redelivery-first": ({"REAPER_INTERVAL_SECONDS": 3600}, 3),
 }

@@ -44,13 +44,12 @@ def words(text: str) -> str:
 @pytest.mark.chromium
 @pytest.mark.slow
 def test_a_page_and_a_client_following_turns_through_a_web_restart_miss_no_word(
-    make_stack,
+    shared_stack,
     tmp_path,
     page,  # noqa: F811
 ):
-    stack = make_stack()
+    stack = shared_stack
     stack.fake.responder = answer_to
-    stack.worker()
     person, token = token_for(stack.app)
     with WebProcess(stack.app, tmp_path) as web:
         open_chat(page, web, person, "fake/m")
