@@ -130,7 +130,8 @@ def is_broker_name(node: ast.expr | None) -> bool:
 
 
 # What workers/ may use of webapp/: the models and their extension, the turn's modules, the
-# plugin host, the task names, and the app factory. Never the API, the pages or the sign-in.
+# plugin host, the task names, the metrics' series, and the app factory. Never the API, the
+# pages or the sign-in.
 WORKERS_MAY_IMPORT = (
     "webapp.create_app",
     "webapp.extensions",
@@ -138,6 +139,7 @@ WORKERS_MAY_IMPORT = (
     "webapp.turn",
     "webapp.plugin_host",
     "webapp.broker",
+    "webapp.metrics",
 )
 
 

@@ -10,7 +10,8 @@ again, and never follows redirects. Errors it raises::
     │       └── UnsafeURL          a URL refused before any connection (also requests.InvalidURL)
     └── RedirectNotFollowed        a 3xx answered a request made with allow_redirects=True
 
-Every refusal logs one WARNING on ``lookout.net``, without the URL's credentials or query string.
+Every refusal logs one WARNING on ``lookout.net``, without the URL's credentials or query string,
+and is told to the listeners added with ``on_refusal`` (the app counts refusals for /metrics).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import socket
 import sys
 import threading
 import weakref
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from urllib.parse import urljoin
@@ -48,10 +49,34 @@ __all__ = [
     "find_url_problem",
     "interrupt",
     "make_session",
+    "on_refusal",
     "redact_url",
 ]
 
 log = logging.getLogger("lookout.net")
+_refusal_listeners: list[Callable[[str], None]] = []
+
+
+def on_refusal(listener: Callable[[str], None]) -> Callable[[], None]:
+    """Call ``listener(reason)`` on every refusal from now on, once however often it is added;
+    ``reason`` is a short phrase from a fixed set (the rule, never the address or URL). Returns
+    a function that removes the listener."""
+    if listener not in _refusal_listeners:
+        _refusal_listeners.append(listener)
+
+    def remove() -> None:
+        if listener in _refusal_listeners:
+            _refusal_listeners.remove(listener)
+
+    return remove
+
+
+def _announce(reason: str) -> None:
+    for listener in list(_refusal_listeners):
+        try:
+            listener(reason)
+        except Exception:  # counting a refusal must never turn it into another error
+            log.exception("a refusal listener failed")
 
 
 class AddressNotAllowed(requests.ConnectionError):
@@ -127,6 +152,7 @@ class _Guard:
     def refuse(self, host: str, address: str, *, peer: bool = False) -> _Refused:
         """Log the refusal and return it, ready to raise."""
         reason = find_refusal_reason(address) or "refused by the address policy"
+        _announce(reason)
         if peer:
             reason += " (the connected peer)"
         error = AddressNotAllowed(reason, host=host, address=address)
@@ -368,6 +394,8 @@ def _check_url(url: str) -> None:
     if problem is not None:
         error = UnsafeURL(problem, url=redact_url(url))
         log.warning("%s", error)
+        # the scheme problem names the scheme, which is the caller's text: not a fixed phrase
+        _announce("scheme is not http or https" if problem.startswith("scheme ") else problem)
         raise error
 
 

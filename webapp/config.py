@@ -8,6 +8,7 @@ setting and prints shell assignments (./run uses it).
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import secrets
@@ -102,6 +103,35 @@ def parse_redis_url(name: str, raw: str) -> str:
     if not value.startswith(("redis://", "rediss://", "unix://")):
         raise ConfigError(f"{name} must start with redis://, rediss:// or unix://, not {raw!r}.")
     return value
+
+
+def parse_networks(name: str, raw: str) -> list[str]:
+    """Return comma-separated IP networks (CIDRs; a bare address is one host), normalised."""
+    networks = []
+    for item in parse_list(name, raw):
+        try:
+            networks.append(str(ipaddress.ip_network(item, strict=False)))
+        except ValueError:
+            raise ConfigError(
+                f"{name} must list networks such as 127.0.0.1/32 or 10.0.0.0/8, separated by "
+                f"commas; {item!r} is not one."
+            ) from None
+    return networks
+
+
+def parse_folder(name: str, raw: str) -> str:
+    """Return a folder's path, creating the folder when missing; refuse one Lookout cannot write."""
+    path = Path(parse_text(name, raw))
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ConfigError(
+            f"{name} must be a folder Lookout can create and write; {raw!r} could not be "
+            f"created ({error.strerror})."
+        ) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ConfigError(f"{name} must be a folder Lookout can write; {raw!r} is not writable.")
+    return str(path)
 
 
 def parse_log_level(name: str, raw: str) -> str:
@@ -312,6 +342,27 @@ SETTINGS: tuple[Setting, ...] = (
         int_parser(1, 10000),
     ),
     Setting(
+        "METRICS_TOKEN",
+        None,
+        "Bearer token a Prometheus scraper sends to read /metrics; /metrics answers 404 while "
+        "this and METRICS_ALLOW are unset.",
+        parse_text,
+    ),
+    Setting(
+        "METRICS_ALLOW",
+        None,
+        "Comma-separated networks (CIDRs, such as 127.0.0.1/32) that may read /metrics "
+        "without the token.",
+        parse_networks,
+    ),
+    Setting(
+        "PROMETHEUS_MULTIPROC_DIR",
+        None,
+        "Folder where web and worker processes keep their metrics for /metrics to add up; "
+        "./run uses var/metrics and empties it at start. Unset: each process shows its own.",
+        parse_folder,
+    ),
+    Setting(
         "LOG_LEVEL",
         "INFO",
         "Logging level: DEBUG, INFO, WARNING, ERROR or CRITICAL.",
@@ -375,6 +426,16 @@ def load_config(
         values["SECRET_KEY"] = find_secret_key()
         values["SECRET_KEY_MADE_NOW"] = made_now  # migrations refuse to encrypt with such a key
     return values
+
+
+def prepare_metrics_folder() -> str | None:
+    """Return PROMETHEUS_MULTIPROC_DIR, its folder made ready, or None when unset.
+
+    prometheus-client writes its files there from the moment a series is defined, which in a
+    worker is at import, before any app reads its settings: a missing folder would crash it.
+    """
+    raw = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    return parse_folder("PROMETHEUS_MULTIPROC_DIR", raw) if raw else None
 
 
 def to_environ(values: Mapping[str, Any]) -> dict[str, str]:

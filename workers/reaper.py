@@ -14,6 +14,7 @@ from datetime import timedelta
 from celery.signals import worker_ready
 from flask import current_app
 
+from webapp import metrics
 from webapp.extensions import db
 from webapp.models import Turn
 from webapp.models.base import utcnow
@@ -45,6 +46,7 @@ def fail_dead_turn(turn_id: str) -> bool:
     """
     if not finish_turn(turn_id, "failed", DIED):
         return False
+    metrics.reaper_action("failed_turn")
     log.warning("turn=%s failed: its heartbeat stopped (worker died)", turn_id)
     return True
 
@@ -56,6 +58,7 @@ def reap_once() -> list[str]:
     lock = f"lookout:reaper:{config['CELERY_QUEUE']}"  # one deployment, one queue, one reaper
     if not get_redis().set(lock, "1", nx=True, ex=max(1, int(interval))):
         return []
+    metrics.reaper_action("sweep")
     return reap_stale_turns(config["TURN_STALE_SECONDS"])
 
 

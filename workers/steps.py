@@ -9,6 +9,7 @@ ever waits on another task's result.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from typing import Any
 
@@ -16,7 +17,7 @@ from celery import chord
 from flask import current_app
 from sqlalchemy.exc import OperationalError
 
-from webapp import broker
+from webapp import broker, metrics
 from webapp.extensions import db
 from webapp.models import Message, Turn
 from webapp.turn import events
@@ -115,11 +116,19 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
     )
     specs = [] if last_step else [spec_of(o) for o in offers]
     provider = provider_client(provider_row)
-    turn_id, usage = turn.id, turn.usage
+    turn_id, usage, model_id = turn.id, turn.usage, turn.model
     db.session.commit()  # the claim and the reads: no connection held while the model streams
     if announce:
         events.turn_started(reply.state, reply.message_id)
+    started = time.monotonic()
     streamed = stream_reply(reply.state, provider, model["name"], messages, specs, reply.sources)
+    counted = streamed.usage
+    metrics.model_step(
+        model_id,
+        time.monotonic() - started,
+        counted.input_tokens if counted else 0,
+        counted.output_tokens if counted else 0,
+    )
     reply.add_streamed(streamed.text, streamed.sources)
     usage = add_usage(usage, streamed.usage)
     if streamed.cancelled:

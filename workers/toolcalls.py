@@ -12,7 +12,7 @@ from typing import Any
 from flask import current_app
 
 from tools.api import Cancelled, Signal, Tool, ToolError, ToolRefused
-from webapp import broker
+from webapp import broker, metrics
 from webapp.extensions import db
 from webapp.models import ToolCall, Turn
 from webapp.models.base import utcnow
@@ -129,7 +129,9 @@ def run_tool_call(self, turn_id: str, call_id: str) -> str:
         events.tool_started(state, call_id, name, call.input)
         result = run_call(turn, call)
     store(call, result, owner_id(turn))
-    duration_ms = round((time.monotonic() - started) * 1000)
+    seconds = time.monotonic() - started
+    metrics.tool_call(name, result.outcome, seconds, result.output)
+    duration_ms = round(seconds * 1000)
     log.info(
         "tool_call turn=%s plugin=%s tool=%s duration_ms=%d outcome=%s",
         turn_id,

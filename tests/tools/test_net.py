@@ -25,6 +25,7 @@ from tools.net import (
     address_allowed,
     find_refusal_reason,
     make_session,
+    on_refusal,
 )
 
 LARGE_BODY_SIZE = 8 * 1024 * 1024
@@ -450,6 +451,36 @@ def test_unsafe_url_refusal_is_logged_without_credentials(
     assert record.getMessage() == (
         "refused URL http://example.test/x: credentials (user@) in the URL"
     )
+
+
+def test_refusals_are_told_to_listeners_by_rule_once_each(
+    dns: FakeDNS, private_site: Site, session: GuardedSession
+) -> None:
+    heard: list[str] = []
+    remove = on_refusal(heard.append)
+    on_refusal(heard.append)  # added twice, heard once
+    try:
+        dns.add("inside.test", ["10.1.2.3"])
+        for url in (
+            f"http://127.0.0.1:{private_site.port}/",
+            "http://inside.test/",
+            "gopher://example.test/",
+            "http://user:pw@example.test/",
+        ):
+            with pytest.raises(AddressNotAllowed):
+                session.get(url)
+    finally:
+        remove()
+    assert heard == [
+        "loopback",
+        "private network",
+        "scheme is not http or https",
+        "credentials (user@) in the URL",
+    ]
+    with pytest.raises(AddressNotAllowed):
+        session.get(f"http://127.0.0.1:{private_site.port}/")
+    assert len(heard) == 4
+    assert private_site.paths() == []
 
 
 def test_plain_session_reaches_loopback_when_private_networks_are_allowed(

@@ -98,6 +98,7 @@ POST   /api/turns/<turn_id>/cancel                401  200  404   404   200   40
 GET    /api/turns/<turn_id>/events                401  200  404   404   200   401     401      401
 POST   /api/uploads                               401  201  201   201   201   401     401      401
 GET    /healthz                                   200  200  200   200   200   200     200      200
+GET    /metrics                                   404  404  404   404   404   404     404      404
 GET    /settings                                  302  200  200   200   200   302     302      302
 POST   /settings/password                         302  302  302   302   400   302     302      302
 POST   /settings/sign-out-everywhere              302  302  302   302   302   302     302      302

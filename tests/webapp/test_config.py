@@ -72,6 +72,11 @@ def test_defaults_apply_when_the_environment_is_empty():
         ({"TURN_MAX_STEPS": "0"}, ["TURN_MAX_STEPS", "between 1 and 1000"]),
         ({"SECRETS_KEY": "new,,old"}, ["SECRETS_KEY", "none empty"]),
         ({"SIGN_IN_MAX_FAILURES": "0"}, ["SIGN_IN_MAX_FAILURES", "between 1 and 1000"]),
+        ({"METRICS_ALLOW": "127.0.0.1/8, office"}, ["METRICS_ALLOW", "10.0.0.0/8", "'office'"]),
+        (
+            {"PROMETHEUS_MULTIPROC_DIR": "/proc/no-such-folder"},
+            ["PROMETHEUS_MULTIPROC_DIR", "create and write"],
+        ),
     ],
 )
 def test_an_invalid_value_is_refused_with_a_sentence_naming_the_setting(environ, words):

@@ -11,6 +11,7 @@ from flask import Blueprint, Response, current_app, jsonify, request
 from flask_login import current_user
 from marshmallow import Schema, fields, validate
 
+from webapp import metrics
 from webapp.api.bodies import load_json
 from webapp.api.conversations import get_conversation
 from webapp.api.uploads import attachment_parts
@@ -210,6 +211,10 @@ def stream_events(turn_id: str):
             return None if status in OPEN_STATUSES else status
 
     def generate() -> Iterator[str]:
+        with metrics.event_stream_open():
+            yield from follow()
+
+    def follow() -> Iterator[str]:
         last, block = after, None  # the first read does not wait, so an ended turn ends at once
         while True:
             try:

@@ -22,6 +22,7 @@ from typing import Any
 from flask import current_app
 from sqlalchemy import update
 
+from webapp import metrics
 from webapp.extensions import db
 from webapp.models import Conversation, Message, Turn
 from webapp.models.base import aware, utcnow
@@ -253,6 +254,7 @@ def finish_turn(
     db.session.commit()
     if ended is None:
         return False
+    metrics.turn_finished(status)
     state = turn_state(turn_id)
     events.turn_ended(state, status, error)
     state.end(current_app.config["EVENT_STREAM_TTL_SECONDS"], cancelled=status == "cancelled")

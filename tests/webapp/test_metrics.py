@@ -1,0 +1,232 @@
+"""/metrics: what an operator's Prometheus reads after real turns, and who may read it.
+
+The web app runs in gunicorn and the turn in a Celery worker, each a process of its own sharing
+one PROMETHEUS_MULTIPROC_DIR, as ./run starts them: a count made in the worker shows in the
+web process's answer only through prometheus-client's multiprocess mode.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import uuid
+from datetime import timedelta
+
+import pytest
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.support.chat import ChatClient
+from tests.support.fake_model import FakeModel, Reply
+from tests.support.processes import ROOT, wait_until
+from tests.support.web_process import WebProcess
+from tests.support.workers import CeleryWorker
+from tests.workers.conftest import make_chat_app
+from webapp import create_app
+from webapp.extensions import db
+from webapp.metrics_endpoint import METRICS_OFF, METRICS_REFUSED
+from webapp.models import ApiToken, Message, Provider, Turn, User
+from webapp.models.base import utcnow
+
+pytestmark = pytest.mark.integration
+
+TOKEN = "scrape-" + uuid.uuid4().hex
+
+
+@pytest.fixture(scope="module")
+def metrics_app(tmp_path_factory, redis_url, sqlite_template):
+    """An app whose processes share a metrics folder; /metrics needs TOKEN (no address may
+    read it without one: the allowed network holds no loopback address)."""
+    folder = tmp_path_factory.mktemp("metrics")
+    app = make_chat_app(
+        tmp_path_factory,
+        redis_url,
+        sqlite_template,
+        LOOKOUT_PLUGINS="tests.workers.turn_plugins,tools.web_fetch",
+        PROMETHEUS_MULTIPROC_DIR=str(folder),
+        METRICS_TOKEN=TOKEN,
+        METRICS_ALLOW="10.99.0.0/16",
+    )
+    yield app
+    with app.app_context():
+        db.engine.dispose()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def web(metrics_app, tmp_path_factory):
+    """The app in gunicorn, with a worker process answering its turns."""
+    logs = tmp_path_factory.mktemp("metrics-logs")
+    with CeleryWorker(metrics_app, logs, concurrency=4), WebProcess(metrics_app, logs) as server:
+        yield server
+
+
+@pytest.fixture
+def fake_model():
+    with FakeModel() as fake:
+        yield fake
+
+
+def chat_with(app, fake: FakeModel, url: str) -> tuple[ChatClient, str]:
+    """Register ``fake`` as a provider of its own and a new user; return their client and the
+    model id."""
+    name = uuid.uuid4().hex[:8]
+    with app.app_context():
+        db.session.add(
+            Provider(name=name, base_url=fake.base_url, models=[{"name": "m", "tools": True}])
+        )
+        user = User.make(f"u-{name}", "password")
+        db.session.add(user)
+        row, token = ApiToken.make(user, "t")
+        db.session.add(row)
+        db.session.commit()
+    return ChatClient(url, token), f"{name}/m"
+
+
+def scrape(url: str) -> dict[tuple[str, tuple], float]:
+    """Return every sample of /metrics as {(name, sorted labels): value}."""
+    answer = requests.get(
+        f"{url}/metrics", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["Content-Type"].startswith("text/plain; version=")
+    samples = {}
+    for family in text_string_to_metric_families(answer.text):
+        for sample in family.samples:
+            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return samples
+
+
+def value(samples: dict, name: str, **labels: str) -> float:
+    """Return one sample's value, 0 when the series has no such sample yet."""
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+def assert_documented(url: str) -> None:
+    """Check that the README documents every series published, and that the dashboard reads
+    only published samples (asked after a turn that made every kind of sample)."""
+    answer = requests.get(
+        f"{url}/metrics", headers={"Authorization": f"Bearer {TOKEN}"}, timeout=10
+    )
+    families = [
+        f for f in text_string_to_metric_families(answer.text) if f.name.startswith("lookout_")
+    ]
+    samples = {sample.name for family in families for sample in family.samples}
+    readme = (ROOT / "README.md").read_text()
+    documented = {name.removesuffix("_total") for name in re.findall(r"`(lookout_\w+)`", readme)}
+    assert documented == {family.name for family in families}
+    dashboard = (ROOT / "docs" / "grafana-dashboard.json").read_text()
+    assert set(re.findall(r"lookout_\w+", dashboard)) <= samples
+
+
+def test_a_turn_with_tool_calls_is_counted_from_the_worker(metrics_app, web, fake_model):
+    chat, model = chat_with(metrics_app, fake_model, web.url)
+    before = scrape(web.url)
+    fake_model.script(
+        Reply.tool_calls(
+            [("echo", {"text": "hi"}), ("web_fetch", {"url": "http://127.0.0.1:9/private"})],
+            usage=(10, 5),
+        ),
+        Reply.text("Done.", usage=(7, 3)),
+    )
+    turn = chat.run(chat.new_conversation(), "Look it up.", model)
+    assert turn["status"] == "completed"
+    after = scrape(web.url)
+
+    def added(name: str, **labels: str) -> float:
+        return value(after, name, **labels) - value(before, name, **labels)
+
+    assert added("lookout_turns_finished_total", outcome="completed") == 1
+    assert added("lookout_tool_calls_total", tool="echo", outcome="ok") == 1
+    assert added("lookout_tool_calls_total", tool="web_fetch", outcome="refused") == 1
+    assert added("lookout_tool_call_seconds_count", tool="echo", engine="") == 1
+    assert added("lookout_tool_call_seconds_count", tool="web_fetch", engine="") == 1
+    assert added("lookout_guard_refusals_total", reason="loopback") == 1
+    assert added("lookout_model_step_seconds_count", model=model) == 2
+    assert added("lookout_model_tokens_total", model=model, kind="input") == 17
+    assert added("lookout_model_tokens_total", model=model, kind="output") == 8
+    # Outcomes that never happened show as 0, not as missing series.
+    assert ("lookout_turns_finished_total", (("outcome", "cancelled"),)) in after
+    assert_documented(web.url)
+
+
+def test_open_event_streams_are_counted_while_open(metrics_app, web, fake_model):
+    chat, model = chat_with(metrics_app, fake_model, web.url)
+    fake_model.script(Reply.text("tick " * 40, chunks=40, delay=0.1))
+    started = chat.start(chat.new_conversation(), "Talk slowly.", model)
+    stream = chat.call("GET", f"/api/turns/{started['turn']['id']}/events", stream=True, timeout=30)
+    lines = stream.iter_lines(decode_unicode=True)
+    assert next(line for line in lines if line.startswith("event:"))
+    assert value(scrape(web.url), "lookout_event_streams_open") == 1
+    stream.close()
+    wait_until(
+        lambda: value(scrape(web.url), "lookout_event_streams_open") == 0,
+        10,
+        "the closed event stream was still counted as open",
+    )
+    chat.wait(started["turn"]["id"])
+
+
+def test_the_queue_is_read_when_scraped(metrics_app, web, fake_model):
+    """A turn no worker has taken for two minutes shows in the depth and the oldest age."""
+    chat, model = chat_with(metrics_app, fake_model, web.url)
+    conversation = chat.new_conversation()
+    with metrics_app.app_context():
+        message = Message(conversation_id=conversation, role="user", parts=[], status="completed")
+        db.session.add(message)
+        db.session.flush()
+        turn = Turn(
+            conversation_id=conversation,
+            user_message_id=message.id,
+            model=model,
+            status="queued",
+            created_at=utcnow() - timedelta(minutes=2),
+        )
+        db.session.add(turn)
+        db.session.commit()
+        turn_id = turn.id
+    try:
+        samples = scrape(web.url)
+        assert value(samples, "lookout_turns_queued") >= 1
+        assert value(samples, "lookout_oldest_queued_turn_age_seconds") >= 120
+        assert ("lookout_task_queue_length", ()) in samples
+    finally:
+        with metrics_app.app_context():
+            db.session.execute(db.delete(Turn).where(Turn.id == turn_id))
+            db.session.commit()
+    assert value(scrape(web.url), "lookout_oldest_queued_turn_age_seconds") < 120
+
+
+def test_metrics_are_refused_without_the_token(web):
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
+        answer = requests.get(f"{web.url}/metrics", headers=headers, timeout=10)
+        assert answer.status_code == 403
+        assert answer.json() == {"error": {"message": METRICS_REFUSED, "fields": {}}}
+
+
+@pytest.fixture
+def app_with(tmp_path, redis_url, sqlite_template):
+    """Return a factory of in-process apps with the given metrics settings."""
+
+    def make(**settings):
+        path = tmp_path / f"{uuid.uuid4().hex[:8]}.db"
+        shutil.copyfile(sqlite_template, path)
+        config = {"TESTING": True, "SECRET_KEY": "metrics", "DATABASE_URL": f"sqlite:///{path}"}
+        return create_app({**config, "REDIS_URL": redis_url, **settings})
+
+    return make
+
+
+def test_metrics_from_an_allowed_network_need_no_token(app_with):
+    client = app_with(METRICS_ALLOW="10.99.0.0/16, 192.0.2.7").test_client()
+    assert client.get("/metrics", environ_base={"REMOTE_ADDR": "10.99.3.4"}).status_code == 200
+    assert client.get("/metrics", environ_base={"REMOTE_ADDR": "192.0.2.7"}).status_code == 200
+    refused = client.get("/metrics", environ_base={"REMOTE_ADDR": "10.98.0.1"})
+    assert refused.status_code == 403
+    assert refused.json["error"]["message"] == METRICS_REFUSED
+
+
+def test_metrics_are_off_until_an_operator_opens_them(app_with):
+    answer = app_with().test_client().get("/metrics")
+    assert answer.status_code == 404
+    assert answer.json == {"error": {"message": METRICS_OFF, "fields": {}}}
