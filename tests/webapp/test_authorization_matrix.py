@@ -98,7 +98,8 @@ POST   /api/turns/<turn_id>/cancel                401  200  404   404   200   40
 GET    /api/turns/<turn_id>/events                401  200  404   404   200   401     401      401
 POST   /api/uploads                               401  201  201   201   201   401     401      401
 GET    /healthz                                   200  200  200   200   200   200     200      200
-GET    /metrics                                   404  404  404   404   404   404     404      404
+GET    /metrics                                   403  403  403   403   403   403     403      403
+GET    /metrics [with the metrics token]          200  200  200   200   200   200     200      200
 GET    /settings                                  302  200  200   200   200   302     302      302
 POST   /settings/password                         302  302  302   302   400   302     302      302
 POST   /settings/sign-out-everywhere              302  302  302   302   302   302     302      302
@@ -111,6 +112,7 @@ GET    /static/<path:filename>                    200  200  200   200   200   20
 
 UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
 MODEL = "matrix/m"  # the provider the module's fixture stores, on the fake model
+METRICS_TOKEN = "matrix-metrics-token"  # no account's token or session opens /metrics
 
 
 @dataclass(frozen=True)
@@ -159,6 +161,9 @@ REQUESTS: dict[str, Request] = {
         }
     },
     "PATCH /api/admin/providers/<provider_id>": lambda t, c: {"json": {"models": [{"name": "n"}]}},
+    "GET /metrics [with the metrics token]": lambda t, c: {
+        "headers": {"Authorization": f"Bearer {METRICS_TOKEN}"}
+    },
     "POST /api/admin/users": lambda t, c: {"json": {"name": f"new-{uuid.uuid4().hex[:8]}"}},
     "PATCH /api/admin/users/<user_id>": lambda t, c: {"json": {"disabled": True}},
     "POST /api/admin/users/<user_id>/password": lambda t, c: {"json": {}},
@@ -248,6 +253,7 @@ def world(tmp_path_factory, redis_url, sqlite_template):
             "REDIS_URL": redis_url,
             "CELERY_QUEUE": f"lookout-matrix-{RUN_ID}-{uuid.uuid4().hex[:8]}",
             "LOOKOUT_PLUGINS": "tests.workers.turn_plugins,tools.web_search",
+            "METRICS_TOKEN": METRICS_TOKEN,
         }
     )
     with FakeModel() as fake:
