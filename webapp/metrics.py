@@ -24,7 +24,7 @@ prepare_metrics_folder()
 
 TURN_OUTCOMES = ("completed", "failed", "cancelled")
 TOOL_OUTCOMES = ("ok", "error", "timeout", "cancelled", "refused")
-REAPER_ACTIONS = ("sweep", "failed_turn")
+REAPER_ACTIONS = ("sweep", "failed_turn", "requeued_turn")
 TOKEN_KINDS = ("input", "output")
 
 STEP_BUCKETS = (0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300)
@@ -56,7 +56,8 @@ MODEL_TOKENS = Counter(
 )
 REAPER_ACTIONS_TOTAL = Counter(
     "lookout_reaper_actions",
-    "What the reaper did: a sweep for dead turns (holding the lock), a dead turn failed.",
+    "What the reaper did: a sweep for dead turns (holding the lock), a dead turn failed, a turn "
+    "whose queued task was lost sent again.",
     ["action"],
 )
 EVENT_STREAMS_OPEN = Gauge(

@@ -1,8 +1,11 @@
-"""Ends turns whose worker died: a running turn whose heartbeat stopped is marked failed.
+"""Ends turns whose worker died, and sends again the first step of turns whose task was lost.
 
 A worker on the threads pool that is killed loses its in-flight tasks until Redis redelivers
 them after ``visibility_timeout`` (half an hour); the reaper ends such turns within about a
-minute instead, with a reason the user reads. One worker at a time reaps (a Redis lock).
+minute instead, with a reason the user reads. A Redis that restarts without persistence (as
+./run's does) loses queued tasks: a turn still queued after ``TURN_STALE_SECONDS`` gets its
+first step sent once more, which runs once however often it is delivered (the step is claimed
+atomically). One worker at a time reaps (a Redis lock).
 """
 
 from __future__ import annotations
@@ -14,12 +17,13 @@ from datetime import timedelta
 from celery.signals import worker_ready
 from flask import current_app
 
-from webapp import metrics
+from webapp import broker, metrics
 from webapp.extensions import db
 from webapp.models import Turn
 from webapp.models.base import utcnow
 from webapp.turn.lifecycle import finish_turn
 from webapp.turn.state import get_redis
+from workers.celery_app import celery
 
 DIED = (
     "The worker answering this turn stopped before it finished. Send the message again; "
@@ -51,6 +55,27 @@ def fail_dead_turn(turn_id: str) -> bool:
     return True
 
 
+def requeue_lost_turns(stale_seconds: float) -> list[str]:
+    """Send step 0 again for turns queued longer than ``stale_seconds``; return their ids.
+
+    Once per turn for as long as Redis remembers having done it: a restart that lost the task
+    forgets that too, and a turn merely waiting behind others gets one harmless duplicate.
+    """
+    cutoff = utcnow() - timedelta(seconds=stale_seconds)
+    waiting = db.session.scalars(
+        db.select(Turn.id).filter(Turn.status == "queued", Turn.created_at < cutoff)
+    ).all()
+    db.session.rollback()
+    sent = []
+    for turn_id in waiting:
+        if get_redis().set(f"lookout:reaper:requeued:{turn_id}", "1", nx=True, ex=24 * 3600):
+            celery.send_task(broker.RUN_TURN_STEP, args=[turn_id, 0])
+            metrics.reaper_action("requeued_turn")
+            log.warning("turn=%s still queued: its first step was sent again", turn_id)
+            sent.append(turn_id)
+    return sent
+
+
 def reap_once() -> list[str]:
     """Reap while holding the cluster-wide lock; return the turns failed (none without the lock)."""
     config = current_app.config
@@ -59,6 +84,7 @@ def reap_once() -> list[str]:
     if not get_redis().set(lock, "1", nx=True, ex=max(1, int(interval))):
         return []
     metrics.reaper_action("sweep")
+    requeue_lost_turns(config["TURN_STALE_SECONDS"])
     return reap_stale_turns(config["TURN_STALE_SECONDS"])
 
 

@@ -48,3 +48,22 @@ def test_redis_restarted_mid_stream_keeps_the_turn_its_text_and_its_worker(
     assert page.text() == ANSWER
     assert after["status"] == "completed", after
     assert worker.process.poll() is None, worker.log.read_text()
+
+
+def test_a_turn_whose_queued_task_redis_lost_is_answered_after_the_stale_limit(
+    private_redis, make_stack
+):
+    """Regression: a turn queued when Redis restarted stayed "queued" for good, and its
+    conversation refused every next message with 409 until the user cancelled it."""
+    stack = make_stack(REDIS_URL=private_redis.url)
+    stack.fake.script(Reply.text("Answered after all."))
+    conversation = stack.chat.new_conversation()
+    turn_id = stack.chat.start(conversation, "anyone?", "fake/m")["turn"]["id"]
+    clock = Stopwatch()
+    private_redis.restart()  # no worker had taken the task yet: it is gone
+    stack.worker()
+    turn = stack.chat.wait(turn_id, timeout=30)
+    record_recovery("Redis restarted with a turn queued: the turn answered", clock.seconds())
+    assert turn["status"] == "completed", turn
+    assert stack.chat.reply(turn)["parts"] == [{"type": "text", "text": "Answered after all."}]
+    assert len(stack.fake.chat_requests()) == 1
