@@ -130,13 +130,16 @@ def is_broker_name(node: ast.expr | None) -> bool:
 
 
 # What workers/ may use of webapp/: the models and their extension, the turn's modules, the
-# plugin host, the task names, the metrics' series, and the app factory. Never the API, the
-# pages or the sign-in.
+# plugin host, the task names, the metrics' series, the app factory, and a user's limits and
+# their counts (a tool call spends quotas the web side shows). Never the API, the pages or
+# the sign-in.
 WORKERS_MAY_IMPORT = (
     "webapp.create_app",
     "webapp.extensions",
     "webapp.models",
     "webapp.turn",
+    "webapp.limits",
+    "webapp.quotas",
     "webapp.plugin_host",
     "webapp.broker",
     "webapp.metrics",

@@ -7,6 +7,7 @@ Errors raised through this API::
     │   └── ToolRefused      a guard or domain-list refusal (logged with outcome "refused")
     ├── Cancelled            the turn was cancelled or the call's deadline passed
     ├── RateLimited          a shared rate limit gave no slot in time (tools.rates)
+    ├── QuotaUsed            the user's quota is used up (tools.quotas)
     ├── IngestError          an ingester could not read a file (broken, encrypted)
     └── PluginConfigError    invalid plugin options or user settings, with per-field messages
 """
@@ -22,6 +23,7 @@ import marshmallow
 import requests
 
 from tools.cancellation import Cancelled, Signal
+from tools.quotas import Quotas, QuotaUsed
 from tools.rates import RateLimit, RateLimited, Rates, UnlimitedRates
 from tools.usage import Meter
 
@@ -39,6 +41,8 @@ __all__ = [
     "PluginConfigError",
     "PluginContext",
     "Parsers",
+    "QuotaUsed",
+    "Quotas",
     "RateLimit",
     "RateLimited",
     "Rates",
@@ -104,7 +108,8 @@ class ToolContext:
     """What a tool call gets from the turn that runs it.
 
     ``rates`` books calls to a provider against limits shared by every worker process (see
-    ``tools.rates``); outside a host it limits nothing.
+    ``tools.rates``); outside a host it limits nothing. ``quotas`` counts what the call spends
+    of its user's daily quotas (see ``tools.quotas``); outside a host it counts nothing.
     """
 
     user: str
@@ -117,6 +122,7 @@ class ToolContext:
     settings: dict[str, Any] = field(default_factory=dict)
     rates: Rates = field(default_factory=UnlimitedRates)
     meter: Meter = field(default_factory=Meter)
+    quotas: Quotas = field(default_factory=Quotas)
 
 
 @dataclass

@@ -273,6 +273,50 @@ SETTINGS: tuple[Setting, ...] = (
         int_parser(1, 1000),
     ),
     Setting(
+        "QUOTA_OPEN_TURNS",
+        "3",
+        "Answers one user may have queued or running at once (a user's override on the Users "
+        "page wins).",
+        int_parser(1, 10000),
+    ),
+    Setting(
+        "QUOTA_TURNS_PER_HOUR",
+        "120",
+        "Messages one user may send in a clock hour (UTC).",
+        int_parser(1, 1_000_000),
+    ),
+    Setting(
+        "QUOTA_TOOL_CALLS_PER_TURN",
+        "40",
+        "Tool calls one answer may make, over all its steps; calls past it get an error result.",
+        int_parser(1, 100_000),
+    ),
+    Setting(
+        "QUOTA_SEARCHES_PER_DAY",
+        "500",
+        "Web searches one user may make a day (UTC) on the admin's engine key; searches with "
+        "the user's own key are not counted.",
+        int_parser(1, 10_000_000),
+    ),
+    Setting(
+        "QUOTA_FETCH_MB_PER_DAY",
+        "500",
+        "Megabytes of pages and files (decoded) web_fetch may read for one user a day (UTC).",
+        int_parser(1, 10_000_000),
+    ),
+    Setting(
+        "QUOTA_EVENT_STREAMS",
+        "20",
+        "Event streams one user may have open; a new one past it closes the user's oldest.",
+        int_parser(1, 10000),
+    ),
+    Setting(
+        "QUOTA_UPLOAD_MB",
+        "500",
+        "Megabytes of attachments one user may keep stored.",
+        int_parser(1, 10_000_000),
+    ),
+    Setting(
         "ABANDONED_MAX",
         "8",
         "Tool threads still running after their call ended above which a worker takes no task.",

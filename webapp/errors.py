@@ -1,6 +1,7 @@
 """Errors that carry an HTTP status, and the handlers giving every /api/ error one JSON shape.
 
-    ApiError(message, status=400, fields=None)   raised by views; becomes the JSON below
+    ApiError(message, status=400, fields=None, retry_after=None)
+                                                raised by views; becomes the JSON below
     werkzeug HTTPException (401, 403, 404, 405, CSRF 400, 500 ...) -> same JSON under /api/
     flask_wtf CSRFError (a 400)                 -> CSRF_REFUSED, which says what to do
 
@@ -34,13 +35,21 @@ CSRF_REFUSED = (
 
 
 class ApiError(Exception):
-    """An error a view reports to the client, with its HTTP status and per-field messages."""
+    """An error a view reports to the client, with its HTTP status and per-field messages;
+    ``retry_after`` (seconds) is sent as the ``Retry-After`` header (a 429 over a limit)."""
 
-    def __init__(self, message: str, status: int = 400, fields: dict | None = None):
+    def __init__(
+        self,
+        message: str,
+        status: int = 400,
+        fields: dict | None = None,
+        retry_after: int | None = None,
+    ):
         super().__init__(message)
         self.message = message
         self.status = status
         self.fields = fields or {}
+        self.retry_after = retry_after
 
 
 def wants_json() -> bool:
@@ -62,8 +71,11 @@ def describe(error: HTTPException) -> str:
 
 
 def handle_api_error(error: ApiError):
-    """Render an ApiError as JSON."""
-    return json_error(error.message, error.status, error.fields)
+    """Render an ApiError as JSON, with its Retry-After header when it has one."""
+    response, status = json_error(error.message, error.status, error.fields)
+    if error.retry_after is not None:
+        response.headers["Retry-After"] = str(error.retry_after)
+    return response, status
 
 
 def handle_http_error(error: HTTPException):

@@ -11,6 +11,7 @@ from tools.rates import RedisRates
 from webapp.extensions import db
 from webapp.models import Message, ToolCall, Turn
 from webapp.plugin_host import find_settings
+from webapp.quotas import UserQuotas
 from webapp.turn.sources import Sources
 from webapp.turn.state import turn_state
 from workers.offer import Offered, owner_id
@@ -54,5 +55,6 @@ def make_tool_context(
         turn_cache=state.cache(call.name),
         settings=find_settings(user, plugin) if plugin else {},
         rates=RedisRates(state.client),
+        quotas=UserQuotas(state.client, user),
     )
     return ctx, sources, citations

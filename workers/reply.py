@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import uuid
 
-from flask import current_app
-from sqlalchemy import update
+from sqlalchemy import func, update
 
 from webapp.extensions import db
+from webapp.limits import setting_value
 from webapp.models import Message, ToolCall, Turn
 from webapp.turn.parts import Part, text_part, tool_call_part
 from webapp.turn.replies import with_results
 from webapp.turn.sources import Sources
 from webapp.turn.state import turn_state
-from workers.offer import Offered
+from workers.offer import Offered, owner_id
 from workers.providers import ToolCallRequest
 
 BAD_ARGUMENTS = "The arguments were not valid JSON."
@@ -33,6 +33,14 @@ def over_limit(limit: int) -> str:
     )
 
 
+def over_turn_limit(limit: int) -> str:
+    """Return the error of a call past the turn's ``QUOTA_TOOL_CALLS_PER_TURN``."""
+    return (
+        f"This answer has made {limit} tool calls, the most one answer may make, so this one "
+        "was not run. Answer with what you have found."
+    )
+
+
 class StepReply:
     """The reply of one turn as one step builds it (within the step's database session)."""
 
@@ -42,6 +50,7 @@ class StepReply:
         self.turn_id = turn.id
         self.step = step
         self.message_id = turn.assistant_message_id
+        self.user_id = owner_id(turn)
         self.state = turn_state(turn.id)
         self.parts: list[Part] = list(db.session.get(Message, self.message_id).parts)
         self.sources = Sources(self.state, self.parts)
@@ -63,14 +72,17 @@ class StepReply:
         """Store the tool calls the model asked for (rows with the tool as offered, and parts)
         and keep the parts; return the call ids in order (uncommitted).
 
-        A call with arguments that are not JSON, or past ``TOOL_CALLS_PER_STEP``, is stored
-        with an error result the model reads, and never runs: one step cannot fan out into
-        unbounded work. A call of a tool the step did not offer is stored without an owner,
-        and its task answers that it was not offered.
+        A call with arguments that are not JSON, past the step's ``TOOL_CALLS_PER_STEP`` or
+        past the turn's ``QUOTA_TOOL_CALLS_PER_TURN`` (the user's own values when an admin set
+        them) is stored with an error result the model reads, and never runs: one step, or one
+        answer, cannot fan out into unbounded work. A call of a tool the step did not offer is
+        stored without an owner, and its task answers that it was not offered.
         """
         offered = {o.tool.name: o for o in offers}
-        limit = current_app.config["TOOL_CALLS_PER_STEP"]
+        per_step = setting_value(self.user_id, "toolCallsPerStep")
+        per_turn = setting_value(self.user_id, "toolCallsPerTurn")
         taken = set(db.session.scalars(db.select(ToolCall.call_id).filter_by(turn_id=self.turn_id)))
+        ran = self.calls_run()
         ids = []
         for position, call in enumerate(calls):
             call_id = call.id if call.id and call.id not in taken else f"call_{uuid.uuid4().hex}"
@@ -79,9 +91,11 @@ class StepReply:
             offer = offered.get(call.name)
             error = (
                 BAD_ARGUMENTS if call.arguments is None
-                else over_limit(limit) if position >= limit
+                else over_limit(per_step) if position >= per_step
+                else over_turn_limit(per_turn) if ran >= per_turn
                 else None
             )  # fmt: skip
+            ran += error is None
             db.session.add(
                 ToolCall(
                     turn_id=self.turn_id,
@@ -100,6 +114,19 @@ class StepReply:
             self.parts.append(tool_call_part(call_id, call.name, call.arguments or {}))
         self.keep()
         return ids
+
+    def calls_run(self) -> int:
+        """Return how many tool calls the turn's earlier steps ran (calls refused when they
+        were stored never started)."""
+        return db.session.scalar(
+            db.select(func.count())
+            .select_from(ToolCall)
+            .filter(
+                ToolCall.turn_id == self.turn_id,
+                ToolCall.step < self.step,
+                ToolCall.started_at.is_not(None),
+            )
+        )
 
     def keep(self) -> None:
         """Set the stored reply's parts to everything said so far (committed with what

@@ -11,6 +11,7 @@ ingester cannot read, and a page or file that needs more time or memory than the
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,6 +23,7 @@ from tools.api import (
     IngestError,
     IngestInput,
     Parsers,
+    QuotaUsed,
     Signal,
     Tool,
     ToolContext,
@@ -30,6 +32,7 @@ from tools.api import (
 from tools.charset import HTML_TYPES, decode_page
 from tools.citations import cut_title
 from tools.usage import FETCHED_BYTES, PAGES_FETCHED
+from tools.quotas import FETCH_BYTES
 from tools.web_fetch.download import Download, FetchLimits, download
 from tools.web_fetch.extract import Extracted, extract
 from tools.web_fetch.options import DomainRules
@@ -101,7 +104,7 @@ def make_tool(
         _check_url(url)
         page = Page.from_cache(ctx.turn_cache.get(url))
         if page is None:
-            body = download(url, ctx.fetch, ctx.signal, limits, ingesters.accepts, log)
+            body = counted_download(url, ctx, limits, ingesters.accepts, log)
             ctx.meter.add(PAGES_FETCHED)
             ctx.meter.add(FETCHED_BYTES, len(body.data))
             page = read_page(body, ingesters, parsers, ctx.signal)
@@ -119,6 +122,27 @@ def make_tool(
         untrusted=True,
         timeout_seconds=options["timeoutSeconds"] + DEADLINE_MARGIN_SECONDS,
     )
+
+
+def counted_download(
+    url: str,
+    ctx: ToolContext,
+    limits: FetchLimits,
+    accepts_file: Callable[[str], bool],
+    log: logging.Logger,
+) -> Download:
+    """Return the download of ``url``, refused when the user's daily fetch quota is used up and
+    counted against it (its decoded bytes) once read."""
+    try:
+        ctx.quotas.check(FETCH_BYTES)
+    except QuotaUsed as exc:
+        raise ToolError(exc.message) from None
+    body = download(url, ctx.fetch, ctx.signal, limits, accepts_file, log)
+    try:
+        ctx.quotas.add(FETCH_BYTES, len(body.data))
+    except QuotaUsed:
+        pass  # read already: the next fetch is the one refused
+    return body
 
 
 def _check_url(url: str) -> None:

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import requests
 
-from tools.api import ToolContext, ToolError
+from tools.api import QuotaUsed, ToolContext, ToolError
+from tools.quotas import SEARCHES
 from tools.web_search.engine import Search, SearchResult
 from tools.web_search.pacing import bucket_name, wait_for_engine
 from tools.web_search.resolution import Resolved
@@ -72,8 +73,14 @@ def ask(
     user_agent: str,
     leave: float,
 ) -> list[SearchResult]:
-    """Return one engine's results: wait for its slot, then search, ``leave`` seconds spared."""
+    """Return one engine's results: count the search against the user's daily quota when it is
+    made on the admin's key, wait for its slot, then search, ``leave`` seconds spared."""
     engine = resolved.engine
+    if resolved.admins:  # a user's own key is theirs to spend
+        try:
+            ctx.quotas.take(SEARCHES)
+        except QuotaUsed as exc:
+            raise ToolError(exc.message) from None
     bucket = bucket_name(engine, resolved.api_key, resolved.base_url)
     reserve = REQUEST_RESERVE_SECONDS + leave
     wait_for_engine(engine, resolved.limit, bucket, ctx.rates, ctx.signal, reserve)

@@ -139,7 +139,9 @@ def queue_turn(conversation: Conversation, data: dict[str, Any]):
             conversation, user_message, data["model"], data["generation"], current_user.roles
         )
     except TurnRefused as refused:
-        raise ApiError(refused.message, refused.status, refused.fields) from refused
+        raise ApiError(
+            refused.message, refused.status, refused.fields, refused.retry_after
+        ) from refused
     return (
         jsonify({"turn": show_turn(turn, full=False), "eventsUrl": f"/api/turns/{turn.id}/events"}),
         202,

@@ -2,6 +2,7 @@
 
 from webapp.models.accounts import ApiToken, User
 from webapp.models.chat import Conversation, Message, ToolCall, Turn
+from webapp.models.limits import UserLimit
 from webapp.models.plugins import PluginOptions, UserPluginSettings, UserToolSetting
 from webapp.models.providers import Provider
 from webapp.models.uploads import Upload
@@ -16,6 +17,7 @@ __all__ = [
     "ToolCall",
     "Turn",
     "User",
+    "UserLimit",
     "UserPluginSettings",
     "Upload",
     "UsageCount",

@@ -19,10 +19,12 @@ import logging
 from datetime import timedelta
 from typing import Any
 
+import redis
 from flask import current_app
 from sqlalchemy import update
 
 from webapp import metrics
+from webapp import quotas
 from webapp.extensions import db
 from webapp.models import Conversation, Message, Turn
 from webapp.models.base import aware, utcnow
@@ -34,18 +36,30 @@ from webapp.turn.state import turn_state
 OPEN_STATUSES = ("queued", "running")
 CUT_OFF = "The answer above was cut off."
 QUEUE_DOWN = "The task queue could not be reached. Send it again soon."
+LIMITS_DOWN = (
+    "Lookout could not check your limits because Redis could not be reached. Send it again in "
+    "a moment."
+)
 log = logging.getLogger("lookout.turns")
 
 
 class TurnRefused(Exception):
     """The turn cannot start; ``message`` is the sentence the user reads, ``status`` the HTTP
-    status the API answers with, ``fields`` per-field messages."""
+    status the API answers with, ``fields`` per-field messages, ``retry_after`` the seconds
+    after which trying again may pass (over a limit)."""
 
-    def __init__(self, message: str, status: int, fields: dict[str, list[str]] | None = None):
+    def __init__(
+        self,
+        message: str,
+        status: int,
+        fields: dict[str, list[str]] | None = None,
+        retry_after: int | None = None,
+    ):
         super().__init__(message)
         self.message = message
         self.status = status
         self.fields = fields
+        self.retry_after = retry_after
 
 
 def open_turns(conversation_id: str):
@@ -63,14 +77,38 @@ def start_turn(
     roles: list[str],
 ) -> Turn:
     """Store the user's message (new or answered again) and a queued turn, commit, and queue the
-    first step; raise TurnRefused while the conversation has an open turn, or (after failing the
-    stored turn) when the queue cannot be reached."""
-    from webapp import broker, queue  # the web side's door to Celery; workers never need it
+    first step; raise TurnRefused while the conversation has an open turn (409), when the user
+    is over a turn limit (429), or (after failing the stored turn) when the queue cannot be
+    reached (503).
 
-    if db.session.scalar(open_turns(conversation.id)) is not None:
-        raise TurnRefused(
-            "A turn is still running in this conversation. Wait for it, or cancel it first.", 409
-        )
+    The checks and the store run under the user's start lock (``quotas.starting``): two
+    requests at the same instant see each other's turn, so neither limit can be passed.
+    """
+    try:
+        with quotas.starting(conversation.owner_id):
+            if db.session.scalar(open_turns(conversation.id)) is not None:
+                raise TurnRefused(
+                    "A turn is still running in this conversation. Wait for it, or cancel it "
+                    "first.",
+                    409,
+                )
+            quotas.check_turn(conversation.owner_id)
+            turn = store_turn(conversation, user_message, model, generation, roles)
+    except quotas.QuotaExceeded as over:
+        raise TurnRefused(over.message, 429, retry_after=over.retry_after) from over
+    except redis.RedisError as exc:
+        raise TurnRefused(LIMITS_DOWN, 503) from exc
+    return queue_turn(turn)
+
+
+def store_turn(
+    conversation: Conversation,
+    user_message: Message,
+    model: str,
+    generation: dict[str, Any],
+    roles: list[str],
+) -> Turn:
+    """Store the user's message and a queued turn, and commit."""
     db.session.add(user_message)
     db.session.flush()
     turn = Turn(
@@ -84,6 +122,14 @@ def start_turn(
     db.session.add(turn)
     conversation.updated_at = db.func.now()
     db.session.commit()
+    return turn
+
+
+def queue_turn(turn: Turn) -> Turn:
+    """Queue a stored turn's first step; fail it and raise TurnRefused (503) when the queue
+    cannot be reached."""
+    from webapp import broker, queue  # the web side's door to Celery; workers never need it
+
     try:
         task_id = queue.enqueue(broker.RUN_TURN_STEP, turn.id, 0)
     except queue.QueueError as exc:

@@ -1,0 +1,138 @@
+"""A user's turn limits through the real API and a real worker: answers running at once and
+messages per hour, each reached, refused with 429, Retry-After and its sentence, and freed."""
+
+from __future__ import annotations
+
+import re
+import threading
+from datetime import UTC, datetime
+
+from tests.support.chat import ChatClient
+from tests.support.fake_model import Reply
+from tests.support.web_process import WebProcess
+from webapp.extensions import db
+from webapp.limits import set_overrides
+from webapp.quotas import key, open_turn_count, remaining
+from webapp.turn.state import get_redis
+
+OPEN_TURNS_SENTENCE = (
+    "You have 3 answers running. Wait for one to finish, or stop one, then send again."
+)
+
+
+def post_turn(chat, conversation: str, model: str, content: str = "Hello"):
+    """POST a message and return the response, whatever its status."""
+    return chat.call(
+        "POST",
+        f"/api/conversations/{conversation}/turns",
+        json={"model": model, "content": content},
+    )
+
+
+def test_a_fourth_answer_is_refused_until_one_of_three_running_ends(chat, model_ids, fake_model):
+    model, _ = model_ids
+    fake_model.default = Reply.hang()
+    turns = [chat.start(chat.new_conversation(), "Hi", model)["turn"]["id"] for _ in range(3)]
+
+    refused = post_turn(chat, chat.new_conversation(), model)
+
+    assert refused.status_code == 429
+    assert refused.json()["error"]["message"] == OPEN_TURNS_SENTENCE
+    assert int(refused.headers["Retry-After"]) >= 1
+    chat.call("POST", f"/api/turns/{turns[0]}/cancel")
+    assert chat.wait(turns[0])["status"] == "cancelled"
+    fake_model.default = Reply.text("Fine.")
+    again = post_turn(chat, chat.new_conversation(), model)
+    assert again.status_code == 202, again.text
+    for turn in turns[1:]:
+        chat.call("POST", f"/api/turns/{turn}/cancel")
+
+
+def test_many_posts_at_the_same_instant_never_open_more_turns_than_the_limit(
+    chat, chat_app, model_ids, fake_model, tmp_path
+):
+    """Two web processes (as gunicorn serves Lookout) take the POSTs, so the checks really run
+    side by side."""
+    model, _ = model_ids
+    fake_model.default = Reply.hang()
+    conversations = [chat.new_conversation() for _ in range(16)]
+    barrier = threading.Barrier(len(conversations))
+    answers = []
+    with WebProcess(chat_app, tmp_path) as one, WebProcess(chat_app, tmp_path) as two:
+        clients = [ChatClient(web.url, chat.token) for web in (one, two)]
+
+        def send(number: int, conversation: str) -> None:
+            client = clients[number % 2]
+            barrier.wait()
+            answers.append(post_turn(client, conversation, model))
+
+        threads = [threading.Thread(target=send, args=(n, c)) for n, c in enumerate(conversations)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    assert sorted(a.status_code for a in answers) == [202] * 3 + [429] * 13
+    with chat_app.app_context():
+        assert open_turn_count(chat.user_id) == 3
+    for answer in answers:
+        if answer.status_code == 202:
+            chat.call("POST", f"/api/turns/{answer.json()['turn']['id']}/cancel")
+
+
+def test_two_posts_in_one_conversation_at_the_same_instant_start_one_turn(
+    chat, model_ids, fake_model
+):
+    model, _ = model_ids
+    fake_model.default = Reply.hang()
+    conversation = chat.new_conversation()
+    barrier = threading.Barrier(6)
+    answers = []
+
+    def send() -> None:
+        barrier.wait()
+        answers.append(post_turn(chat, conversation, model))
+
+    threads = [threading.Thread(target=send) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    started = [a for a in answers if a.status_code == 202]
+    assert len(started) == 1
+    assert {a.status_code for a in answers if a not in started} == {409}
+    chat.call("POST", f"/api/turns/{started[0].json()['turn']['id']}/cancel")
+
+
+def test_messages_past_the_hour_are_refused_until_the_hour_ends(
+    chat, chat_app, model_ids, fake_model
+):
+    model, _ = model_ids
+    with chat_app.app_context():
+        set_overrides(chat.user_id, {"turnsPerHour": 2})
+        db.session.commit()
+    conversation = chat.new_conversation()
+    for _ in range(2):
+        assert chat.run(conversation, "Hi", model)["status"] == "completed"
+
+    refused = post_turn(chat, conversation, model)
+
+    assert refused.status_code == 429
+    message = refused.json()["error"]["message"]
+    assert re.fullmatch(
+        r"You have sent 2 messages this hour; you can send again at \d\d:00 UTC\.", message
+    )
+    next_hour = (datetime.now(UTC).hour + 1) % 24
+    assert message.endswith(f"at {next_hour:02d}:00 UTC.") or datetime.now(UTC).minute == 0
+    seconds = int(refused.headers["Retry-After"])
+    assert 1 <= seconds <= 3600
+    with chat_app.app_context():
+        shown = {row["limit"]: row for row in remaining(chat.user_id)}
+        assert shown["turnsPerHour"]["used"] == 2
+        assert shown["turnsPerHour"]["allowed"] == 2
+        # The hour passes: the counter's expiry is the window's end.
+        get_redis().pexpire(key(chat.user_id, "turnsPerHour"), 1)
+    again = post_turn(chat, conversation, model)
+    assert again.status_code == 202, again.text
+    assert chat.wait(again.json()["turn"]["id"])["status"] == "completed"

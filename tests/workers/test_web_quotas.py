@@ -1,0 +1,137 @@
+"""A user's daily web quotas in real turns: searches on the admin's engine and megabytes
+fetched. Over either, the tool's result is the sentence the model reads; a search with the
+user's own engine is not counted; the day's end frees them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.support.chat import ChatClient
+from tests.support.fake_model import FakeModel, Reply
+from tests.support.live_server import LiveServer
+from tests.support.sites import Site
+from tests.support.workers import CeleryWorker
+from webapp.extensions import db
+from webapp.limits import set_overrides
+from webapp.models import ApiToken, Provider, User
+from webapp.quotas import key, remaining
+from webapp.turn.state import get_redis
+
+SEARCH_USED = "Today's web search quota is used up; it resets at 00:00 UTC."
+FETCH_USED = "Today's quota of pages to fetch is used up; it resets at 00:00 UTC."
+PAGE = (
+    b"<html><body><article><p>" + b"Lighthouse facts. " * 40_000 + b"</p></article></body></html>"
+)
+
+
+@pytest.fixture
+def site():
+    """A SearXNG instance and a page of about 720 kB, on one loopback server."""
+    with Site() as server:
+        found = {
+            "query": "q",
+            "results": [{"title": "T", "url": server.url("/page"), "content": "c"}],
+        }
+        server.serve("/search", "application/json", json.dumps(found).encode())
+        server.serve("/page", "text/html; charset=utf-8", PAGE)
+        yield server.url("")
+
+
+@pytest.fixture
+def stack(make_app, tmp_path, site):
+    """An app with the built-in plugins, its worker, its server, a fake model and a signed-in
+    user (not an admin) with a token; the admin's engine is SearXNG on the site."""
+    app = make_app(ALLOW_PRIVATE_NETWORKS=True)
+    with FakeModel() as fake, LiveServer(app) as web, CeleryWorker(app, tmp_path):
+        with app.app_context():
+            db.session.add(
+                Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
+            )
+            admin = User.make("admin", "password", admin=True)
+            user = User.make("user", "password")
+            admin_row, admin_token = ApiToken.make(admin, "tests")
+            user_row, user_token = ApiToken.make(user, "tests")
+            db.session.add_all([admin, user, admin_row, user_row])
+            db.session.commit()
+            user_id = user.id
+        saved = ChatClient(web.url, admin_token).call(
+            "PUT",
+            "/api/admin/plugins/web_search/options",
+            json={"engine": "searxng", "baseURL": site, "enabledByDefault": True},
+        )
+        assert saved.status_code == 200, saved.text
+        chat = ChatClient(web.url, user_token)
+        chat.user_id = user_id
+        yield app, fake, chat
+
+
+def tool_results(chat: ChatClient, turn: dict) -> list[dict]:
+    """Return the tool results of a turn's reply."""
+    return [p for p in chat.reply(turn)["parts"] if p["type"] == "tool-result"]
+
+
+def test_searches_on_the_admins_engine_stop_at_the_quota_and_own_engine_searches_do_not_count(
+    stack, site
+):
+    app, fake, chat = stack
+    with app.app_context():
+        set_overrides(chat.user_id, {"searchesPerDay": 1})
+        db.session.commit()
+    search = Reply.tool_calls([("web_search", {"query": "lighthouse"})])
+    fake.script(search, search, Reply.text("Once."))
+
+    turn = chat.run(chat.new_conversation(), "Search twice", "fake/m")
+
+    results = tool_results(chat, turn)
+    assert [r["outcome"] for r in results] == ["ok", "error"]
+    assert results[1]["error"] == SEARCH_USED
+    sent = fake.chat_requests()[2].json["messages"]
+    assert SEARCH_USED in [m for m in sent if m["role"] == "tool"][-1]["content"]
+
+    own = site.replace("127.0.0.1", "localhost")  # the user's own instance, not the admin's
+    saved = chat.call(
+        "PUT", "/api/plugins/web_search/settings", json={"engine": "searxng", "baseURL": own}
+    )
+    assert saved.status_code == 200, saved.text
+    fake.script(search, Reply.text("Mine."))
+    mine = chat.run(chat.new_conversation(), "Search with mine", "fake/m")
+    assert [r["outcome"] for r in tool_results(chat, mine)] == ["ok"]
+    with app.app_context():
+        shown = {row["limit"]: row for row in remaining(chat.user_id)}
+        assert shown["searchesPerDay"]["used"] == 1
+
+    chat.call("PUT", "/api/plugins/web_search/settings", json={"engine": "default"})
+    with app.app_context():
+        get_redis().pexpire(key(chat.user_id, "searchesPerDay"), 1)  # the day ends
+    fake.script(search, Reply.text("Again."))
+    again = chat.run(chat.new_conversation(), "Search tomorrow", "fake/m")
+    assert [r["outcome"] for r in tool_results(chat, again)] == ["ok"]
+
+
+def test_fetching_stops_once_the_days_megabytes_are_read(stack, site):
+    app, fake, chat = stack
+    with app.app_context():
+        set_overrides(chat.user_id, {"fetchBytesPerDay": 1})
+        db.session.commit()
+    fetch = Reply.tool_calls([("web_fetch", {"url": f"{site}/page"})])
+    other = Reply.tool_calls([("web_fetch", {"url": f"{site}/page?again"})])
+    third = Reply.tool_calls([("web_fetch", {"url": f"{site}/page?third"})])
+    fake.script(fetch, other, third, Reply.text("Read."))
+
+    turn = chat.run(chat.new_conversation(), "Read it", "fake/m")
+
+    results = tool_results(chat, turn)
+    # 720 kB read: under the megabyte, so the second fetch runs and passes it; the third is
+    # refused.
+    assert [r["outcome"] for r in results] == ["ok", "ok", "error"]
+    assert results[2]["error"] == FETCH_USED
+    with app.app_context():
+        shown = {row["limit"]: row for row in remaining(chat.user_id)}
+        assert shown["fetchBytesPerDay"]["used"] >= 2 * 700_000
+        assert shown["fetchBytesPerDay"]["allowed"] == 1_000_000
+        get_redis().pexpire(key(chat.user_id, "fetchBytesPerDay"), 1)
+    fake.script(third, Reply.text("Read again."))
+    again = chat.run(chat.new_conversation(), "Read it tomorrow", "fake/m")
+    assert [r["outcome"] for r in tool_results(chat, again)] == ["ok"]
