@@ -31,8 +31,8 @@ from tools.api import (
 )
 from tools.charset import HTML_TYPES, decode_page
 from tools.citations import cut_title
-from tools.usage import FETCHED_BYTES, PAGES_FETCHED
 from tools.quotas import FETCH_BYTES
+from tools.usage import FETCHED_BYTES, PAGES_FETCHED
 from tools.web_fetch.download import Download, FetchLimits, download
 from tools.web_fetch.extract import Extracted, extract
 from tools.web_fetch.options import DomainRules

@@ -23,8 +23,7 @@ import redis
 from flask import current_app
 from sqlalchemy import update
 
-from webapp import metrics
-from webapp import quotas
+from webapp import metrics, quotas
 from webapp.extensions import db
 from webapp.models import Conversation, Message, Turn
 from webapp.models.base import aware, utcnow
