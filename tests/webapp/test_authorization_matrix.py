@@ -60,6 +60,7 @@ GET    /admin/                                    302  403  403   200   403   30
 GET    /admin/health                              302  403  403   200   403   302     302      302
 GET    /admin/plugins                             302  403  403   200   403   302     302      302
 GET    /admin/providers                           302  403  403   200   403   302     302      302
+GET    /admin/usage                               302  403  403   200   403   302     302      302
 GET    /admin/users                               302  403  403   200   403   302     302      302
 GET    /api/admin/health                          401  403  403   200   403   401     401      401
 GET    /api/admin/plugins                         401  403  403   200   403   401     401      401
@@ -71,6 +72,8 @@ GET    /api/admin/providers/<provider_id>         401  403  403   200   403   40
 PATCH  /api/admin/providers/<provider_id>         401  403  403   200   403   401     401      401
 DELETE /api/admin/providers/<provider_id>         401  403  403   204   403   401     401      401
 POST   /api/admin/providers/<provider_id>/test    401  403  403   200   403   401     401      401
+GET    /api/admin/usage                           401  403  403   200   403   401     401      401
+GET    /api/admin/usage.csv                       401  403  403   200   403   401     401      401
 GET    /api/admin/users                           401  403  403   200   403   401     401      401
 POST   /api/admin/users                           401  403  403   201   403   401     401      401
 PATCH  /api/admin/users/<user_id>                 401  403  403   200   403   401     401      401

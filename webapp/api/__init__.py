@@ -11,6 +11,7 @@ from webapp.api import (
     tokens,
     turns,
     uploads,
+    usage,
     users,
 )
 
@@ -24,6 +25,7 @@ BLUEPRINTS = (
     uploads.bp,
     health.bp,
     users.bp,
+    usage.bp,
 )
 
 

@@ -1,6 +1,7 @@
 """The admins' accounts API under /api/admin/users: list, create, disable or enable, grant or
-take the admin role, set a password. The rules are webapp/auth/accounts.py's, which the
-`flask users` commands and the Users page (static/users.js) share."""
+take the admin role, set a password; each account with its usage this month. The rules are
+webapp/auth/accounts.py's, which the `flask users` commands and the Users page
+(static/users.js) share."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from webapp.auth.guards import admin_required
 from webapp.errors import ApiError
 from webapp.extensions import db
 from webapp.models import User
+from webapp.usage.report import monthly_usage
 
 bp = Blueprint("api_users", __name__, url_prefix="/api/admin/users")
 
@@ -63,12 +65,20 @@ def get_account(user_id: str) -> User:
     return user
 
 
+def show_account(user: User, usage: dict | None = None) -> dict:
+    """Return an account as admins see it: its public fields and its usage this month (UTC)."""
+    if usage is None:
+        usage = monthly_usage([user.id])[user.id]
+    return {**show_user(user), "usageThisMonth": usage}
+
+
 @bp.get("")
 @admin_required
 def list_users():
     """List every account by name."""
-    users = db.session.scalars(db.select(User).order_by(User.name))
-    return jsonify({"users": [show_user(user) for user in users]})
+    users = db.session.scalars(db.select(User).order_by(User.name)).all()
+    usage = monthly_usage(user.id for user in users)
+    return jsonify({"users": [show_account(user, usage[user.id]) for user in users]})
 
 
 @bp.post("")
@@ -80,7 +90,7 @@ def create_user():
         user, generated = accounts.create_account(
             body["name"], body.get("password"), admin=body["admin"]
         )
-    return jsonify({**show_user(user), "password": generated}), 201
+    return jsonify({**show_account(user), "password": generated}), 201
 
 
 @bp.patch("/<user_id>")
@@ -94,7 +104,7 @@ def change_user(user_id: str):
             accounts.set_admin(user, body["admin"])
         if "disabled" in body:
             accounts.set_disabled(user, body["disabled"])
-    return jsonify(show_user(user))
+    return jsonify(show_account(user))
 
 
 @bp.post("/<user_id>/password")
@@ -105,4 +115,4 @@ def set_password(user_id: str):
     user = get_account(user_id)
     with said_as_api_errors():
         generated = accounts.set_password(user, body.get("password"))
-    return jsonify({**show_user(user), "password": generated})
+    return jsonify({**show_account(user), "password": generated})

@@ -4,7 +4,7 @@ Each page is a shell whose script (under static/) fetches the JSON API; blueprin
 names (`home.index`, `admin_plugins.index`, ...) are what templates pass to url_for.
 """
 
-from webapp.pages import account, admin, chat, plugins, providers, tokens, users
+from webapp.pages import account, admin, chat, plugins, providers, tokens, usage, users
 
 BLUEPRINTS = (
     chat.bp,
@@ -15,4 +15,5 @@ BLUEPRINTS = (
     tokens.bp,
     account.bp,
     users.bp,
+    usage.bp,
 )

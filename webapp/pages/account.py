@@ -1,4 +1,5 @@
-"""The Account section of Settings: change one's own password, and sign out everywhere.
+"""The Account section of Settings: change one's own password, and sign out everywhere; and
+the Settings page itself, with the user's own usage.
 
 Plain forms posted to the server (no script needed); the rules live in webapp/auth/accounts.py.
 """
@@ -12,6 +13,8 @@ from wtforms import PasswordField
 
 from webapp.auth import accounts
 from webapp.auth.guards import login_required
+from webapp.usage.display import usage_lines
+from webapp.usage.report import own_usage
 
 bp = Blueprint("account", __name__, url_prefix="/settings")
 
@@ -41,8 +44,15 @@ def render_settings(password_form: PasswordForm | None = None, status: int = 200
         "settings/index.html",
         api_url=url_for("api_plugins.list_settings"),
         password_form=password_form or PasswordForm(formdata=None),
+        usage=settings_usage(),
     )
     return page, status
+
+
+def settings_usage() -> dict:
+    """Return the signed-in user's usage today and this month, with its lines in words."""
+    usage = own_usage(current_user)
+    return {**usage, "lines": usage_lines(usage["today"], usage["month"])}
 
 
 @bp.post("/password", endpoint="password")

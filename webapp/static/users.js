@@ -2,8 +2,8 @@
  *
  * Every change goes through /api/admin/users (webapp/api/users.py), whose sentences are shown
  * beside the row (the last administrator cannot be disabled or demoted). A generated password
- * is shown once, in #password-shown. Columns are the COLUMNS list: a column to come (usage
- * this month, limit overrides) is one more entry.
+ * is shown once, in #password-shown. Columns are the COLUMNS list: a column to come (limit
+ * overrides) is one more entry.
  */
 (function () {
   "use strict";
@@ -22,6 +22,14 @@
   var formStatus = document.getElementById("user-form-status");
   var shown = document.getElementById("password-shown");
 
+  /** This month's usage of an account in a few words (the Usage page has the details). */
+  function monthUsage(usage) {
+    if (!usage) return "";
+    var n = function (value) { return Number(value || 0).toLocaleString(); };
+    return n(usage.turns) + " turns · " + n(usage.inputTokens + usage.outputTokens) +
+      " tokens · " + n(usage.searches) + " searches";
+  }
+
   function isAdmin(user) { return user.roles.indexOf("admin") >= 0; }
 
   var COLUMNS = [
@@ -36,6 +44,9 @@
         text: user.disabled ? "disabled" : "enabled" })]);
     } },
     { title: "Last sign-in", cell: function (user) { return el("td", { text: when(user.lastSignedInAt) }); } },
+    { title: "Usage this month", cell: function (user) {
+      return el("td", { class: "usage-month", text: monthUsage(user.usageThisMonth) });
+    } },
   ];
 
   /** Show a password made just now, once, with a copy button and the warning. */
