@@ -1,5 +1,6 @@
 """The usage pages in a real Chromium: the admins' Usage page (table, chart, filter, CSV), the
-usage column of the Users page, and a user's own usage in Settings."""
+usage column of the Users page, and a user's own usage and what is left of their limits in
+Settings."""
 
 from __future__ import annotations
 
@@ -96,7 +97,9 @@ def test_the_users_page_shows_each_accounts_usage_this_month(page, live_server, 
         assert usage == "7 turns · 1,500 tokens · 6 searches"
 
 
-def test_a_user_sees_their_own_usage_today_and_this_month_in_settings(page, live_server, people):
+def test_a_user_sees_their_own_usage_today_and_this_month_and_their_limits_in_settings(
+    page, live_server, people
+):
     _, alice, _ = people
     errors = watch_console(page)
     sign_in_page(page, live_server.url, alice, "/settings")
@@ -110,5 +113,12 @@ def test_a_user_sees_their_own_usage_today_and_this_month_in_settings(page, live
     assert rows["Web searches"] == ["6", "6"]
     assert rows["Pages fetched"] == ["3 (1.5 MB)", "3 (1.5 MB)"]
     assert rows["Uploads"] == ["0 (0 B)", "0 (0 B)"]  # bob's upload is not hers
+    limits = {
+        row.locator("th").inner_text(): row.locator("td").all_inner_texts()
+        for row in page.locator("#usage-limits tbody tr").all()
+    }
+    assert limits["Web searches per day"] == ["0", "500", "500", "00:00 UTC"]
+    assert limits["Megabytes fetched per day"] == ["0 B", "500.0 MB", "500.0 MB", "00:00 UTC"]
+    assert limits["Answers running at once"] == ["0", "3", "3", "—"]
     page.screenshot(path="/tmp/usage-settings.png", full_page=True)
     assert errors == []

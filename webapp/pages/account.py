@@ -6,6 +6,7 @@ Plain forms posted to the server (no script needed); the rules live in webapp/au
 
 from __future__ import annotations
 
+import redis
 from flask import Blueprint, flash, redirect, render_template, request, url_for
 from flask_login import current_user, login_user, logout_user
 from flask_wtf import FlaskForm
@@ -13,7 +14,8 @@ from wtforms import PasswordField
 
 from webapp.auth import accounts
 from webapp.auth.guards import login_required
-from webapp.usage.display import usage_lines
+from webapp.quotas import remaining
+from webapp.usage.display import limit_lines, usage_lines
 from webapp.usage.report import own_usage
 
 bp = Blueprint("account", __name__, url_prefix="/settings")
@@ -50,9 +52,14 @@ def render_settings(password_form: PasswordForm | None = None, status: int = 200
 
 
 def settings_usage() -> dict:
-    """Return the signed-in user's usage today and this month, with its lines in words."""
+    """Return the signed-in user's usage today and this month, and what is left of their
+    limits, in words; the limits are None when Redis, which counts them, does not answer."""
     usage = own_usage(current_user)
-    return {**usage, "lines": usage_lines(usage["today"], usage["month"])}
+    try:
+        limits = limit_lines(remaining(current_user.id))
+    except redis.RedisError:
+        limits = None  # the rest of Settings still works
+    return {**usage, "lines": usage_lines(usage["today"], usage["month"]), "limits": limits}
 
 
 @bp.post("/password", endpoint="password")

@@ -1,9 +1,12 @@
 """Usage in words for the pages: byte sizes as people read them, and the lines of Settings'
-usage table."""
+usage and limits tables."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
+
+from webapp.limits import get_limit
 
 
 def size(amount: int) -> str:
@@ -31,3 +34,24 @@ def usage_lines(*summaries: dict[str, Any]) -> list[tuple[str, list[str]]]:
         ("Tool errors", each(lambda u: f"{u['toolErrors']:,}")),
         ("Uploads", each(lambda u: f"{u['uploads']:,} ({size(u['uploadBytes'])})")),
     ]
+
+
+def limit_lines(limits: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Return the user's limits (``webapp.quotas.remaining``) in words: label, used, allowed,
+    left and when the count starts again."""
+    lines = []
+    for limit in limits:
+        in_bytes = get_limit(limit["limit"]).unit != 1
+        amount = size if in_bytes else (lambda n: f"{n:,}")
+        resets = limit["resetsAt"]
+        lines.append(
+            {
+                "limit": limit["limit"],
+                "label": limit["label"],
+                "used": amount(limit["used"]),
+                "allowed": amount(limit["allowed"]),
+                "left": amount(max(0, limit["allowed"] - limit["used"])),
+                "resets": (f"{datetime.fromisoformat(resets):%H:%M} UTC" if resets else "—"),
+            }
+        )
+    return lines
