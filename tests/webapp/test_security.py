@@ -13,6 +13,7 @@ PAGES = [
     "/settings/tokens",
     "/admin/plugins",
     "/admin/providers",
+    "/admin/usage",
     "/admin/users",
     "/admin/health",
 ]
