@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from flask import Flask
 from flask.testing import FlaskClient
+from sqlalchemy import update
 
 from tests.support.accounts import csrf_token_from, sign_in
 from webapp.extensions import db
@@ -96,6 +97,7 @@ class Things:
     def __init__(self, app: Flask, model_base_url: str):
         self.app = app
         self.model_base_url = model_base_url
+        self.open_turns: list[str] = []
 
     def conversation(self, owner: str) -> str:
         """Return a new conversation of ``owner`` holding one user message."""
@@ -137,7 +139,21 @@ class Things:
             )
             db.session.add(turn)
             db.session.commit()
+            if status in ("queued", "running"):
+                self.open_turns.append(turn.id)
             return turn.id
+
+    def end_open_turns(self) -> None:
+        """Cancel the open turns made here that no request ended, so none counts against a
+        user's open turns later (nor is sent to the worker by the reaper)."""
+        with self.app.app_context():
+            db.session.execute(
+                update(Turn)
+                .where(Turn.id.in_(self.open_turns), Turn.status.in_(("queued", "running")))
+                .values(status="cancelled", finished_at=utcnow())
+            )
+            db.session.commit()
+        self.open_turns.clear()
 
     def token(self, owner: str) -> str:
         """Return the id of a new API token of ``owner``."""

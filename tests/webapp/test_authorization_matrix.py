@@ -257,6 +257,9 @@ def world(tmp_path_factory, redis_url, sqlite_template):
             "CELERY_QUEUE": f"lookout-matrix-{RUN_ID}-{uuid.uuid4().hex[:8]}",
             "LOOKOUT_PLUGINS": "tests.workers.turn_plugins,tools.web_search",
             "METRICS_TOKEN": METRICS_TOKEN,
+            # The matrix asks who may start a turn, not how many: the quotas have their own tests.
+            "QUOTA_OPEN_TURNS": 1000,
+            "QUOTA_TURNS_PER_HOUR": 10000,
         }
     )
     with FakeModel() as fake:
@@ -289,6 +292,13 @@ def world(tmp_path_factory, redis_url, sqlite_template):
             yield World(app, callers, Things(app, fake.base_url), people)
     with app.app_context():
         db.engine.dispose()
+
+
+@pytest.fixture(autouse=True)
+def no_open_turns_left(world):
+    """End the open turns a test made, whatever it did with them."""
+    yield
+    world.things.end_open_turns()
 
 
 def prepare(world: World, row: Row, caller: Caller, missing: bool = False) -> tuple[str, dict]:
