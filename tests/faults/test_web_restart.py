@@ -15,7 +15,6 @@ from tests.support.fake_model import Reply
 from tests.support.fake_model_http import split
 from tests.support.processes import wait_until
 from tests.support.web_process import WebProcess
-from tests.webapp.conftest import browser, page  # noqa: F401 - the Chromium fixtures
 
 PIECES = 40
 HELD_SECONDS = 7  # the last piece waits: the readers are shown to hold all the others first
@@ -46,7 +45,7 @@ def words(text: str) -> str:
 def test_a_page_and_a_client_following_turns_through_a_web_restart_miss_no_word(
     shared_stack,
     tmp_path,
-    page,  # noqa: F811
+    page,
 ):
     stack = shared_stack
     stack.fake.responder = answer_to

@@ -1,6 +1,6 @@
-"""Fixtures for page tests: one system Chromium per session, driven by Playwright; and for the
-chat page tests, per module one app (turn test plugins plus web_search on a loopback SearXNG),
-one worker and one server, with a fake model and a user of each test's own."""
+"""Fixtures for the chat page tests (Chromium itself is tests/conftest.py's `browser`): per
+module one app (turn test plugins plus web_search on a loopback SearXNG), one worker and one
+server, with a fake model and a user of each test's own."""
 
 from __future__ import annotations
 
@@ -20,37 +20,6 @@ from tests.support.workers import CeleryWorker
 from webapp import create_app
 from webapp.extensions import db
 from webapp.models import Provider
-
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-@pytest.fixture(scope="session")
-def browser(chromium_executable):
-    """The system Chromium under Playwright (never a downloaded browser), closed at the end."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=chromium_executable, args=CHROMIUM_ARGS
-        )
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def page(browser):
-    """A fresh page in its own browser context (own cookies), closed after the test."""
-    context = browser.new_context(viewport={"width": 1100, "height": 900})
-    yield context.new_page()
-    context.close()
-
 
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
