@@ -79,3 +79,19 @@ def test_a_turn_counts_its_outcome_tokens_search_pages_bytes_and_tool_errors(
         ("fetchedBytes", ""): len(ARTICLE),
         ("toolErrors", "web_fetch"): 1,  # /gone answered 404
     }
+
+
+def test_a_failed_turn_and_a_cancelled_turn_are_each_counted_once_by_their_outcome(
+    chat, chat_app, fake_model, model_ids
+):
+    fake_model.script(Reply.error(400))
+    failed = chat.run(chat.new_conversation(), "fail", model_ids[1])
+    assert failed["status"] == "failed", failed
+    fake_model.script(Reply.forever("tick "))
+    started = chat.start(chat.new_conversation(), "talk", model_ids[1])
+    turn_id = started["turn"]["id"]
+    assert chat.call("POST", f"/api/turns/{turn_id}/cancel").status_code == 200
+    assert chat.wait(turn_id)["status"] == "cancelled"
+    # A second ending (the step that notices the cancel) counts nothing more.
+    assert chat.call("POST", f"/api/turns/{turn_id}/cancel").status_code in (200, 409)
+    assert usage_of(chat_app, chat.user_id) == {("turns", "failed"): 1, ("turns", "cancelled"): 1}
