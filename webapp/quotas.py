@@ -9,6 +9,7 @@ free themselves when a turn ends however it ends.
 Keys, all under ``lookout:quota:<user>:``
     <limit>    a window's count (``turnsPerHour``, ``searchesPerDay``, ``fetchBytesPerDay``)
     starting   a lock held while a turn is checked and stored: two POSTs never both pass
+    uploading  a lock held while an upload is checked against the room left, and stored
     streams    a sorted set of the user's open event streams, by when they opened
 
 Errors::
@@ -39,6 +40,8 @@ WINDOW_SECONDS = {"hour": 3600, "day": 86400}
 OPEN_STATUSES = ("queued", "running")
 # An open turn frees its slot when it ends, which no one can foretell: try again this soon.
 OPEN_TURN_RETRY_SECONDS = 10
+# Room frees only when the user deletes attachments: a client may ask again this soon.
+UPLOAD_RETRY_SECONDS = 60
 # How long a turn's start may wait for the user's other starts, and hold them at most.
 START_WAIT_SECONDS = 10
 START_HOLD_SECONDS = 30
@@ -115,16 +118,17 @@ def open_turn_count(user_id: str) -> int:
 
 
 @contextmanager
-def starting(user_id: str) -> Iterator[None]:
-    """Hold the user's start lock while a turn is checked and stored (committed inside), so
-    that the counts it checks cannot change between the check and the store."""
+def held(user_id: str, name: str) -> Iterator[None]:
+    """Hold one of the user's locks (``starting`` a turn, ``uploading`` a file) while a count is
+    checked and what it counts is stored (committed inside), so that the count cannot change
+    between the check and the store, whichever process serves the other request."""
     lock = get_redis().lock(
-        key(user_id, "starting"), timeout=START_HOLD_SECONDS, blocking_timeout=START_WAIT_SECONDS
+        key(user_id, name), timeout=START_HOLD_SECONDS, blocking_timeout=START_WAIT_SECONDS
     )
     if not lock.acquire():
         raise QuotaExceeded(
-            "openTurns",
-            "Your other messages are still being started. Send this one again in a moment.",
+            name,
+            "Your other requests are still being handled. Send this one again in a moment.",
             1,
         )
     try:
@@ -134,6 +138,11 @@ def starting(user_id: str) -> Iterator[None]:
             lock.release()
         except redis.exceptions.LockError:
             pass  # held past START_HOLD_SECONDS: it has expired, and may be someone else's now
+
+
+def starting(user_id: str):
+    """Hold the user's start lock while a turn is checked and stored (see ``held``)."""
+    return held(user_id, "starting")
 
 
 def check_turn(user_id: str) -> None:
@@ -169,6 +178,26 @@ def stored_upload_bytes(user_id: str) -> int:
     return db.session.scalar(
         db.select(func.coalesce(func.sum(Upload.size), 0)).filter(Upload.owner_id == user_id)
     )
+
+
+def megabytes(size: int) -> str:
+    """Return a size in megabytes as the sentences say it ("3.2 MB")."""
+    return f"{size / 1_000_000:.1f} MB" if size < 10_000_000 else f"{size / 1_000_000:.0f} MB"
+
+
+def check_upload(user_id: str, filename: str, size: int) -> None:
+    """Raise QuotaExceeded when a file of ``size`` bytes does not fit in the room the user's
+    stored attachments leave. Call inside ``held(user_id, "uploading")``."""
+    room = allowed(user_id, "uploadBytes")
+    stored = stored_upload_bytes(user_id)
+    if stored + size > room:
+        raise QuotaExceeded(
+            "uploadBytes",
+            f"Your attachments take {megabytes(stored)} of your {megabytes(room)}, and "
+            f"{filename} ({megabytes(size)}) does not fit. Delete attachments you no longer "
+            "need, or ask an administrator for more room.",
+            UPLOAD_RETRY_SECONDS,
+        )
 
 
 def remaining(user_id: str) -> list[dict[str, Any]]:

@@ -78,6 +78,8 @@ GET    /api/admin/users                           401  403  403   200   403   40
 POST   /api/admin/users                           401  403  403   201   403   401     401      401
 PATCH  /api/admin/users/<user_id>                 401  403  403   200   403   401     401      401
 POST   /api/admin/users/<user_id>/password        401  403  403   200   403   401     401      401
+GET    /api/admin/users/<user_id>/limits          401  403  403   200   403   401     401      401
+PUT    /api/admin/users/<user_id>/limits          401  403  403   200   403   401     401      401
 GET    /api/conversations                         401  200  200   200   200   401     401      401
 POST   /api/conversations                         401  201  201   201   201   401     401      401
 GET    /api/conversations/<conversation_id>       401  200  404   404   200   401     401      401
@@ -99,7 +101,9 @@ POST   /api/turns [attaching an upload]           401  202  400   400   202   40
 GET    /api/turns/<turn_id>                       401  200  404   404   200   401     401      401
 POST   /api/turns/<turn_id>/cancel                401  200  404   404   200   401     401      401
 GET    /api/turns/<turn_id>/events                401  200  404   404   200   401     401      401
+GET    /api/uploads                               401  200  200   200   200   401     401      401
 POST   /api/uploads                               401  201  201   201   201   401     401      401
+DELETE /api/uploads/<upload_id>                   401  204  404   404   204   401     401      401
 GET    /healthz                                   200  200  200   200   200   200     200      200
 GET    /metrics                                   403  403  403   403   403   403     403      403
 GET    /metrics [with the metrics token]          200  200  200   200   200   200     200      200
@@ -170,6 +174,7 @@ REQUESTS: dict[str, Request] = {
     "POST /api/admin/users": lambda t, c: {"json": {"name": f"new-{uuid.uuid4().hex[:8]}"}},
     "PATCH /api/admin/users/<user_id>": lambda t, c: {"json": {"disabled": True}},
     "POST /api/admin/users/<user_id>/password": lambda t, c: {"json": {}},
+    "PUT /api/admin/users/<user_id>/limits": lambda t, c: {"json": {"openTurns": 5}},
     "POST /api/conversations": lambda t, c: {"json": {"title": "Trip"}},
     "PATCH /api/conversations/<conversation_id>": lambda t, c: {"json": {"title": "Renamed"}},
     "POST /api/conversations/<conversation_id>/turns": lambda t, c: {
@@ -204,7 +209,8 @@ REQUESTS: dict[str, Request] = {
 }
 
 
-OWNED = {"conversation_id", "turn_id", "token_id"}  # path variables naming someone's things
+# Path variables naming someone's things.
+OWNED = {"conversation_id", "turn_id", "token_id", "upload_id"}
 
 
 def path_values(things: Things, caller: Caller) -> dict[str, Callable[[], str]]:
@@ -213,6 +219,7 @@ def path_values(things: Things, caller: Caller) -> dict[str, Callable[[], str]]:
         "conversation_id": lambda: things.conversation(caller.owner),
         "turn_id": lambda: things.turn(caller.owner),
         "token_id": lambda: things.token(caller.owner),
+        "upload_id": lambda: things.upload(caller.owner),
         "provider_id": things.provider,
         "user_id": things.account,
         "plugin_id": lambda: "turn_plugins",

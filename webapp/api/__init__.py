@@ -12,6 +12,7 @@ from webapp.api import (
     turns,
     uploads,
     usage,
+    user_limits,
     users,
 )
 
@@ -26,6 +27,7 @@ BLUEPRINTS = (
     health.bp,
     users.bp,
     usage.bp,
+    user_limits.bp,
 )
 
 

@@ -6,7 +6,7 @@ from flask import Blueprint, current_app, jsonify, request
 from flask_login import current_user
 
 from tools.api import Cancelled, IngestError, IngestInput, Signal, ToolError, normalise_mime_type
-from webapp import plugin_host
+from webapp import plugin_host, quotas
 from webapp.auth.guards import api_login_required
 from webapp.errors import ApiError
 from webapp.extensions import db
@@ -81,10 +81,38 @@ def upload():
         size=len(data),
         text=text,
     )
-    db.session.add(row)
-    add_usage(current_user.id, [("uploads", "", 1), ("uploadBytes", "", len(data))])
-    db.session.commit()
+    try:
+        with quotas.held(current_user.id, "uploading"):
+            quotas.check_upload(current_user.id, file.filename, len(data))
+            db.session.add(row)
+            add_usage(current_user.id, [("uploads", "", 1), ("uploadBytes", "", len(data))])
+            db.session.commit()
+    except quotas.QuotaExceeded as over:
+        raise ApiError(over.message, 429, retry_after=over.retry_after) from over
     return jsonify(show_upload(row)), 201
+
+
+@bp.get("")
+@api_login_required
+def list_uploads():
+    """Return the user's stored attachments, newest first, with the bytes they take."""
+    rows = db.session.scalars(
+        db.select(Upload).filter_by(owner_id=current_user.id).order_by(Upload.created_at.desc())
+    )
+    return jsonify({"uploads": [show_upload(row) for row in rows]})
+
+
+@bp.delete("/<upload_id>")
+@api_login_required
+def delete_upload(upload_id: str):
+    """Delete one of the user's stored attachments, freeing its room; messages that attached it
+    keep its text (it was copied into them)."""
+    row = db.session.get(Upload, upload_id)
+    if row is None or row.owner_id != current_user.id:
+        raise ApiError("There is no such upload.", 404)
+    db.session.delete(row)
+    db.session.commit()
+    return "", 204
 
 
 def attachment_parts(upload_ids: list[str]) -> list[dict]:
