@@ -4,8 +4,9 @@
     .venv/bin/python -m bench.fake_model_server tool --tool noop --arguments '{}'
 
 ``stream`` answers every request with ``--tokens`` tokens spread over ``--seconds``. ``tool``
-asks for one call of ``--tool`` while the request offers tools and carries no tool result, and
-answers a short text otherwise, at once both times. The first line printed is the port; the
+asks for one call of ``--tool`` while the request offers tools and carries no tool result, at
+once, and answers a short text otherwise: at once, or in ``--answer-tokens`` tokens spread over
+``--answer-seconds``. The first line printed is the port; the
 server stops when its standard input closes or it gets SIGTERM. In the benchmark's own process
 the fake would share a GIL with the web server and the clients, and its timing would drift.
 """
@@ -28,10 +29,13 @@ def stream_responder(tokens: int, seconds: float):
     return lambda request: reply
 
 
-def tool_responder(tool: str, arguments: dict[str, Any]):
-    """Return a responder asking for one tool call, then answering once it has the result."""
+def tool_responder(tool: str, arguments: dict[str, Any], tokens: int = 1, seconds: float = 0.0):
+    """Return a responder asking for one tool call, then answering once it has the result
+    (``tokens`` tokens over ``seconds``; "Done." at once by default)."""
     call = Reply.tool_calls([(tool, arguments)])
     answer = Reply.text("Done.")
+    if seconds > 0:
+        answer = Reply.text("tok " * tokens, chunks=tokens, delay=seconds / max(1, tokens))
 
     def respond(request: dict[str, Any]) -> Reply:
         answered = any(m.get("role") == "tool" for m in request.get("messages", []))
@@ -50,11 +54,15 @@ def main(argv: list[str] | None = None) -> None:
     tool = modes.add_parser("tool")
     tool.add_argument("--tool", default="noop")
     tool.add_argument("--arguments", default="{}")
+    tool.add_argument("--answer-tokens", type=int, default=1)
+    tool.add_argument("--answer-seconds", type=float, default=0.0)
     args = parser.parse_args(argv)
     if args.mode == "stream":
         responder = stream_responder(args.tokens, args.seconds)
     else:
-        responder = tool_responder(args.tool, json.loads(args.arguments))
+        responder = tool_responder(
+            args.tool, json.loads(args.arguments), args.answer_tokens, args.answer_seconds
+        )
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     fake = FakeModel(responder=responder, models=["tooly"]).start()

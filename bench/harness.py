@@ -100,8 +100,10 @@ class Stack:
         settings: dict | None = None,
         processes: int = 1,
         web: str = "werkzeug",
+        web_threads: int = 128,
     ) -> None:
         self.database = database
+        self.web_threads = web_threads
         self.concurrency = concurrency
         self.processes = processes
         self.web_kind = web
@@ -136,7 +138,7 @@ class Stack:
             extra = CeleryWorker(self.app, self.directory, concurrency=self.concurrency)
             self.extra_workers.append(extra.start(timeout=60))
         if self.web_kind == "gunicorn":
-            self.web = GunicornServer(self.app, self.directory).start()
+            self.web = GunicornServer(self.app, self.directory, threads=self.web_threads).start()
         else:
             self.web = LiveServer(self.app).start()
         return self
@@ -185,6 +187,13 @@ class Stack:
     def worker_cpu_seconds(self) -> float:
         """Return the CPU time (user and system) the workers and their children used so far."""
         return sum(process_tree_cpu_seconds(pid) for pid in self.worker_pids())
+
+    def web_rss_mib(self) -> float | None:
+        """Return the resident memory of the API's own processes, in MiB; None when it runs in
+        this one."""
+        if isinstance(self.web, GunicornServer) and self.web.process is not None:
+            return process_tree_rss_mib(self.web.process.pid)
+        return None
 
     def web_cpu_seconds(self) -> float | None:
         """Return the CPU seconds the API's own processes used; None when it runs in this one."""

@@ -1,0 +1,359 @@
+"""Load: N simulated users chatting with tools through the real web app, as production runs it.
+
+Run from the project root:
+``.venv/bin/python -m bench.load [--users 10 100 500] [--minutes 1] [--think 1]
+[--database postgres|sqlite]``.
+
+For each N, a fresh stack (bench/harness.py): a private Redis, a database, one Celery worker
+process (threads pool, a thread for every user), and gunicorn as ./run serves it (2 gthread
+processes with threads enough for every user's open event stream and its requests), with
+metrics on (a multiprocess folder and a token, as an operator would run it). N users, each
+with an account and an API token of their own, start one after another over ``--ramp``
+seconds, then loop until ``--minutes`` have passed: a new conversation, a message, its event
+stream read to the end, a pause of about ``--think`` seconds. Every turn is two model steps
+and a web_fetch tool call: the fake model (a process of its own) asks for a page served by
+a static server on 127.0.0.1 (another process), then streams its answer for
+``--answer-seconds``. Everything listens on 127.0.0.1.
+
+Reported per N: turns completed per minute; the time Lookout added to a turn (POST sent to
+stream ended, less the model's scripted answer time), p50 and p95; how long POSTs took;
+errors by kind; the resident memory of the web processes and of the worker (with its parser
+processes), idle and at their peak; and the turns /metrics counted, as a cross-check. The
+clients run in this process and share the machine's cores with everything they measure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import psutil
+import requests
+
+from bench.harness import (
+    ROOT,
+    FakeModelProcess,
+    Stack,
+    machine,
+    process_tree_cpu_seconds,
+    summary,
+    table,
+)
+from tests.support.chat import ChatClient, parse_sse
+from tests.support.processes import free_port, start_process, stop_process, wait_for_port
+from webapp.extensions import db
+from webapp.models import ApiToken, User
+
+PAGE = ROOT / "bench" / "pages" / "html" / "bbc-1.html.gz"
+METRICS_TOKEN = "load-" + uuid.uuid4().hex
+WEB_PROCESSES = 2
+
+
+class PageServer:
+    """A static page on 127.0.0.1, served by ``python -m http.server`` in its own process."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory / "pages"
+        self.directory.mkdir(parents=True, exist_ok=True)
+        (self.directory / "page.html").write_bytes(gzip.decompress(PAGE.read_bytes()))
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/page.html"
+        self.log = directory / "pages.log"
+        self.process = None
+
+    def __enter__(self) -> PageServer:
+        args = [sys.executable, "-m", "http.server", "--bind", "127.0.0.1", "--directory",
+                str(self.directory), str(self.port)]  # fmt: skip
+        self.process = start_process(args, self.log)
+        wait_for_port("127.0.0.1", self.port, timeout=30)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.process is not None:
+            stop_process(self.process, timeout=5)
+
+
+class MemorySampler(threading.Thread):
+    """Samples the web and worker processes' memory every half second; keeps each peak."""
+
+    def __init__(self, stack: Stack) -> None:
+        super().__init__(daemon=True)
+        self.stack = stack
+        self.web_peak = 0.0
+        self.worker_peak = 0.0
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopping.wait(0.5):
+            self.web_peak = max(self.web_peak, self.stack.web_rss_mib() or 0.0)
+            self.worker_peak = max(self.worker_peak, self.stack.worker_rss_mib())
+
+
+def make_users(stack: Stack, count: int) -> list[ChatClient]:
+    """Return a ChatClient for each of ``count`` new users, each with its own API token.
+
+    The password hash is made once and shared: hashing is slow on purpose, and no user here
+    ever signs in with a password."""
+    clients = []
+    with stack.app.app_context():
+        password_hash = User.make("load-template", "password").password_hash
+        for _ in range(count):
+            user = User(name=f"load-{uuid.uuid4().hex[:10]}", roles=["user"], disabled=False)
+            user.password_hash = password_hash
+            db.session.add(user)
+            row, token = ApiToken.make(user, "load")
+            db.session.add(row)
+            clients.append(ChatClient(stack.web.url, token))
+        db.session.commit()
+    return clients
+
+
+def one_turn(chat: ChatClient, model: str, answer_seconds: float, out: list[dict]) -> None:
+    """Start a turn in a new conversation, read its stream to the end, record what happened."""
+    sent = time.perf_counter()
+    try:
+        conversation = chat.new_conversation()
+        posted = time.perf_counter()
+        started = chat.start(conversation, "Read the page and sum it up.", model)
+        answered = time.perf_counter()
+        response = chat.call(
+            "GET", f"/api/turns/{started['turn']['id']}/events", stream=True, timeout=120
+        )
+        if response.status_code != 200:
+            out.append({"error": f"events answered {response.status_code}"})
+            return
+        events = list(parse_sse(response.iter_lines(decode_unicode=True)))
+        ended = time.perf_counter()
+    except (AssertionError, requests.RequestException) as exc:
+        out.append({"error": describe(exc)})
+        return
+    end = events[-1].name if events else "no events"
+    if end != "turn.completed":
+        why = str(events[-1].data.get("error") or "")[:100] if events else ""
+        out.append({"error": f"ended with {end}: {why}".rstrip(": ")})
+        return
+    out.append(
+        {
+            "sent": sent,
+            "ended": ended,
+            "added_ms": (ended - posted - answer_seconds) * 1000,
+            "post_ms": (answered - posted) * 1000,
+        }
+    )
+
+
+def describe(exc: Exception) -> str:
+    """Return a short kind of error: the status a request got, or the exception's type."""
+    text = str(exc)
+    if isinstance(exc, AssertionError):
+        return text.split("\n")[0][:120]
+    return type(exc).__name__
+
+
+def user_loop(
+    chat: ChatClient,
+    model: str,
+    start_at: float,
+    stop_at: float,
+    think: float,
+    answer_seconds: float,
+    out: list[dict],
+) -> None:
+    """Be one user: wait for the ramp, then chat until ``stop_at``, pausing between turns."""
+    time.sleep(max(0.0, start_at - time.perf_counter()))
+    jitter = random.Random(id(chat))
+    while time.perf_counter() < stop_at:
+        one_turn(chat, model, answer_seconds, out)
+        time.sleep(think * jitter.uniform(0.5, 1.5))
+
+
+def cpu_seconds(stack: Stack, fake: FakeModelProcess, pages: PageServer) -> dict[str, float]:
+    """Return the CPU seconds each part used so far: web, worker (with its parser processes),
+    model, page server, and this process (the users)."""
+    times = psutil.Process().cpu_times()
+    return {
+        "web": stack.web_cpu_seconds() or 0.0,
+        "worker": stack.worker_cpu_seconds(),
+        "model": process_tree_cpu_seconds(fake.process.pid),
+        "pages": process_tree_cpu_seconds(pages.process.pid),
+        "users": times.user + times.system,
+    }
+
+
+def scrape_turns(stack: Stack) -> dict[str, float]:
+    """Return /metrics' count of ended turns by outcome."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    answer = requests.get(
+        f"{stack.web.url}/metrics",
+        headers={"Authorization": f"Bearer {METRICS_TOKEN}"},
+        timeout=30,
+    )
+    counts = {}
+    for family in text_string_to_metric_families(answer.text):
+        if family.name == "lookout_turns_finished":
+            for sample in family.samples:
+                if sample.name.endswith("_total"):
+                    counts[sample.labels["outcome"]] = sample.value
+    return counts
+
+
+def run_once(users: int, args: argparse.Namespace) -> dict:
+    """Run one round with ``users`` users and return its figures."""
+    threads_per_web = -(-users // WEB_PROCESSES) + 32  # every open stream, plus the POSTs
+    directory = Path(tempfile.mkdtemp(prefix="lookout-load-"))
+    stack = Stack(
+        database=args.database,
+        concurrency=max(16, users),
+        plugins="tools.web_fetch",
+        settings={
+            "PROMETHEUS_MULTIPROC_DIR": str(directory / "metrics"),
+            "METRICS_TOKEN": METRICS_TOKEN,
+            "LOG_LEVEL": "WARNING",
+        },
+        web="gunicorn",
+        web_threads=threads_per_web,
+    )
+    with stack, PageServer(directory) as pages:
+        model_args = (
+            "tool", "--tool", "web_fetch", "--arguments", json.dumps({"url": pages.url}),
+            "--answer-tokens", "20", "--answer-seconds", str(args.answer_seconds),
+        )  # fmt: skip
+        with FakeModelProcess(*model_args) as fake:
+            model = stack.add_provider(fake.base_url)
+            clients = make_users(stack, users)
+            warm: list[dict] = []
+            one_turn(clients[0], model, args.answer_seconds, warm)
+            idle_web, idle_worker = stack.web_rss_mib() or 0.0, stack.worker_rss_mib()
+            sampler = MemorySampler(stack)
+            sampler.start()
+            cpu_before = cpu_seconds(stack, fake, pages)
+            load_before = os.getloadavg()[0]
+            began = time.perf_counter()
+            stop_at = began + args.ramp + args.minutes * 60
+            results: list[list[dict]] = [[] for _ in clients]
+            threads = [
+                threading.Thread(
+                    target=user_loop,
+                    args=(
+                        chat,
+                        model,
+                        began + args.ramp * i / users,
+                        stop_at,
+                        args.think,
+                        args.answer_seconds,
+                        out,
+                    ),  # fmt: skip
+                    daemon=True,
+                )
+                for i, (chat, out) in enumerate(zip(clients, results, strict=True))
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(args.minutes * 60 + args.ramp + 300)
+            wall = time.perf_counter() - began
+            cpu_after = cpu_seconds(stack, fake, pages)
+            load_after = os.getloadavg()[0]
+            sampler.stopping.set()
+            sampler.join()
+            counted = scrape_turns(stack)
+    shutil.rmtree(directory, ignore_errors=True)
+    turns = [turn for out in results for turn in out]
+    done = [turn for turn in turns if "error" not in turn]
+    errors = Counter(turn["error"] for turn in turns if "error" in turn)
+    return {
+        "users": users,
+        "web_threads": threads_per_web,
+        "turns": len(turns),
+        "completed": len(done),
+        "per_minute": len(done) / wall * 60,
+        "added": [turn["added_ms"] for turn in done],
+        "post": [turn["post_ms"] for turn in done],
+        "errors": errors,
+        "web_idle": idle_web,
+        "web_peak": sampler.web_peak,
+        "worker_idle": idle_worker,
+        "worker_peak": sampler.worker_peak,
+        "wall": wall,
+        "metrics": counted,
+        "cpu_ms": {
+            part: (cpu_after[part] - cpu_before[part]) * 1000 / max(1, len(turns))
+            for part in cpu_after
+        },
+        "load": (load_before, load_after),
+    }
+
+
+def report(rounds: list[dict], args: argparse.Namespace) -> str:
+    """Return the Markdown table of every round, with the configuration."""
+    header = [
+        "users", "turns completed / started", "turns per minute", "added p50 ms",
+        "added p95 ms", "POST p95 ms", "errors", "web RSS idle / peak MiB",
+        "worker RSS idle / peak MiB", "wall s",
+    ]  # fmt: skip
+    rows = []
+    for r in rounds:
+        rows.append(
+            [
+                r["users"], f"{r['completed']} / {r['turns']}", r["per_minute"],
+                *summary(r["added"]), summary(r["post"])[1], sum(r["errors"].values()),
+                f"{r['web_idle']:.0f} / {r['web_peak']:.0f}",
+                f"{r['worker_idle']:.0f} / {r['worker_peak']:.0f}", r["wall"],
+            ]
+        )  # fmt: skip
+    lines = [
+        f"Load: each user chats for {args.minutes:g} min after a {args.ramp:g} s ramp, pausing "
+        f"~{args.think:g} s between turns; a turn is a web_fetch of a loopback page and an "
+        f"answer streamed over {args.answer_seconds:g} s; database {args.database}; one worker "
+        "process (threads pool, a thread per user), gunicorn "
+        f"{WEB_PROCESSES} gthread processes with "
+        + ", ".join(f"{r['web_threads']} threads each for {r['users']} users" for r in rounds)
+        + f"; {machine()}",
+        "",
+        table(header, rows),
+    ]
+    for r in rounds:
+        metrics = ", ".join(f"{k} {v:.0f}" for k, v in sorted(r["metrics"].items()))
+        cpu = ", ".join(f"{part} {ms:.0f}" for part, ms in r["cpu_ms"].items())
+        lines += [
+            "",
+            f"{r['users']} users: /metrics counted turns ended: {metrics}; CPU ms per turn by "
+            f"part: {cpu}; load average {r['load'][0]:.1f} before, {r['load'][1]:.1f} after",
+        ]
+        if r["errors"]:
+            kinds = "; ".join(f"{n}× {kind}" for kind, n in r["errors"].most_common(8))
+            lines += ["", f"{r['users']} users: errors: {kinds}"]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Parse the flags, run a round per user count, print the report."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--users", type=int, nargs="+", default=[10, 100, 500])
+    parser.add_argument("--minutes", type=float, default=1.0)
+    parser.add_argument("--ramp", type=float, default=10.0, help="seconds to start every user")
+    parser.add_argument("--think", type=float, default=1.0, help="seconds between a user's turns")
+    parser.add_argument("--answer-seconds", type=float, default=1.0)
+    parser.add_argument("--database", choices=["postgres", "sqlite"], default="postgres")
+    args = parser.parse_args()
+    rounds = []
+    for users in args.users:
+        rounds.append(run_once(users, args))
+        print(report(rounds[-1:], args), flush=True, file=sys.stderr)
+    print(report(rounds, args))
+
+
+if __name__ == "__main__":
+    main()
