@@ -17,6 +17,7 @@ from celery import chord
 from flask import current_app
 from sqlalchemy.exc import OperationalError
 
+from tools.api import Signal
 from webapp import broker, metrics
 from webapp.extensions import db
 from webapp.models import Message, Turn
@@ -36,7 +37,7 @@ from workers.prompts import StoredMessage, build_messages
 from workers.providers import ProviderError, ToolSpec
 from workers.reaper import fail_dead_turn
 from workers.reply import StepReply, stored_call_ids
-from workers.runtime import provider_client
+from workers.runtime import get_watcher, provider_client
 from workers.streaming import add_usage, stream_reply
 from workers.toolcalls import run_tool_call
 
@@ -64,8 +65,13 @@ def run_turn_step(self, turn_id: str, step: int) -> str:
             return "ended"
     if claim not in ("claimed", "started", "taken"):
         return claim
+    # Committed at once, and beating from here on, not only while the model streams: a step
+    # that is slow to start (plugins loading, a long history) is not a dead worker, and a turn
+    # whose claim is not yet visible looks still queued to the reaper.
+    db.session.commit()
     try:
-        model_step(turn, step, announce=claim == "started")
+        with get_watcher().watching(turn_id, Signal()):
+            model_step(turn, step, announce=claim == "started")
     except (TurnFailed, ProviderError) as exc:
         end(turn_id, "failed", exc.message, keep=True)
     except OperationalError:
@@ -97,8 +103,8 @@ def branch(conversation_id: str, message_id: str) -> list[Message]:
 def model_step(turn: Turn, step: int, announce: bool = False) -> None:
     """Stream one model call and store what it said; end the turn or dispatch its tools.
 
-    The previous step's tool results join the reply with the claim, before anything can fail,
-    and whatever the stream said is kept however it ends. The tools offered are worked out
+    The previous step's tool results join the reply before the model is called, and whatever
+    the stream said is kept however it ends. The tools offered are worked out
     once, here, and stored with the calls. ``announce`` publishes ``turn.started`` once the
     claim that made the reply is committed.
     """

@@ -55,3 +55,15 @@ def test_a_worker_killed_during_a_tool_call_fails_the_turn_keeping_the_text_and_
         {"type": "text", "text": "wait"}
     ]
     assert_next_turn_completes(stack, conversation)
+
+
+def test_a_step_that_starts_slowly_is_not_taken_for_a_dead_worker(make_stack):
+    """Regression: a turn beat only while its model streamed or a tool ran, so a step that
+    took longer than TURN_STALE_SECONDS to start (here a plugin loading for 5 s) was failed
+    by the reaper as if its worker had died."""
+    stack = make_stack(LOOKOUT_PLUGINS="tests.workers.turn_plugins,tests.faults.slow_plugin")
+    stack.worker()
+    stack.fake.script(Reply.text("Started at last."))
+    turn = stack.chat.run(stack.chat.new_conversation(), "hello", "fake/m")
+    assert turn["status"] == "completed", turn
+    assert stack.chat.reply(turn)["parts"] == [{"type": "text", "text": "Started at last."}]

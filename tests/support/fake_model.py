@@ -56,6 +56,7 @@ class Reply:
     raw_body: str | None = None
     pause_after: tuple[int, float] | None = None
     silence: float = 0.0
+    release: threading.Event | None = None
 
     @classmethod
     def text(
@@ -68,13 +69,14 @@ class Reply:
         then: str | None = None,
         pause_after: tuple[int, float] | None = None,
         silence: float = 0.0,
+        release: threading.Event | None = None,
     ) -> Reply:
         """Text streamed in ``chunks`` pieces ``delay`` seconds apart, then ``usage`` (in, out).
 
         ``then`` breaks the stream after the text: "error", "disconnect" or "close" (see the
         module's docstring); ``silence`` sends nothing for that many seconds first.
         ``pause_after=(n, seconds)`` holds the pieces after the n-th (from 1) back ``seconds``
-        longer.
+        longer, or until ``release`` is set when one is given.
         """
         assert then in (None, "error", "disconnect", "close"), f"no break named {then!r}"
         return cls(
@@ -86,6 +88,7 @@ class Reply:
             then=then,
             pause_after=pause_after,
             silence=silence,
+            release=release,
         )
 
     @classmethod

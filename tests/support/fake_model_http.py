@@ -172,6 +172,11 @@ class FakeModelHandler(BaseHTTPRequestHandler):
         for index, piece in enumerate(split(reply.content, reply.chunks) if reply.content else []):
             if reply.pause_after and index == reply.pause_after[0]:
                 start += reply.pause_after[1]
+                if reply.release is not None:
+                    held_until = start + index * reply.delay
+                    while not reply.release.is_set() and time.monotonic() < held_until:
+                        self._pause(0.05)
+                    start = time.monotonic() - index * reply.delay
             self._pause_until(start + (index + 1) * reply.delay)
             self._send(chunk.delta({"content": piece}))
         if reply.sources:
