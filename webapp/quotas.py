@@ -34,6 +34,7 @@ from tools.quotas import Quotas, QuotaUsed
 from webapp.extensions import db
 from webapp.limits import allowed, get_limit
 from webapp.models import Conversation, Turn, Upload
+from webapp.streams import open_stream_count
 from webapp.turn.state import get_redis
 
 WINDOW_SECONDS = {"hour": 3600, "day": 86400}
@@ -214,6 +215,7 @@ def remaining(user_id: str) -> list[dict[str, Any]]:
         else:
             used = open_turn_count(user_id)
         shown.append(show(name, used, allowed(user_id, name), resets))
+    shown.append(show("eventStreams", open_stream_count(user_id), allowed(user_id, "eventStreams")))
     shown.append(show("uploadBytes", stored_upload_bytes(user_id), allowed(user_id, "uploadBytes")))
     return shown
 

@@ -41,6 +41,7 @@ def test_every_event_of_design_md_is_named_once():
         "turn.completed",
         "turn.failed",
         "turn.cancelled",
+        "stream.closed",
     )
 
 

@@ -18,10 +18,12 @@ from webapp.api.uploads import attachment_parts
 from webapp.auth.guards import api_login_required
 from webapp.errors import ApiError
 from webapp.extensions import db
+from webapp.limits import allowed
 from webapp.models import Conversation, Message, Turn
 from webapp.models.providers import find_model
+from webapp.streams import open_stream
 from webapp.turn import lifecycle
-from webapp.turn.events import TERMINAL_EVENTS, ending_event
+from webapp.turn.events import STREAM_CLOSED, TERMINAL_EVENTS, ending_event
 from webapp.turn.lifecycle import OPEN_STATUSES, TurnRefused, cancel_turn
 from webapp.turn.parts import text_part
 from webapp.turn.state import turn_state
@@ -201,11 +203,19 @@ def cancel(turn_id: str):
 @bp.get("/turns/<turn_id>/events")
 @api_login_required
 def stream_events(turn_id: str):
-    """Stream the turn's events as Server-Sent Events, resuming after ``Last-Event-ID``."""
+    """Stream the turn's events as Server-Sent Events, resuming after ``Last-Event-ID``.
+
+    The stream counts against the user's ``QUOTA_EVENT_STREAMS`` while it is served: past it,
+    the user's oldest stream gets ``stream.closed`` and ends (webapp/streams.py).
+    """
     turn = get_turn(turn_id)
     after = request.headers.get("Last-Event-ID") or request.args.get("after") or "0"
     state = turn_state(turn.id)
     app = current_app._get_current_object()
+    try:
+        stream = open_stream(current_user.id, allowed(current_user.id, "eventStreams"))
+    except redis.RedisError:
+        stream = None  # Redis restarting: the loop below ends at once and the page reconnects
 
     def ended_status() -> str | None:
         with app.app_context():
@@ -213,18 +223,28 @@ def stream_events(turn_id: str):
             return None if status in OPEN_STATUSES else status
 
     def generate() -> Iterator[str]:
-        with metrics.event_stream_open():
-            yield from follow()
+        try:
+            with metrics.event_stream_open():
+                yield from follow()
+        finally:
+            if stream is not None:
+                try:
+                    stream.close()
+                except redis.RedisError:
+                    pass  # it stops counting when its alive key expires
 
     def follow() -> Iterator[str]:
         last, block = after, None  # the first read does not wait, so an ended turn ends at once
-        while True:
+        while stream is not None:
             try:
-                events = state.read(after=last, block_ms=block)
+                events = state.read(after=last, block_ms=block, control=stream.control)
             except redis.RedisError:
                 return  # Redis restarting: the page reconnects and resumes after ``last``
             block = KEEPALIVE_MS
             for entry_id, name, data in events:
+                if name == STREAM_CLOSED:  # the user's newest stream took this one's place
+                    yield f"event: {name}\ndata: {json.dumps(data)}\n\n"
+                    return
                 last = entry_id
                 yield f"id: {entry_id}\nevent: {name}\ndata: {json.dumps(data)}\n\n"
                 if name in TERMINAL_EVENTS:
@@ -235,6 +255,7 @@ def stream_events(turn_id: str):
                     yield f"event: {ending_event(status)}\ndata: {{}}\n\n"
                     return
                 yield ": keep-alive\n\n"
+                stream.beat()
 
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return Response(generate(), mimetype="text/event-stream", headers=headers)

@@ -3,7 +3,8 @@
  * EventSource reconnects by itself and sends Last-Event-ID, so the server resumes after the
  * last event seen. When the browser gives up (an error status), the page asks the turn whether it
  * ended, and otherwise opens a new source with ?after=<last id>, which the server reads the same
- * way.
+ * way. A stream the server closed to keep its user within their open streams (stream.closed)
+ * waits until the page is focused again, then follows on from the last event seen.
  */
 (function (root) {
   "use strict";
@@ -11,6 +12,7 @@
   var NAMES = root.LookoutTurnEvents.PROGRESS;
   var ENDINGS = root.LookoutTurnEvents.ENDINGS;
   var ENDED = Object.keys(ENDINGS).map(function (name) { return ENDINGS[name]; });
+  var CLOSED = root.LookoutTurnEvents.STREAM_CLOSED;
   var RETRY_MS = 1500;
 
   /**
@@ -18,12 +20,31 @@
    * Returns {close()} to stop following (switching conversations).
    */
   function follow(eventsUrl, onEvent, onEnd) {
-    var source = null, lastId = null, closed = false, timer = null;
+    var source = null, lastId = null, closed = false, timer = null, paused = false;
 
     function stop() {
       closed = true;
+      paused = false;
       if (timer) clearTimeout(timer);
       if (source) source.close();
+      root.removeEventListener("focus", resume);
+      root.document.removeEventListener("visibilitychange", resume);
+    }
+
+    // The server closed this stream for the user's newest one: follow again once looked at.
+    function pause() {
+      paused = true;
+      if (source) source.close();
+      root.addEventListener("focus", resume);
+      root.document.addEventListener("visibilitychange", resume);
+    }
+
+    function resume() {
+      if (!paused || closed || root.document.visibilityState === "hidden") return;
+      paused = false;
+      root.removeEventListener("focus", resume);
+      root.document.removeEventListener("visibilitychange", resume);
+      check();
     }
 
     function parse(event) {
@@ -49,8 +70,11 @@
           onEnd(ENDINGS[name], data);
         });
       });
+      source.addEventListener(CLOSED, function () {
+        if (!closed) pause();
+      });
       source.onerror = function () {
-        if (closed || source.readyState !== EventSource.CLOSED) return;  // reconnecting itself
+        if (closed || paused || source.readyState !== EventSource.CLOSED) return;  // reconnecting
         timer = setTimeout(check, RETRY_MS);
       };
     }

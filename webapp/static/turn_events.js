@@ -10,6 +10,7 @@ window.LookoutTurnEvents = {
   "TURN_COMPLETED": "turn.completed",
   "TURN_FAILED": "turn.failed",
   "TURN_CANCELLED": "turn.cancelled",
+  "STREAM_CLOSED": "stream.closed",
   "PROGRESS": [
     "turn.started",
     "text.delta",

@@ -27,7 +27,10 @@ ENDINGS = {"completed": TURN_COMPLETED, "failed": TURN_FAILED, "cancelled": TURN
 TERMINAL_EVENTS = tuple(ENDINGS.values())
 # Events within a turn, in the order a page first sees them.
 PROGRESS_EVENTS = (TURN_STARTED, TEXT_DELTA, TOOL_STARTED, TOOL_FINISHED, SOURCE_ADDED)
-NAMES = PROGRESS_EVENTS + TERMINAL_EVENTS
+# Sent to one reader, never stored in the turn's stream: this reader's stream was closed to keep
+# its user within QUOTA_EVENT_STREAMS (the turn goes on; the page follows it again when focused).
+STREAM_CLOSED = "stream.closed"
+NAMES = PROGRESS_EVENTS + TERMINAL_EVENTS + (STREAM_CLOSED,)
 PAGE_SCRIPT = Path(__file__).parent.parent / "static" / "turn_events.js"
 
 
@@ -74,6 +77,15 @@ def source_added(state: TurnState, url: str, title: str | None) -> dict[str, Any
 def turn_ended(state: TurnState, status: str, error: str | None = None) -> None:
     """Publish the event that ends the turn's stream, with the error when there is one."""
     state.publish(ending_event(status), {"error": error} if error else {})
+
+
+def stream_closed(allowed: int) -> dict[str, Any]:
+    """Return the data of ``STREAM_CLOSED``: the sentence saying why and what comes next."""
+    return {
+        "message": f"You have {allowed} pages or programs following answers, the most one "
+        "person may have, so this one stopped for the newest. It follows again when you come "
+        "back to it."
+    }
 
 
 def page_script() -> str:

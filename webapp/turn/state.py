@@ -95,12 +95,26 @@ class TurnState:
         return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
 
     def read(
-        self, after: str = "0", block_ms: int | None = None, count: int = 500
+        self,
+        after: str = "0",
+        block_ms: int | None = None,
+        count: int = 500,
+        control: str | None = None,
     ) -> list[tuple[str, str, dict[str, Any]]]:
-        """Return the events after ``after`` as (id, event, data), waiting up to ``block_ms``."""
-        answer = self.client.xread(
-            {key(self.turn_id, "events"): after}, count=count, block=block_ms
-        )
+        """Return the events after ``after`` as (id, event, data), waiting up to ``block_ms``.
+
+        With ``control`` (a Redis stream of one reader's own, ``webapp/streams.py``), the wait
+        also ends when an entry is added there; its entries come first, as (id, event, data)
+        from their ``event`` and ``data`` fields, with nothing of the turn's after them.
+        """
+        streams = {key(self.turn_id, "events"): after}
+        if control is not None:
+            streams[control] = "0"
+        answer = self.client.xread(streams, count=count, block=block_ms)
+        if control is not None:
+            for stream, entries in answer or []:
+                if stream.decode() == control and entries:
+                    answer = [(stream, entries[:1])]
         events = []
         for _stream, entries in answer or []:
             for entry_id, fields in entries:
