@@ -2,8 +2,8 @@
  *
  * Every change goes through /api/admin/users (webapp/api/users.py), whose sentences are shown
  * beside the row (the last administrator cannot be disabled or demoted). A generated password
- * is shown once, in #password-shown. Columns are the COLUMNS list: a column to come (limit
- * overrides) is one more entry.
+ * is shown once, in #password-shown. Columns are the COLUMNS list, and the entries of
+ * window.LookoutUserColumns set by scripts loaded before this one (user_limits.js).
  */
 (function () {
   "use strict";
@@ -47,7 +47,7 @@
     { title: "Usage this month", cell: function (user) {
       return el("td", { class: "usage-month", text: monthUsage(user.usageThisMonth) });
     } },
-  ];
+  ].concat(window.LookoutUserColumns || []);  // more columns from their own scripts (limits)
 
   /** Show a password made just now, once, with a copy button and the warning. */
   function showPassword(name, password, what) {
