@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import date
+from typing import Any
 
 from sqlalchemy import BigInteger, Date, ForeignKey, String
 from sqlalchemy.dialects import postgresql, sqlite
@@ -37,6 +38,7 @@ METRICS = (
     "uploadBytes",
 )
 DETAIL_LENGTH = 300
+_UPSERTS: dict[str, Any] = {}
 
 
 class UsageCount(db.Model):
@@ -78,11 +80,20 @@ def add_usage(
         {"user_id": user_id, "day": day, "metric": m, "detail": d, "amount": a}
         for (m, d), a in sorted(merged.items())  # one order: concurrent upserts never deadlock
     ]
-    dialect = postgresql if db.session.get_bind().dialect.name == "postgresql" else sqlite
-    insert = dialect.insert(UsageCount).values(rows)
-    db.session.execute(
-        insert.on_conflict_do_update(
+    connection = db.session.connection()
+    connection.execute(upsert_statement(connection.dialect.name), rows)
+
+
+def upsert_statement(dialect: str) -> Any:
+    """Return the upsert for ``dialect``, made once: one statement object, whose compiled
+    form SQLAlchemy caches (a statement built with its values each time was compiled each
+    time, which was most of the cost of counting)."""
+    statement = _UPSERTS.get(dialect)
+    if statement is None:
+        insert = (postgresql if dialect == "postgresql" else sqlite).insert(UsageCount)
+        statement = insert.on_conflict_do_update(
             index_elements=["user_id", "day", "metric", "detail"],
             set_={"amount": UsageCount.amount + insert.excluded.amount},
         )
-    )
+        _UPSERTS[dialect] = statement
+    return statement
