@@ -213,5 +213,4 @@ def shared_stack_once(tmp_path_factory, redis_url, sqlite_template) -> Iterator[
 def shared_stack(shared_stack_once) -> Iterator[Stack]:
     """The package's shared Stack, its fake model reset after each test."""
     yield shared_stack_once
-    shared_stack_once.fake.responder = None
-    shared_stack_once.fake._queue.clear()
+    shared_stack_once.fake.clear_script()

@@ -187,6 +187,12 @@ class FakeModel:
         with self._changed:
             self._queue.extend(replies)
 
+    def clear_script(self) -> None:
+        """Drop the replies still queued, and the responder."""
+        with self._changed:
+            self._queue.clear()
+        self.responder = None
+
     @property
     def requests(self) -> list[RecordedRequest]:
         """A copy of every request received so far, oldest first."""
