@@ -12,8 +12,7 @@ import pytest
 from tests.faults.conftest import Follower, Stopwatch, record_recovery
 from tests.support.fake_model import Reply
 from tests.support.sites import Site
-from webapp.extensions import db
-from webapp.models import PluginOptions
+from webapp.plugin_host import save_options
 
 HUNG = "SearXNG did not answer within 15 seconds. Try again later."
 SEARCH = {"tools": ["web_search"]}
@@ -33,10 +32,8 @@ def test_a_hung_engine_ends_at_its_time_limit_or_at_a_stop_and_blocks_no_other_t
     hung_engine, shared_stack
 ):
     stack = shared_stack
-    with stack.app.app_context():
-        options = {"engine": "searxng", "baseURL": hung_engine.url("/")}
-        db.session.merge(PluginOptions(plugin_id="web_search", options=options))
-        db.session.commit()
+    with stack.app.app_context():  # as an admin's save does: every process rebuilds its host
+        save_options("web_search", {"engine": "searxng", "baseURL": hung_engine.url("/")})
     search = Reply.tool_calls([("web_search", {"query": "news"})])
     stack.fake.script(search, search)
     waited, stopped = (stack.chat.new_conversation() for _ in range(2))
