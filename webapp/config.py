@@ -237,6 +237,12 @@ SETTINGS: tuple[Setting, ...] = (
         int_parser(1),
     ),
     Setting(
+        "JSON_MAX_BYTES",
+        str(1024 * 1024),
+        "Largest JSON request body the API reads, in bytes (uploads have their own limit).",
+        int_parser(1),
+    ),
+    Setting(
         "PARSER_PROCESSES",
         "2",
         "Parser processes each web and worker process keeps for pages and files from outside.",

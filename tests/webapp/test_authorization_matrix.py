@@ -88,6 +88,7 @@ DELETE /api/conversations/<conversation_id>       401  204  404   404   204   40
 POST   /api/conversations/<conversation_id>/turns 401  202  404   404   202   401     401      401
 GET    /api/me                                    401  200  200   200   200   401     401      401
 GET    /api/models                                401  200  200   200   200   401     401      401
+GET    /api/openapi.json                          401  200  200   200   200   401     401      401
 PUT    /api/plugins/<plugin_id>/settings          401  200  200   200   200   401     401      401
 DELETE /api/plugins/<plugin_id>/settings          401  204  204   204   204   401     401      401
 PUT    /api/plugins/<plugin_id>/tools/<name>      401  200  200   200   200   401     401      401
@@ -104,6 +105,7 @@ GET    /api/turns/<turn_id>/events                401  200  404   404   200   40
 GET    /api/uploads                               401  200  200   200   200   401     401      401
 POST   /api/uploads                               401  201  201   201   201   401     401      401
 DELETE /api/uploads/<upload_id>                   401  204  404   404   204   401     401      401
+GET    /docs/api                                  302  200  200   200   200   302     302      302
 GET    /healthz                                   200  200  200   200   200   200     200      200
 GET    /metrics                                   403  403  403   403   403   403     403      403
 GET    /metrics [with the metrics token]          200  200  200   200   200   200     200      200

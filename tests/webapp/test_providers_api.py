@@ -85,6 +85,19 @@ def test_a_provider_needs_a_unique_name_and_a_base_url(admin):
     assert "baseUrl" in missing.get_json()["error"]["fields"]
 
 
+def test_renaming_a_provider_to_a_taken_name_is_refused_and_changes_nothing(admin):
+    """Fuzzing found this a 500: the check's query wrote the rename first (autoflush), and the
+    database's unique name refused it."""
+    first = admin.post("/api/admin/providers", json=PROVIDER).get_json()
+    second = admin.post("/api/admin/providers", json={**PROVIDER, "name": "other"}).get_json()
+    url = f"/api/admin/providers/{second['id']}"
+    response = admin.patch(url, json={"name": first["name"], "baseUrl": "http://127.0.0.1:8/v1"})
+    assert response.status_code == 400
+    assert response.get_json()["error"]["fields"] == {"name": ["Already taken."]}
+    kept = admin.get(url).get_json()
+    assert (kept["name"], kept["baseUrl"]) == ("other", PROVIDER["baseUrl"])
+
+
 def test_models_are_listed_by_provider_and_model_name(admin, signed_in_client):
     admin.post("/api/admin/providers", json=PROVIDER)
     response = signed_in_client("alice").get("/api/models")

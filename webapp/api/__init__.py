@@ -4,8 +4,10 @@ from flask import Flask
 
 from webapp.api import (
     accounts,
+    bodies,
     conversations,
     health,
+    openapi,
     plugins,
     providers,
     tokens,
@@ -28,10 +30,12 @@ BLUEPRINTS = (
     users.bp,
     usage.bp,
     user_limits.bp,
+    openapi.bp,
 )
 
 
 def register_api(app: Flask) -> None:
-    """Register every API blueprint."""
+    """Register every API blueprint, and the check of request bodies before them."""
+    bodies.init_bodies(app)
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint)

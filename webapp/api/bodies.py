@@ -1,15 +1,60 @@
-"""Reading JSON request bodies: one place that turns a bad body into a 400 that says what to fix."""
+"""Reading JSON request bodies: one place that turns a bad body into a 400 that says what to fix.
+
+Every ``/api/`` request's body is checked before any view (or the CSRF check) reads it: one over
+``JSON_MAX_BYTES`` is a 413 without being read, and JSON that does not parse is a 400. Uploads
+(multipart) keep their own, larger limit (``ATTACHMENT_MAX_BYTES``, checked in the upload view).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from flask import request
+from flask import Flask, current_app, request
 from marshmallow import Schema, ValidationError
+from werkzeug.exceptions import BadRequest, RequestEntityTooLarge
 
 from tools.api import flatten_errors
 from webapp.api.field_errors import plain_error, titles_of
 from webapp.errors import ApiError
+
+MULTIPART = "multipart/form-data"
+
+
+def too_large(limit: int) -> ApiError:
+    """Return the 413 for a JSON body over ``limit`` bytes."""
+    size = f"{limit / 1024 / 1024:g} MiB" if limit >= 1024 * 1024 else f"{limit:,} bytes"
+    return ApiError(
+        f"The request body is larger than the {size} the API reads. Send less at once: "
+        "attach long text as a file with POST /api/uploads instead.",
+        413,
+    )
+
+
+def check_body() -> None:
+    """Refuse an ``/api/`` body that is too large (413) or JSON that does not parse (400)."""
+    if not request.path.startswith("/api/") or request.mimetype == MULTIPART:
+        return
+    limit = current_app.config["JSON_MAX_BYTES"]
+    if (request.content_length or 0) > limit:
+        raise too_large(limit)
+    request.max_content_length = limit  # a body sent without a length stops there too
+    if not request.is_json:
+        return  # a view expecting JSON says so; a form's fields must stay readable
+    try:
+        if request.get_data(cache=True).strip():
+            request.get_json()
+    except RequestEntityTooLarge:
+        raise too_large(limit) from None
+    except (BadRequest, RecursionError):  # nesting deeper than Python's stack does not parse
+        raise ApiError(
+            'The request body is not valid JSON. Send a JSON object, such as {"title": "Notes"}.',
+            400,
+        ) from None
+
+
+def init_bodies(app: Flask) -> None:
+    """Check bodies first, before the CSRF check reads a form out of one."""
+    app.before_request_funcs.setdefault(None, []).insert(0, check_body)
 
 
 def json_object(hint: str = "Send a JSON object in the request body.") -> dict[str, Any]:
@@ -20,12 +65,18 @@ def json_object(hint: str = "Send a JSON object in the request body.") -> dict[s
     return body
 
 
-def load_json(schema: type[Schema], what: str, partial: bool = False) -> dict[str, Any]:
-    """Return the body loaded by ``schema``; a 400 with per-field messages names what is wrong."""
-    body = json_object(f"Send the {what} as a JSON object.")
+def load_object(
+    schema: type[Schema], body: dict[str, Any], what: str, partial: bool = False
+) -> dict[str, Any]:
+    """Return ``body`` loaded by ``schema``; a 400 with per-field messages names what is wrong."""
     try:
         return schema(partial=partial).load(body)
     except ValidationError as exc:
         fallback = f"The {what} is not valid."
         message, fields = plain_error(flatten_errors(exc.messages), titles_of(schema), fallback)
         raise ApiError(message, 400, fields) from exc
+
+
+def load_json(schema: type[Schema], what: str, partial: bool = False) -> dict[str, Any]:
+    """Return the body loaded by ``schema``; a 400 with per-field messages names what is wrong."""
+    return load_object(schema, json_object(f"Send the {what} as a JSON object."), what, partial)

@@ -7,15 +7,21 @@ from typing import Any
 from flask import Blueprint, jsonify, request
 from flask_login import current_user
 
-from webapp.api.bodies import json_object
+from webapp.api.bodies import json_object, load_object
+from webapp.api.operations import NO_CONTENT, operation
+from webapp.api.schemas.conversations import (
+    ConversationBody,
+    ConversationDetailSchema,
+    ConversationListSchema,
+    ConversationSchema,
+)
 from webapp.auth.guards import api_login_required
 from webapp.errors import ApiError
 from webapp.extensions import db
-from webapp.models import Conversation, Message, Turn
+from webapp.models import Conversation, Turn
 from webapp.turn.lifecycle import cancel_turn, open_turns
 
 bp = Blueprint("api_conversations", __name__, url_prefix="/api/conversations")
-MAX_TITLE = 200
 
 
 def get_conversation(conversation_id: str) -> Conversation:
@@ -26,69 +32,44 @@ def get_conversation(conversation_id: str) -> Conversation:
     return conversation
 
 
-def show_message(message: Message) -> dict[str, Any]:
-    """Return a message in the API's shape."""
-    return {
-        "id": message.id,
-        "parentId": message.parent_id,
-        "role": message.role,
-        "status": message.status,
-        "parts": message.parts,
-        "createdAt": message.created_at.isoformat(),
-    }
-
-
 def show_conversation(conversation: Conversation, messages: bool = True) -> dict[str, Any]:
     """Return a conversation; with ``messages``, every message of every branch, oldest first."""
-    shown: dict[str, Any] = {
+    if not messages:
+        return ConversationSchema().dump(conversation)
+    # The open turn is read before the messages: SQLite reads each SELECT at its own moment,
+    # and a turn ending between two reads must leave the page an open turn to follow (whose
+    # events end at once), never a "running" reply with no turn to follow.
+    open_turn = db.session.scalar(open_turns(conversation.id))
+    detail = {
         "id": conversation.id,
         "title": conversation.title,
-        "createdAt": conversation.created_at.isoformat(),
-        "updatedAt": conversation.updated_at.isoformat(),
-    }
-    if messages:
-        # The open turn is read before the messages: SQLite reads each SELECT at its own moment,
-        # and a turn ending between two reads must leave the page an open turn to follow (whose
-        # events end at once), never a "running" reply with no turn to follow.
-        open_turn = db.session.scalar(open_turns(conversation.id))
-        shown["messages"] = [show_message(m) for m in conversation.messages]
-        shown["openTurnId"] = open_turn.id if open_turn else None
-        shown["model"] = db.session.scalar(  # the newest turn's: the page picks it again
+        "created_at": conversation.created_at,
+        "updated_at": conversation.updated_at,
+        "messages": list(conversation.messages),
+        "openTurnId": open_turn.id if open_turn else None,
+        "model": db.session.scalar(  # the newest turn's: the page picks it again
             db.select(Turn.model)
             .filter_by(conversation_id=conversation.id)
             .order_by(Turn.created_at.desc())
             .limit(1)
-        )
-        failed = db.session.scalars(
+        ),
+        "failedTurns": db.session.scalars(
             db.select(Turn)
             .filter_by(conversation_id=conversation.id, status="failed")
             .order_by(Turn.created_at)
-        )
-        shown["failedTurns"] = [
-            {
-                "id": turn.id,
-                "userMessageId": turn.user_message_id,
-                "assistantMessageId": turn.assistant_message_id,
-                "error": turn.error,
-            }
-            for turn in failed
-        ]
-    return shown
+        ),
+    }
+    return ConversationDetailSchema().dump(detail)
 
 
-def read_title(body: Any) -> str:
-    """Return the title of a create or rename request, checked."""
-    title = body.get("title", "") if isinstance(body, dict) else None
-    if not isinstance(title, str):
-        raise ApiError("The title must be text.", 400, {"title": ["Must be a string."]})
-    title = " ".join(title.split())
-    if len(title) > MAX_TITLE:
-        raise ApiError("The title is too long.", 400, {"title": [f"Use at most {MAX_TITLE}."]})
-    return title
+def read_title(body: dict[str, Any]) -> str:
+    """Return the checked title of a create or rename request."""
+    return load_object(ConversationBody, body, "conversation")["title"]
 
 
 @bp.get("")
 @api_login_required
+@operation(answers={200: ConversationListSchema})
 def list_conversations():
     """List the user's conversations, most recently updated first."""
     rows = db.session.scalars(
@@ -96,16 +77,16 @@ def list_conversations():
         .filter_by(owner_id=current_user.id)
         .order_by(Conversation.updated_at.desc())
     )
-    return jsonify({"conversations": [show_conversation(c, messages=False) for c in rows]})
+    return jsonify(ConversationListSchema().dump({"conversations": rows}))
 
 
 @bp.post("")
 @api_login_required
+@operation(body=ConversationBody, body_required=False, answers={201: ConversationDetailSchema})
 def create_conversation():
-    """Create an empty conversation."""
-    conversation = Conversation(
-        owner_id=current_user.id, title=read_title(request.get_json(silent=True) or {})
-    )
+    """Create an empty conversation; the body, with its title, may be left out."""
+    body = json_object() if request.get_data(cache=True).strip() else {}
+    conversation = Conversation(owner_id=current_user.id, title=read_title(body))
     db.session.add(conversation)
     db.session.commit()
     return jsonify(show_conversation(conversation)), 201
@@ -113,6 +94,7 @@ def create_conversation():
 
 @bp.get("/<conversation_id>")
 @api_login_required
+@operation(answers={200: ConversationDetailSchema})
 def read_conversation(conversation_id: str):
     """Return a conversation with all its messages."""
     return jsonify(show_conversation(get_conversation(conversation_id)))
@@ -120,6 +102,7 @@ def read_conversation(conversation_id: str):
 
 @bp.patch("/<conversation_id>")
 @api_login_required
+@operation(body=ConversationBody, answers={200: ConversationSchema})
 def rename_conversation(conversation_id: str):
     """Change a conversation's title."""
     conversation = get_conversation(conversation_id)
@@ -134,6 +117,7 @@ def rename_conversation(conversation_id: str):
 
 @bp.delete("/<conversation_id>")
 @api_login_required
+@operation(answers={204: NO_CONTENT})
 def delete_conversation(conversation_id: str):
     """Delete a conversation, cancelling its running turn first."""
     conversation = get_conversation(conversation_id)

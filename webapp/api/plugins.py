@@ -12,8 +12,19 @@ from tools.host import PluginState, is_enabled, start
 from tools.schema import json_schema
 from tools.settings import mask, merge_save
 from webapp import plugin_host
-from webapp.api.bodies import json_object
+from webapp.api.bodies import json_object, load_json
 from webapp.api.field_errors import plain_error, titles_of
+from webapp.api.operations import NO_CONTENT, operation
+from webapp.api.schemas.plugins import (
+    AdminPluginListSchema,
+    AdminPluginSchema,
+    FreeForm,
+    OfferedToolListSchema,
+    SavedSettingsSchema,
+    ToolSwitchBody,
+    ToolSwitchSchema,
+    UserPluginListSchema,
+)
 from webapp.auth.guards import admin_required, api_login_required
 from webapp.errors import ApiError
 from webapp.extensions import db
@@ -71,6 +82,7 @@ def show_user_plugin(state: PluginState, choices: dict[str, bool]) -> dict[str, 
 
 @bp.get("/plugins/settings")
 @api_login_required
+@operation(answers={200: UserPluginListSchema})
 def list_settings():
     """List each plugin that has user settings or a switchable tool."""
     choices = plugin_host.tool_choices(current_user.id)
@@ -80,11 +92,12 @@ def list_settings():
         if state.status == "active"
         and (state.settings_schema() is not None or any(t.user_toggle for t in state.tools))
     ]
-    return jsonify({"plugins": shown})
+    return jsonify(UserPluginListSchema().dump({"plugins": shown}))
 
 
 @bp.get("/tools")
 @api_login_required
+@operation(answers={200: OfferedToolListSchema})
 def list_offered_tools():
     """List the tools the signed-in user's messages offer a tool-capable model by default."""
     host = plugin_host.get_host()
@@ -99,11 +112,12 @@ def list_offered_tools():
                 "userToggle": tool.user_toggle,
             }
         )
-    return jsonify({"tools": offered})
+    return jsonify(OfferedToolListSchema().dump({"tools": offered}))
 
 
 @bp.put("/plugins/<plugin_id>/tools/<name>")
 @api_login_required
+@operation(body=ToolSwitchBody, answers={200: ToolSwitchSchema})
 def switch_tool(plugin_id: str, name: str):
     """Store the user's switch for a tool; 404 for another plugin's tool, 400 without a toggle."""
     state = get_active_plugin(plugin_id)
@@ -112,20 +126,19 @@ def switch_tool(plugin_id: str, name: str):
         raise ApiError(f"The plugin {plugin_id} has no tool {name}.", 404)
     if not tool.user_toggle:
         raise ApiError(f"The tool {name} cannot be switched on or off by users.", 400)
-    enabled = json_object().get("enabled")
-    if not isinstance(enabled, bool):
-        raise ApiError("Send enabled: true or false.", 400, {"enabled": ["Must be a boolean."]})
+    enabled = load_json(ToolSwitchBody, "switch")["enabled"]
     row = db.session.get(UserToolSetting, (current_user.id, name))
     if row is None:
         row = UserToolSetting(user_id=current_user.id, tool=name, enabled=enabled)
         db.session.add(row)
     row.enabled, row.updated_at = enabled, utcnow()
     db.session.commit()
-    return jsonify({"name": name, "enabled": enabled, "userToggle": True})
+    return jsonify(ToolSwitchSchema().dump({"name": name, "enabled": enabled, "userToggle": True}))
 
 
 @bp.put("/plugins/<plugin_id>/settings")
 @api_login_required
+@operation(body=FreeForm, answers={200: SavedSettingsSchema})
 def save_settings(plugin_id: str):
     """Validate and store the user's settings for a plugin; 400 with per-field messages."""
     state = get_active_plugin(plugin_id)
@@ -144,11 +157,13 @@ def save_settings(plugin_id: str):
     row.settings = valid
     db.session.commit()
     settings, secrets_set = mask(schema, valid)
-    return jsonify({"id": plugin_id, "settings": settings, "secretsSet": secrets_set})
+    saved = {"id": plugin_id, "settings": settings, "secretsSet": secrets_set}
+    return jsonify(SavedSettingsSchema().dump(saved))
 
 
 @bp.delete("/plugins/<plugin_id>/settings")
 @api_login_required
+@operation(answers={204: NO_CONTENT})
 def delete_settings(plugin_id: str):
     """Forget the user's settings for a plugin; tool switches stay as they are."""
     get_active_plugin(plugin_id)
@@ -212,15 +227,16 @@ def show_admin_plugin(state: PluginState) -> dict[str, Any]:
 
 @bp.get("/admin/plugins")
 @admin_required
+@operation(answers={200: AdminPluginListSchema})
 def list_plugins():
     """List every listed plugin with its status (active, needs-configuration, failed)."""
-    return jsonify(
-        {"plugins": [show_admin_plugin(s) for s in plugin_host.get_host().plugins.values()]}
-    )
+    shown = [show_admin_plugin(state) for state in plugin_host.get_host().plugins.values()]
+    return jsonify(AdminPluginListSchema().dump({"plugins": shown}))
 
 
 @bp.put("/admin/plugins/<plugin_id>/options")
 @admin_required
+@operation(body=FreeForm, answers={200: AdminPluginSchema})
 def save_plugin_options(plugin_id: str):
     """Validate, store and apply a plugin's options everywhere; 400 with per-field messages."""
     state = plugin_host.get_host().plugins.get(plugin_id)
@@ -236,11 +252,14 @@ def save_plugin_options(plugin_id: str):
     except Exception as error:  # a plugin's setup bug is reported, and nothing is stored
         raise ApiError(f"The plugin {plugin_id} could not start: {error}", 400) from error
     plugin_host.save_options(plugin_id, merged)
-    return jsonify(show_admin_plugin(plugin_host.get_host().plugins[plugin_id]))
+    return jsonify(
+        AdminPluginSchema().dump(show_admin_plugin(plugin_host.get_host().plugins[plugin_id]))
+    )
 
 
 @bp.get("/admin/plugins/<plugin_id>/catalog")
 @admin_required
+@operation(answers={200: FreeForm})
 def plugin_catalog(plugin_id: str):
     """Return what a plugin offers admins to choose from (web_search: its engines)."""
     state = plugin_host.get_host().plugins.get(plugin_id)

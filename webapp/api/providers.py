@@ -5,67 +5,24 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Blueprint, jsonify
-from marshmallow import Schema, ValidationError, fields, validate, validates
+from sqlalchemy.exc import IntegrityError
 
 from webapp import broker, queue
 from webapp.api.bodies import load_json
+from webapp.api.operations import NO_CONTENT, operation
+from webapp.api.schemas.providers import (
+    ConnectionTestSchema,
+    ModelChoiceListSchema,
+    ProviderAnswer,
+    ProviderListSchema,
+    ProviderSchema,
+)
 from webapp.auth.guards import admin_required, api_login_required
 from webapp.errors import ApiError
 from webapp.extensions import db
 from webapp.models import Provider
 
 bp = Blueprint("api_providers", __name__, url_prefix="/api")
-KINDS = ["openai-compatible"]
-
-
-class ModelSchema(Schema):
-    """One model of a provider and whether it can use tools."""
-
-    name = fields.String(
-        required=True, validate=validate.Length(min=1, max=200), metadata={"title": "Model name"}
-    )
-    tools = fields.Boolean(load_default=True, metadata={"title": "Tools"})
-
-
-class ProviderSchema(Schema):
-    """The body of creating or changing a provider."""
-
-    name = fields.String(
-        required=True, validate=validate.Length(min=1, max=100), metadata={"title": "Name"}
-    )
-    kind = fields.String(
-        load_default="openai-compatible",
-        validate=validate.OneOf(KINDS),
-        metadata={"title": "Kind"},
-    )
-    baseUrl = fields.Url(
-        required=True,
-        schemes={"http", "https"},
-        require_tld=False,
-        metadata={"title": "Base URL"},
-    )
-    apiKey = fields.String(allow_none=True, metadata={"secret": True, "title": "API key"})
-    models = fields.List(
-        fields.Nested(ModelSchema), load_default=list, metadata={"title": "Models"}
-    )
-
-    @validates("name")
-    def no_slash(self, value: str, **_: Any) -> None:
-        """Provider names may not contain "/": model ids split at the first one."""
-        if "/" in value:
-            raise ValidationError('A provider name may not contain "/".')
-
-
-def show_provider(provider: Provider) -> dict[str, Any]:
-    """Return a provider without its key."""
-    return {
-        "id": provider.id,
-        "name": provider.name,
-        "kind": provider.kind,
-        "baseUrl": provider.base_url,
-        "keySet": bool(provider.api_key),
-        "models": provider.models,
-    }
 
 
 def load_body(partial: bool) -> dict[str, Any]:
@@ -73,9 +30,19 @@ def load_body(partial: bool) -> dict[str, Any]:
     return load_json(ProviderSchema, "provider", partial=partial)
 
 
+NAME_TAKEN = ("Another provider has that name.", 400, {"name": ["Already taken."]})
+
+
 def apply(provider: Provider, data: dict[str, Any]) -> None:
     """Copy the checked fields onto the provider; a blank key keeps the stored one, null
     removes it (for a local server that needs none)."""
+    name = data.get("name", provider.name)
+    with db.session.no_autoflush:  # a rename must not be written before its name is checked
+        taken = db.session.scalar(
+            db.select(Provider).filter(Provider.name == name, Provider.id != provider.id)
+        )
+    if taken is not None:
+        raise ApiError(*NAME_TAKEN)
     for field, column in (("name", "name"), ("kind", "kind"), ("baseUrl", "base_url")):
         if field in data:
             setattr(provider, column, data[field])
@@ -85,11 +52,15 @@ def apply(provider: Provider, data: dict[str, Any]) -> None:
         provider.api_key = data["apiKey"]
     elif "apiKey" in data and data["apiKey"] is None:  # null removes the key; blank keeps it
         provider.api_key = None
-    taken = db.session.scalar(
-        db.select(Provider).filter(Provider.name == provider.name, Provider.id != provider.id)
-    )
-    if taken is not None:
-        raise ApiError("Another provider has that name.", 400, {"name": ["Already taken."]})
+
+
+def save() -> None:
+    """Commit; a name another request took since it was checked is the same 400."""
+    try:
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+        raise ApiError(*NAME_TAKEN) from None
 
 
 def find_provider(provider_id: str) -> Provider:
@@ -102,42 +73,47 @@ def find_provider(provider_id: str) -> Provider:
 
 @bp.get("/admin/providers")
 @admin_required
+@operation(answers={200: ProviderListSchema})
 def list_providers():
     """List the providers, keys left out."""
     rows = db.session.scalars(db.select(Provider).order_by(Provider.name))
-    return jsonify({"providers": [show_provider(p) for p in rows]})
+    return jsonify(ProviderListSchema().dump({"providers": rows}))
 
 
 @bp.post("/admin/providers")
 @admin_required
+@operation(body=ProviderSchema, answers={201: ProviderAnswer})
 def create_provider():
     """Add a provider."""
     provider = Provider()
     apply(provider, load_body(partial=False))
     db.session.add(provider)
-    db.session.commit()
-    return jsonify(show_provider(provider)), 201
+    save()
+    return jsonify(ProviderAnswer().dump(provider)), 201
 
 
 @bp.get("/admin/providers/<provider_id>")
 @admin_required
+@operation(answers={200: ProviderAnswer})
 def read_provider(provider_id: str):
     """Return one provider, its key left out."""
-    return jsonify(show_provider(find_provider(provider_id)))
+    return jsonify(ProviderAnswer().dump(find_provider(provider_id)))
 
 
 @bp.patch("/admin/providers/<provider_id>")
 @admin_required
+@operation(body=ProviderSchema, answers={200: ProviderAnswer})
 def change_provider(provider_id: str):
     """Change some fields of a provider."""
     provider = find_provider(provider_id)
     apply(provider, load_body(partial=True))
-    db.session.commit()
-    return jsonify(show_provider(provider))
+    save()
+    return jsonify(ProviderAnswer().dump(provider))
 
 
 @bp.delete("/admin/providers/<provider_id>")
 @admin_required
+@operation(answers={204: NO_CONTENT})
 def delete_provider(provider_id: str):
     """Remove a provider; turns already run keep their record."""
     db.session.delete(find_provider(provider_id))
@@ -147,6 +123,7 @@ def delete_provider(provider_id: str):
 
 @bp.get("/models")
 @api_login_required
+@operation(answers={200: ModelChoiceListSchema})
 def list_models():
     """List every model of every provider as {id, provider, name, tools}."""
     rows = db.session.scalars(db.select(Provider).order_by(Provider.name))
@@ -160,7 +137,7 @@ def list_models():
         for p in rows
         for m in p.models or []
     ]
-    return jsonify({"models": models})
+    return jsonify(ModelChoiceListSchema().dump({"models": models}))
 
 
 # How long the web request waits for a worker's connection test (the task gives up sooner).
@@ -169,6 +146,7 @@ TEST_TIMEOUT_SECONDS = 15.0
 
 @bp.post("/admin/providers/<provider_id>/test")
 @admin_required
+@operation(answers={200: ConnectionTestSchema}, errors=(503,))
 def check_connection(provider_id: str):
     """Have a worker list the provider's models: 200 {ok, models | error}; 503 when none answers."""
     provider = find_provider(provider_id)
@@ -176,4 +154,4 @@ def check_connection(provider_id: str):
         outcome = queue.call(broker.PROBE_PROVIDER, provider.id, timeout=TEST_TIMEOUT_SECONDS)
     except queue.QueueError as error:
         raise ApiError(f"{error} Check that a worker is running, then try again.", 503) from None
-    return jsonify(outcome)
+    return jsonify(ConnectionTestSchema().dump(outcome))

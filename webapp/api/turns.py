@@ -9,11 +9,17 @@ from typing import Any
 import redis
 from flask import Blueprint, Response, current_app, jsonify, request
 from flask_login import current_user
-from marshmallow import Schema, fields, validate
 
 from webapp import metrics
 from webapp.api.bodies import load_json
 from webapp.api.conversations import get_conversation
+from webapp.api.operations import EVENT_STREAM, operation
+from webapp.api.schemas.turns import (
+    TurnEventSchema,
+    TurnRequest,
+    TurnSchema,
+    TurnStartedSchema,
+)
 from webapp.api.uploads import attachment_parts
 from webapp.auth.guards import api_login_required
 from webapp.errors import ApiError
@@ -30,33 +36,22 @@ from webapp.turn.state import turn_state
 
 bp = Blueprint("api_turns", __name__, url_prefix="/api")
 KEEPALIVE_MS = 15000
-MAX_CONTENT = 100_000
-
-
-class GenerationSchema(Schema):
-    """Per-turn generation options; ``tools`` present (even empty) names the tools exactly."""
-
-    tools = fields.List(fields.String(), allow_none=True)
-
-
-class TurnRequest(Schema):
-    """The body of ``POST /api/conversations/<id>/turns``."""
-
-    content = fields.String(
-        validate=validate.Length(
-            min=1,
-            max=MAX_CONTENT,
-            error=f"A message must have 1 to {MAX_CONTENT:,} characters. Shorten it, or attach "
-            "long text as a file instead.",
-        ),
-        metadata={"title": "Your message"},
-    )
-    model = fields.String(
-        required=True, validate=validate.Length(min=3, max=300), metadata={"title": "Model"}
-    )
-    parentMessageId = fields.String(allow_none=True)
-    generation = fields.Nested(GenerationSchema, load_default=dict)
-    attachments = fields.List(fields.String(), load_default=list)
+EVENT_PARAMETERS = (
+    {
+        "name": "Last-Event-ID",
+        "in": "header",
+        "required": False,
+        "schema": {"type": "string"},
+        "description": "Resume after this event (browsers send it when they reconnect).",
+    },
+    {
+        "name": "after",
+        "in": "query",
+        "required": False,
+        "schema": {"type": "string"},
+        "description": "The same as Last-Event-ID, for clients that cannot set headers.",
+    },
+)
 
 
 def read_turn_request() -> dict[str, Any]:
@@ -92,6 +87,7 @@ def find_parent(conversation: Conversation, data: dict[str, Any]) -> Message | N
 
 @bp.post("/conversations/<conversation_id>/turns")
 @api_login_required
+@operation(body=TurnRequest, answers={202: TurnStartedSchema}, errors=(409, 429, 503))
 def start_turn(conversation_id: str):
     """Store the user's message at once and queue the turn; answer 202 with its events URL."""
     return queue_turn(get_conversation(conversation_id), read_turn_request())
@@ -99,6 +95,7 @@ def start_turn(conversation_id: str):
 
 @bp.post("/turns")
 @api_login_required
+@operation(body=TurnRequest, answers={202: TurnStartedSchema}, errors=(409, 429, 503))
 def start_conversation():
     """Start a new conversation with its first message; 202 as for any turn. A message the
     server refuses creates nothing (no empty conversation is left behind)."""
@@ -145,29 +142,11 @@ def queue_turn(conversation: Conversation, data: dict[str, Any]):
             refused.message, refused.status, refused.fields, refused.retry_after
         ) from refused
     return (
-        jsonify({"turn": show_turn(turn, full=False), "eventsUrl": f"/api/turns/{turn.id}/events"}),
+        jsonify(
+            TurnStartedSchema().dump({"turn": turn, "eventsUrl": f"/api/turns/{turn.id}/events"})
+        ),
         202,
     )
-
-
-def show_turn(turn: Turn, full: bool = True) -> dict[str, Any]:
-    """Return a turn in the API's shape; ``full`` adds the assistant message, error and usage."""
-    shown: dict[str, Any] = {
-        "id": turn.id,
-        "status": turn.status,
-        "conversationId": turn.conversation_id,
-        "userMessageId": turn.user_message_id,
-    }
-    if full:
-        shown.update(
-            assistantMessageId=turn.assistant_message_id,
-            model=turn.model,
-            error=turn.error,
-            usage=turn.usage,
-            createdAt=turn.created_at.isoformat(),
-            finishedAt=turn.finished_at.isoformat() if turn.finished_at else None,
-        )
-    return shown
 
 
 def get_turn(turn_id: str) -> Turn:
@@ -181,13 +160,15 @@ def get_turn(turn_id: str) -> Turn:
 
 @bp.get("/turns/<turn_id>")
 @api_login_required
+@operation(answers={200: TurnSchema})
 def read_turn(turn_id: str):
     """Return a turn with its status, reply message, error and token usage."""
-    return jsonify(show_turn(get_turn(turn_id)))
+    return jsonify(TurnSchema().dump(get_turn(turn_id)))
 
 
 @bp.post("/turns/<turn_id>/cancel")
 @api_login_required
+@operation(answers={200: TurnSchema}, errors=(409,))
 def cancel(turn_id: str):
     """Cancel a queued or running turn; 409 when it has already ended."""
     turn = get_turn(turn_id)
@@ -197,11 +178,12 @@ def cancel(turn_id: str):
             f"This turn has already ended ({turn.status}), so there is nothing to cancel.", 409
         )
     db.session.refresh(turn)
-    return jsonify(show_turn(turn))
+    return jsonify(TurnSchema().dump(turn))
 
 
 @bp.get("/turns/<turn_id>/events")
 @api_login_required
+@operation(answers={200: (EVENT_STREAM, TurnEventSchema)}, parameters=EVENT_PARAMETERS)
 def stream_events(turn_id: str):
     """Stream the turn's events as Server-Sent Events, resuming after ``Last-Event-ID``.
 

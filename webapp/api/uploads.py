@@ -7,6 +7,8 @@ from flask_login import current_user
 
 from tools.api import Cancelled, IngestError, IngestInput, Signal, ToolError, normalise_mime_type
 from webapp import plugin_host, quotas
+from webapp.api.operations import MULTIPART, NO_CONTENT, operation
+from webapp.api.schemas.uploads import UploadBody, UploadListSchema, UploadSchema
 from webapp.auth.guards import api_login_required
 from webapp.errors import ApiError
 from webapp.extensions import db
@@ -16,16 +18,6 @@ from webapp.turn.parts import attachment_part
 
 bp = Blueprint("api_uploads", __name__, url_prefix="/api/uploads")
 TEXT_TYPES = {"text/plain", "text/markdown", "text/csv", "application/json"}
-
-
-def show_upload(upload: Upload) -> dict:
-    """Return an upload's public fields (its text stays on the server until a turn uses it)."""
-    return {
-        "id": upload.id,
-        "filename": upload.filename,
-        "mimeType": upload.mime_type,
-        "size": upload.size,
-    }
 
 
 def extract_text(data: bytes, mime_type: str, filename: str) -> str:
@@ -62,6 +54,9 @@ def extract_text(data: bytes, mime_type: str, filename: str) -> str:
 
 @bp.post("")
 @api_login_required
+@operation(
+    body=UploadBody, body_type=MULTIPART, answers={201: UploadSchema}, errors=(413, 415, 422, 429)
+)
 def upload():
     """Store the text of one uploaded file (multipart field ``file``); 201 with its id."""
     file = request.files.get("file")
@@ -89,21 +84,23 @@ def upload():
             db.session.commit()
     except quotas.QuotaExceeded as over:
         raise ApiError(over.message, 429, retry_after=over.retry_after) from over
-    return jsonify(show_upload(row)), 201
+    return jsonify(UploadSchema().dump(row)), 201
 
 
 @bp.get("")
 @api_login_required
+@operation(answers={200: UploadListSchema})
 def list_uploads():
     """Return the user's stored attachments, newest first, with the bytes they take."""
     rows = db.session.scalars(
         db.select(Upload).filter_by(owner_id=current_user.id).order_by(Upload.created_at.desc())
     )
-    return jsonify({"uploads": [show_upload(row) for row in rows]})
+    return jsonify(UploadListSchema().dump({"uploads": rows}))
 
 
 @bp.delete("/<upload_id>")
 @api_login_required
+@operation(answers={204: NO_CONTENT})
 def delete_upload(upload_id: str):
     """Delete one of the user's stored attachments, freeing its room; messages that attached it
     keep its text (it was copied into them)."""

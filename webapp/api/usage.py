@@ -12,6 +12,8 @@ import io
 
 from flask import Blueprint, Response, jsonify, request
 
+from webapp.api.operations import operation
+from webapp.api.schemas.usage import QUERY, UsageReportSchema
 from webapp.auth.guards import admin_required
 from webapp.errors import ApiError
 from webapp.usage.report import UsageQuery, UsageQueryError, make_report, read_query
@@ -30,13 +32,15 @@ def query_from_request() -> UsageQuery:
 
 @bp.get("/usage", endpoint="report")
 @admin_required
+@operation(answers={200: UsageReportSchema}, parameters=QUERY)
 def show_usage():
     """Return the period's usage per user, per day and in total, and its rows."""
-    return jsonify(make_report(query_from_request()))
+    return jsonify(UsageReportSchema().dump(make_report(query_from_request())))
 
 
 @bp.get("/usage.csv", endpoint="csv")
 @admin_required
+@operation(answers={200: ("text/csv", None)}, parameters=QUERY)
 def download_usage():
     """Return the period's usage rows as a CSV file: one line per user, day, metric and detail."""
     query = query_from_request()

@@ -8,6 +8,8 @@ from flask import Blueprint, current_app, jsonify
 from marshmallow import Schema, fields, validate
 
 from webapp.api.bodies import load_json
+from webapp.api.operations import operation
+from webapp.api.schemas.limits import UserLimitsSchema
 from webapp.auth.guards import admin_required
 from webapp.errors import ApiError
 from webapp.extensions import db
@@ -46,7 +48,7 @@ def get_user(user_id: str) -> User:
 def show_limits(user: User) -> dict[str, Any]:
     """Return the user's limits (default, own value or None, unit) and what is used of them."""
     own = overrides(user.id)
-    return {
+    shown = {
         "limits": [
             {
                 "limit": limit.name,
@@ -60,10 +62,12 @@ def show_limits(user: User) -> dict[str, Any]:
         ],
         "remaining": remaining(user.id),
     }
+    return UserLimitsSchema().dump(shown)
 
 
 @bp.get("/<user_id>/limits")
 @admin_required
+@operation(answers={200: UserLimitsSchema})
 def read_limits(user_id: str):
     """Return one user's limits with their defaults, and what they have used."""
     return jsonify(show_limits(get_user(user_id)))
@@ -71,6 +75,7 @@ def read_limits(user_id: str):
 
 @bp.put("/<user_id>/limits")
 @admin_required
+@operation(body=LimitsChange, answers={200: UserLimitsSchema})
 def change_limits(user_id: str):
     """Set (a whole number) or clear (null, back to the default) some of one user's limits;
     limits not named stay as they are."""

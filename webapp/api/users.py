@@ -11,8 +11,14 @@ from contextlib import contextmanager
 from flask import Blueprint, jsonify
 from marshmallow import Schema, fields, validate
 
-from webapp.api.accounts import show_user
 from webapp.api.bodies import load_json
+from webapp.api.operations import operation
+from webapp.api.schemas.accounts import (
+    AccountListSchema,
+    AccountSchema,
+    NewPasswordAccountSchema,
+    WithExtras,
+)
 from webapp.auth import accounts
 from webapp.auth.guards import admin_required
 from webapp.errors import ApiError
@@ -65,24 +71,28 @@ def get_account(user_id: str) -> User:
     return user
 
 
-def show_account(user: User, usage: dict | None = None) -> dict:
-    """Return an account as admins see it: its public fields and its usage this month (UTC)."""
-    if usage is None:
-        usage = monthly_usage([user.id])[user.id]
-    return {**show_user(user), "usageThisMonth": usage}
+def show_account(user: User, **extras) -> dict:
+    """Return an account as admins see it: its public fields and its usage this month (UTC);
+    with ``password``, the one just generated (or null)."""
+    usage = monthly_usage([user.id])[user.id]
+    schema = NewPasswordAccountSchema if "password" in extras else AccountSchema
+    return schema().dump(WithExtras(user, usage=usage, **extras))
 
 
 @bp.get("")
 @admin_required
+@operation(answers={200: AccountListSchema})
 def list_users():
     """List every account by name."""
     users = db.session.scalars(db.select(User).order_by(User.name)).all()
     usage = monthly_usage(user.id for user in users)
-    return jsonify({"users": [show_account(user, usage[user.id]) for user in users]})
+    shown = [WithExtras(user, usage=usage[user.id]) for user in users]
+    return jsonify(AccountListSchema().dump({"users": shown}))
 
 
 @bp.post("")
 @admin_required
+@operation(body=NewAccount, answers={201: NewPasswordAccountSchema}, errors=(409,))
 def create_user():
     """Create an account; answer 201 with it and, when generated, its password (shown once)."""
     body = load_json(NewAccount, "new account")
@@ -90,11 +100,12 @@ def create_user():
         user, generated = accounts.create_account(
             body["name"], body.get("password"), admin=body["admin"]
         )
-    return jsonify({**show_account(user), "password": generated}), 201
+    return jsonify(show_account(user, password=generated)), 201
 
 
 @bp.patch("/<user_id>")
 @admin_required
+@operation(body=AccountChange, answers={200: AccountSchema}, errors=(409,))
 def change_user(user_id: str):
     """Disable or enable an account, or grant or take its admin role; answer the account."""
     body = load_json(AccountChange, "change")
@@ -109,10 +120,11 @@ def change_user(user_id: str):
 
 @bp.post("/<user_id>/password")
 @admin_required
+@operation(body=NewPassword, answers={200: NewPasswordAccountSchema})
 def set_password(user_id: str):
     """Set an account's password (ending its sessions); a generated one is answered once."""
     body = load_json(NewPassword, "new password")
     user = get_account(user_id)
     with said_as_api_errors():
         generated = accounts.set_password(user, body.get("password"))
-    return jsonify({**show_account(user), "password": generated})
+    return jsonify(show_account(user, password=generated))

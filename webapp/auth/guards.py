@@ -11,6 +11,14 @@ from flask_login import current_user
 from webapp.errors import MESSAGES, ApiError, wants_json
 
 
+def audience_of(view: Callable) -> str | None:
+    """Return who a guarded view is for ("user" or "admin"), or None when it is open to all.
+
+    The OpenAPI description reads it to list a view's 401 and 403 answers.
+    """
+    return getattr(view, "audience", None)
+
+
 def refuse_anonymous():
     """Return the 401 JSON for API requests, or a redirect to the sign-in page for pages."""
     if wants_json():
@@ -27,6 +35,7 @@ def api_login_required(view: Callable) -> Callable:
             raise ApiError(MESSAGES[401], 401)
         return view(*args, **kwargs)
 
+    guarded.audience = "user"
     return guarded
 
 
@@ -39,6 +48,7 @@ def login_required(view: Callable) -> Callable:
             return refuse_anonymous()
         return view(*args, **kwargs)
 
+    guarded.audience = "user"
     return guarded
 
 
@@ -55,4 +65,5 @@ def admin_required(view: Callable) -> Callable:
             abort(403, "Only administrators may open this page.")
         return view(*args, **kwargs)
 
+    guarded.audience = "admin"
     return guarded

@@ -4,7 +4,7 @@ Each page is a shell whose script (under static/) fetches the JSON API; blueprin
 names (`home.index`, `admin_plugins.index`, ...) are what templates pass to url_for.
 """
 
-from webapp.pages import account, admin, chat, plugins, providers, tokens, usage, users
+from webapp.pages import account, admin, api_docs, chat, plugins, providers, tokens, usage, users
 
 BLUEPRINTS = (
     chat.bp,
@@ -16,4 +16,5 @@ BLUEPRINTS = (
     account.bp,
     users.bp,
     usage.bp,
+    api_docs.bp,
 )

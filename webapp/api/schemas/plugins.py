@@ -1,0 +1,114 @@
+"""Plugins: users' tool switches and settings, admins' options; the forms' JSON Schemas inside.
+
+Settings and options are each plugin's own (its marshmallow schemas, served as JSON Schema in
+``schema``), so here they are free-form objects.
+"""
+
+from __future__ import annotations
+
+from marshmallow import INCLUDE, Schema, fields
+
+FORM_SCHEMA = {"description": "The JSON Schema of the form, or null when there is none."}
+
+
+class FreeForm(Schema):
+    """A plugin's own settings or options: keys as its schema (served with it) names them."""
+
+    class Meta:
+        unknown = INCLUDE
+
+
+class ToolSwitchBody(Schema):
+    """The body of switching a tool on or off."""
+
+    enabled = fields.Boolean(
+        required=True,
+        truthy={True},
+        falsy={False},
+        error_messages={"required": "Must be a boolean.", "invalid": "Must be a boolean."},
+        metadata={"title": "Enabled"},
+    )
+
+
+class ToolSwitchSchema(Schema):
+    """The stored switch."""
+
+    name = fields.String()
+    enabled = fields.Boolean()
+    userToggle = fields.Boolean()
+
+
+class UserToolSchema(Schema):
+    """A tool of a plugin on the user's settings page."""
+
+    name = fields.String()
+    description = fields.String()
+    enabled = fields.Boolean()
+    userToggle = fields.Boolean()
+
+
+class UserPluginSchema(Schema):
+    """One plugin's block of the settings page: its tools and the user's settings."""
+
+    id = fields.String()
+    title = fields.String()
+    tools = fields.List(fields.Nested(UserToolSchema))
+    schema = fields.Dict(allow_none=True, metadata=FORM_SCHEMA)
+    settings = fields.Dict()
+    secretsSet = fields.Dict(keys=fields.String(), values=fields.Boolean())
+
+
+class UserPluginListSchema(Schema):
+    """Each plugin with user settings or a switchable tool."""
+
+    plugins = fields.List(fields.Nested(UserPluginSchema))
+
+
+class SavedSettingsSchema(Schema):
+    """The user's settings for a plugin as stored, secrets masked."""
+
+    id = fields.String()
+    settings = fields.Dict()
+    secretsSet = fields.Dict(keys=fields.String(), values=fields.Boolean())
+
+
+class OfferedToolSchema(Schema):
+    """A tool the user's messages offer a tool-capable model by default."""
+
+    name = fields.String()
+    plugin = fields.String()
+    pluginTitle = fields.String()
+    userToggle = fields.Boolean()
+
+
+class OfferedToolListSchema(Schema):
+    """The tools offered by default."""
+
+    tools = fields.List(fields.Nested(OfferedToolSchema))
+
+
+class AdminPluginSchema(Schema):
+    """A plugin as admins see it: status, why it is not active, options (secrets masked)."""
+
+    id = fields.String()
+    title = fields.String()
+    status = fields.String(metadata={"enum": ["active", "needs-configuration", "failed"]})
+    reason = fields.String(allow_none=True)
+    fields_ = fields.Dict(
+        data_key="fields",
+        attribute="fields",
+        keys=fields.String(),
+        values=fields.List(fields.String()),
+    )
+    notices = fields.List(fields.String())
+    schema = fields.Dict(allow_none=True, metadata=FORM_SCHEMA)
+    options = fields.Dict()
+    secretsSet = fields.Dict(keys=fields.String(), values=fields.Boolean())
+    tools = fields.List(fields.String())
+    hasCatalog = fields.Boolean()
+
+
+class AdminPluginListSchema(Schema):
+    """Every listed plugin."""
+
+    plugins = fields.List(fields.Nested(AdminPluginSchema))

@@ -1,0 +1,53 @@
+"""API tokens: the body that creates one, and how they are shown (the value only once)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import Schema, fields, pre_load, validate
+
+from webapp.api.schemas.times import UtcTime
+
+MAX_NAME = 100
+
+
+class TokenBody(Schema):
+    """The body of ``POST /api/tokens``."""
+
+    name = fields.String(
+        required=True,
+        validate=[
+            validate.Length(min=1, error="A name is required."),
+            validate.Length(max=MAX_NAME),
+        ],
+        error_messages={"required": "A name is required.", "null": "A name is required."},
+        metadata={"title": "Token name", "description": 'Where it will be used, e.g. "laptop".'},
+    )
+
+    @pre_load
+    def strip_name(self, data: Any, **_: Any) -> Any:
+        """Leading and trailing spaces are not part of the name."""
+        if isinstance(data, dict) and isinstance(data.get("name"), str):
+            return {**data, "name": data["name"].strip()}
+        return data
+
+
+class TokenSchema(Schema):
+    """A token's public fields, never its value."""
+
+    id = fields.String()
+    name = fields.String()
+    createdAt = UtcTime(attribute="created_at")
+    lastUsedAt = UtcTime(attribute="last_used_at", allow_none=True)
+
+
+class NewTokenSchema(TokenSchema):
+    """A token just created, with its value: shown this once and never again."""
+
+    token = fields.String()
+
+
+class TokenListSchema(Schema):
+    """The signed-in user's tokens."""
+
+    tokens = fields.List(fields.Nested(TokenSchema))

@@ -1,0 +1,81 @@
+"""Turns: the body that starts one, and how a turn reads while it runs and once it ended."""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+from webapp.api.schemas.times import UtcTime
+
+MAX_CONTENT = 100_000
+
+
+class GenerationSchema(Schema):
+    """Per-turn generation options; ``tools`` present (even empty) names the tools exactly."""
+
+    tools = fields.List(fields.String(), allow_none=True)
+
+
+class TurnRequest(Schema):
+    """The body of ``POST /api/conversations/<id>/turns`` and of ``POST /api/turns``."""
+
+    content = fields.String(
+        validate=validate.Length(
+            min=1,
+            max=MAX_CONTENT,
+            error=f"A message must have 1 to {MAX_CONTENT:,} characters. Shorten it, or attach "
+            "long text as a file instead.",
+        ),
+        metadata={"title": "Your message"},
+    )
+    model = fields.String(
+        required=True, validate=validate.Length(min=3, max=300), metadata={"title": "Model"}
+    )
+    parentMessageId = fields.String(allow_none=True)
+    generation = fields.Nested(GenerationSchema, load_default=dict)
+    attachments = fields.List(fields.String(), load_default=list)
+
+
+class TurnSchema(Schema):
+    """A turn: its status, reply message, error and token usage."""
+
+    id = fields.String()
+    status = fields.String(metadata={"description": "queued, running, or how it ended."})
+    conversationId = fields.String(attribute="conversation_id")
+    userMessageId = fields.String(attribute="user_message_id")
+    assistantMessageId = fields.String(attribute="assistant_message_id", allow_none=True)
+    model = fields.String(allow_none=True)
+    error = fields.String(allow_none=True)
+    usage = fields.Dict(allow_none=True)
+    createdAt = UtcTime(attribute="created_at")
+    finishedAt = UtcTime(attribute="finished_at", allow_none=True)
+
+
+QUEUED = ("id", "status", "conversationId", "userMessageId")
+
+
+class QueuedTurnSchema(TurnSchema):
+    """A turn just queued: who it answers, before anything else is known."""
+
+    class Meta:
+        fields = QUEUED
+
+
+class TurnStartedSchema(Schema):
+    """The answer to a new turn: the turn, and the address of its Server-Sent Events."""
+
+    turn = fields.Nested(QueuedTurnSchema)
+    eventsUrl = fields.String()
+
+
+class TurnEventSchema(Schema):
+    """One Server-Sent Event of a turn, as an ``EventSource`` reads it."""
+
+    id = fields.String(metadata={"description": "Send it back as Last-Event-ID to resume."})
+    event = fields.String(
+        required=True,
+        metadata={
+            "description": "text.delta, tool.call, ..., and one ending: turn.completed, "
+            "turn.failed or turn.cancelled."
+        },
+    )
+    data = fields.String(required=True, metadata={"description": "The event's JSON object."})
