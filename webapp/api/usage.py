@@ -32,7 +32,7 @@ def query_from_request() -> UsageQuery:
 
 @bp.get("/usage", endpoint="report")
 @admin_required
-@operation(answers={200: UsageReportSchema}, parameters=QUERY)
+@operation(answers={200: UsageReportSchema}, errors=(400,), parameters=QUERY)
 def show_usage():
     """Return the period's usage per user, per day and in total, and its rows."""
     return jsonify(UsageReportSchema().dump(make_report(query_from_request())))
@@ -40,7 +40,7 @@ def show_usage():
 
 @bp.get("/usage.csv", endpoint="csv")
 @admin_required
-@operation(answers={200: ("text/csv", None)}, parameters=QUERY)
+@operation(answers={200: ("text/csv", None)}, errors=(400,), parameters=QUERY)
 def download_usage():
     """Return the period's usage rows as a CSV file: one line per user, day, metric and detail."""
     query = query_from_request()
