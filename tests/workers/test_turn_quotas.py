@@ -8,10 +8,13 @@ import threading
 from datetime import UTC, datetime
 
 from tests.support.chat import ChatClient
-from tests.support.fake_model import Reply
+from tests.support.fake_model import FakeModel, Reply
 from tests.support.web_process import WebProcess
+from tests.support.workers import CeleryWorker
+from tests.workers.conftest import CHAT_SETTINGS, private_chat
 from webapp.extensions import db
 from webapp.limits import set_overrides
+from webapp.models import User
 from webapp.quotas import key, open_turn_count, remaining
 from webapp.turn.state import get_redis
 
@@ -48,18 +51,14 @@ def test_a_fourth_answer_is_refused_until_one_of_three_running_ends(chat, model_
         chat.call("POST", f"/api/turns/{turn}/cancel")
 
 
-def test_many_posts_at_the_same_instant_never_open_more_turns_than_the_limit(
-    chat, chat_app, model_ids, fake_model, tmp_path
-):
-    """Two web processes (as gunicorn serves Lookout) take the POSTs, so the checks really run
-    side by side."""
-    model, _ = model_ids
-    fake_model.default = Reply.hang()
-    conversations = [chat.new_conversation() for _ in range(16)]
+def post_at_once(app, token: str, conversations: list[str], model: str, log_dir) -> list:
+    """POST a message to each conversation at the same instant, half through each of two web
+    processes (as gunicorn serves Lookout), so the checks really run side by side; return the
+    responses."""
     barrier = threading.Barrier(len(conversations))
     answers = []
-    with WebProcess(chat_app, tmp_path) as one, WebProcess(chat_app, tmp_path) as two:
-        clients = [ChatClient(web.url, chat.token) for web in (one, two)]
+    with WebProcess(app, log_dir) as one, WebProcess(app, log_dir) as two:
+        clients = [ChatClient(web.url, token) for web in (one, two)]
 
         def send(number: int, conversation: str) -> None:
             client = clients[number % 2]
@@ -71,6 +70,17 @@ def test_many_posts_at_the_same_instant_never_open_more_turns_than_the_limit(
             thread.start()
         for thread in threads:
             thread.join()
+    return answers
+
+
+def test_many_posts_at_the_same_instant_never_open_more_turns_than_the_limit(
+    chat, chat_app, model_ids, fake_model, tmp_path
+):
+    model, _ = model_ids
+    fake_model.default = Reply.hang()
+    conversations = [chat.new_conversation() for _ in range(16)]
+
+    answers = post_at_once(chat_app, chat.token, conversations, model, tmp_path)
 
     assert sorted(a.status_code for a in answers) == [202] * 3 + [429] * 13
     with chat_app.app_context():
@@ -78,6 +88,35 @@ def test_many_posts_at_the_same_instant_never_open_more_turns_than_the_limit(
     for answer in answers:
         if answer.status_code == 202:
             chat.call("POST", f"/api/turns/{answer.json()['turn']['id']}/cancel")
+
+
+def test_on_postgresql_many_posts_at_the_same_instant_never_open_more_turns_than_the_limit(
+    migrated_postgres_url, make_app, tmp_path
+):
+    """PostgreSQL runs the requests' transactions truly side by side (SQLite's single writer
+    hides most races)."""
+    app = make_app(DATABASE_URL=migrated_postgres_url, **CHAT_SETTINGS)
+    with FakeModel(default=Reply.hang()) as fake, CeleryWorker(app, tmp_path):
+        chat = private_chat(app, fake, "http://127.0.0.1:1", "racer")
+        with app.test_client() as client:
+            client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {chat.token}"
+            conversations = [
+                client.post("/api/conversations", json={}).get_json()["id"] for _ in range(16)
+            ]
+
+        answers = post_at_once(app, chat.token, conversations, "fake/m", tmp_path)
+
+        assert sorted(a.status_code for a in answers) == [202] * 3 + [429] * 13
+        with app.app_context():
+            owner = db.session.scalar(db.select(User.id).filter_by(name="racer"))
+            assert open_turn_count(owner) == 3
+        with app.test_client() as client:
+            client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {chat.token}"
+            for answer in answers:
+                if answer.status_code == 202:
+                    client.post(f"/api/turns/{answer.json()['turn']['id']}/cancel")
+    with app.app_context():
+        db.engine.dispose()
 
 
 def test_two_posts_in_one_conversation_at_the_same_instant_start_one_turn(
