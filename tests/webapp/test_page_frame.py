@@ -14,7 +14,14 @@ def test_every_page_has_an_icon_and_asks_for_nothing_missing(page, live_server, 
     missing = []
     page.on("response", lambda r: missing.append(r.url) if r.status >= 400 else None)
     sign_in(page, live_server.url, make_user("root", admin=True))
-    for path in ("/settings", "/admin/", "/admin/users", "/admin/usage", "/admin/health"):
+    for path in (
+        "/settings",
+        "/admin/",
+        "/admin/users",
+        "/admin/usage",
+        "/admin/health",
+        "/docs/api",
+    ):
         page.goto(live_server.url + path)
         page.wait_for_load_state("networkidle")
     icon = page.locator("link[rel=icon]").get_attribute("href")

@@ -16,6 +16,7 @@ PAGES = [
     "/admin/usage",
     "/admin/users",
     "/admin/health",
+    "/docs/api",
 ]
 
 
