@@ -86,7 +86,9 @@ def test_an_admin_reads_usage_per_user_filters_it_and_downloads_the_csv(page, li
     assert errors == []
 
 
-def test_the_users_page_shows_each_accounts_usage_this_month(page, live_server, people):
+def test_the_users_page_shows_each_accounts_usage_this_month_linking_to_its_details(
+    page, live_server, people
+):
     root, _, _ = people
     sign_in_page(page, live_server.url, root, "/admin/users", ready="#users[data-ready]")
     cell = page.locator('#users tr[data-name="alice"] td.usage-month')
@@ -95,6 +97,10 @@ def test_the_users_page_shows_each_accounts_usage_this_month(page, live_server, 
         assert usage == "5 turns · 1,500 tokens · 6 searches"
     else:
         assert usage == "7 turns · 1,500 tokens · 6 searches"
+    cell.get_by_role("link").click()  # the details: the Usage page, for alice, this month
+    page.wait_for_url("**/admin/usage?user=*")
+    assert page.locator("#usage-users tbody tr").all_inner_texts()[0].startswith("alice")
+    assert page.get_by_label("From").input_value() == today().replace(day=1).isoformat()
 
 
 def test_a_user_sees_their_own_usage_today_and_this_month_and_their_limits_in_settings(

@@ -15,6 +15,7 @@
   var root = document.getElementById("users");
   var listUrl = root.getAttribute("data-api");
   var me = root.getAttribute("data-me");
+  var usageUrl = root.getAttribute("data-usage");
   var form = document.getElementById("user-form");
   var nameInput = document.getElementById("user-name");
   var adminInput = document.getElementById("user-admin");
@@ -22,12 +23,18 @@
   var formStatus = document.getElementById("user-form-status");
   var shown = document.getElementById("password-shown");
 
-  /** This month's usage of an account in a few words (the Usage page has the details). */
-  function monthUsage(usage) {
-    if (!usage) return "";
+  /** This month's usage of an account in a few words (UTC months, as the server counts),
+   *  linking to the Usage page filtered to the account, where the details are. */
+  function monthUsage(user) {
+    var usage = user.usageThisMonth;
+    if (!usage) return null;
     var n = function (value) { return Number(value || 0).toLocaleString(); };
-    return n(usage.turns) + " turns · " + n(usage.inputTokens + usage.outputTokens) +
-      " tokens · " + n(usage.searches) + " searches";
+    var monthStart = new Date().toISOString().slice(0, 8) + "01";
+    var href = usageUrl + "?user=" + encodeURIComponent(user.id) + "&from=" + monthStart;
+    return el("a", { href: href }, [
+      el("span", { text: n(usage.turns) + " turns" }), " · ",
+      el("span", { text: n(usage.inputTokens + usage.outputTokens) + " tokens" }), " · ",
+      el("span", { text: n(usage.searches) + " searches" })]);
   }
 
   function isAdmin(user) { return user.roles.indexOf("admin") >= 0; }
@@ -45,7 +52,7 @@
     } },
     { title: "Last sign-in", cell: function (user) { return el("td", { text: when(user.lastSignedInAt) }); } },
     { title: "Usage this month", cell: function (user) {
-      return el("td", { class: "usage-month", text: monthUsage(user.usageThisMonth) });
+      return el("td", { class: "usage-month" }, [monthUsage(user)]);
     } },
   ].concat(window.LookoutUserColumns || []);  // more columns from their own scripts (limits)
 
