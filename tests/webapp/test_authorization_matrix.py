@@ -47,6 +47,7 @@ from tests.support.callers import (
 from tests.support.fake_model import FakeModel
 from tests.support.workers import CeleryWorker
 from webapp import create_app
+from webapp.api.openapi import openapi_path
 from webapp.errors import CSRF_REFUSED
 from webapp.extensions import db
 from webapp.models import Provider, User
@@ -456,3 +457,19 @@ def test_someone_elses_thing_is_answered_as_a_missing_one(world, row):
     caller = world.callers["other"]
     missing = send(world, row, caller, *prepare(world, row, caller, missing=True))
     assert (missing.status_code, missing.get_json()) == (theirs.status_code, theirs.get_json())
+
+
+def test_the_api_description_lists_every_status_the_matrix_sees(world):
+    """A tool reading /api/openapi.json learns every answer a caller of the matrix gets."""
+    spec = call(world, Row("GET", "/api/openapi.json", "", {}), world.callers["user"]).get_json()
+    unlisted = []
+    for row in ROWS:
+        if not row.rule.startswith("/api/"):
+            continue
+        operation = spec["paths"][openapi_path(row.rule)][row.method.lower()]
+        for column, status in row.expected.items():
+            if str(status) not in operation["responses"]:
+                unlisted.append(f"{row.key} answers {column} {status}")
+        if row.expected["anon"] == 401 and "security" not in operation:
+            unlisted.append(f"{row.key} needs an account but names no security")
+    assert not unlisted, "The API description leaves out: " + "; ".join(unlisted)
