@@ -70,6 +70,16 @@ def allowed(user_id: str, name: str) -> int:
     return setting_value(user_id, name) * get_limit(name).unit
 
 
+def allowances(user_id: str, names: tuple[str, ...]) -> dict[str, int]:
+    """Return how much the user is allowed of each limit named, in counted units, read in one
+    query (a message's start checks two)."""
+    own = overrides(user_id)
+    return {
+        name: own.get(name, current_app.config[get_limit(name).setting]) * get_limit(name).unit
+        for name in names
+    }
+
+
 def set_overrides(user_id: str, values: dict[str, int | None]) -> None:
     """Set (a whole number of at least 1) or clear (None) the user's own values, by limit name;
     uncommitted. The caller has checked the names and values."""

@@ -32,7 +32,7 @@ from sqlalchemy import func
 
 from tools.quotas import Quotas, QuotaUsed
 from webapp.extensions import db
-from webapp.limits import allowed, get_limit
+from webapp.limits import allowances, allowed, get_limit
 from webapp.models import Conversation, Turn, Upload
 from webapp.streams import open_stream_count
 from webapp.turn.state import get_redis
@@ -149,7 +149,8 @@ def starting(user_id: str):
 def check_turn(user_id: str) -> None:
     """Take one turn of the user's hour, after checking their open turns; raise QuotaExceeded
     for either. Call inside ``starting``."""
-    open_allowed = allowed(user_id, "openTurns")
+    allowed_units = allowances(user_id, ("openTurns", "turnsPerHour"))
+    open_allowed = allowed_units["openTurns"]
     if open_turn_count(user_id) >= open_allowed:
         raise QuotaExceeded(
             "openTurns",
@@ -157,7 +158,7 @@ def check_turn(user_id: str) -> None:
             "one, then send again.",
             OPEN_TURN_RETRY_SECONDS,
         )
-    hourly = allowed(user_id, "turnsPerHour")
+    hourly = allowed_units["turnsPerHour"]
     passed, _, ends = count(get_redis(), user_id, "turnsPerHour", hourly, 1, "take")
     if not passed:
         raise QuotaExceeded(
@@ -238,7 +239,7 @@ class UserQuotas(Quotas):
     def __init__(self, client: redis.Redis, user_id: str) -> None:
         self.client = client
         self.user_id = user_id
-        self.allowed = {name: allowed(user_id, name) for name in TOOL_QUOTA_WORDS}
+        self.allowed = allowances(user_id, tuple(TOOL_QUOTA_WORDS))
 
     def take(self, name: str, amount: int = 1) -> None:
         """Count ``amount`` unless that passes the quota; QuotaUsed otherwise."""

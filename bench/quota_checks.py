@@ -1,0 +1,134 @@
+"""What the turn limits add to sending a message, side by side with the same POSTs unchecked.
+
+Run from the project root: ``.venv/bin/python -m bench.quota_checks [--posts 150] [--rounds 5]``.
+
+A message is checked under its user's start lock in Redis (open turns counted in the database,
+the hour's count taken by one Lua script) before it is stored. Here threads POST messages
+through the app (the Flask test client, SQLite in WAL mode, a private Redis for the lock, the
+counts and the queue; no worker, so every turn stays queued), once as Lookout does and once
+with the start lock and the checks replaced by nothing: 1 thread, 8 threads of one user (who
+wait for each other's lock, the worst case) and 8 threads of 8 users.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from bench.harness import machine, table
+from tests.support import databases
+from tests.support.redis_server import RedisServer
+from webapp import create_app, quotas
+from webapp.extensions import db
+from webapp.models import ApiToken, Provider, User
+
+ROOMY = {"QUOTA_OPEN_TURNS": 10_000, "QUOTA_TURNS_PER_HOUR": 1_000_000}
+
+
+def make_users(app, count: int) -> list[str]:
+    """Store ``count`` users with tokens; return their tokens."""
+    tokens = []
+    with app.app_context():
+        for number in range(count):
+            user = User.make(f"bench-{number}-{time.monotonic_ns()}", "password")
+            row, token = ApiToken.make(user, "bench")
+            db.session.add_all([user, row])
+            tokens.append(token)
+        db.session.commit()
+    return tokens
+
+
+def run(app, tokens: list[str], threads: int, posts: int) -> float:
+    """Return the messages a second ``threads`` threads send, ``posts`` each, thread n as the
+    user of ``tokens[n % len(tokens)]``, each into a conversation of its own."""
+    start = threading.Barrier(threads + 1)
+
+    def work(token: str) -> None:
+        client = app.test_client()
+        client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+        conversations = [
+            client.post("/api/conversations", json={}).get_json()["id"] for _ in range(posts)
+        ]
+        start.wait()
+        for conversation in conversations:
+            answer = client.post(
+                f"/api/conversations/{conversation}/turns",
+                json={"model": "bench/m", "content": "Hello"},
+            )
+            assert answer.status_code == 202, answer.get_json()
+
+    workers = [
+        threading.Thread(target=work, args=(tokens[n % len(tokens)],)) for n in range(threads)
+    ]
+    for worker in workers:
+        worker.start()
+    start.wait()
+    began = time.perf_counter()
+    for worker in workers:
+        worker.join()
+    return threads * posts / (time.perf_counter() - began)
+
+
+@contextlib.contextmanager
+def unchecked():
+    """Replace the start lock and the turn checks with nothing, for the side-by-side."""
+    starting, check_turn = quotas.starting, quotas.check_turn
+    quotas.starting = lambda user_id: contextlib.nullcontext()
+    quotas.check_turn = lambda user_id: None
+    try:
+        yield
+    finally:
+        quotas.starting, quotas.check_turn = starting, check_turn
+
+
+def main() -> None:
+    """Measure each case, turn about, and print a table of medians."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--posts", type=int, default=150)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    print(machine())
+    folder = Path(tempfile.mkdtemp(prefix="lookout-bench-quotas-"))
+    with RedisServer() as redis_server:
+        app = create_app(
+            {
+                "SECRET_KEY": "bench",
+                "DATABASE_URL": f"sqlite:///{folder}/lookout.db",
+                "REDIS_URL": redis_server.url,
+                **ROOMY,
+            }
+        )
+        databases.migrate(app)
+        with app.app_context():
+            db.session.add(Provider(name="bench", base_url="http://127.0.0.1:9/v1",
+                                    models=[{"name": "m"}]))  # fmt: skip
+            db.session.commit()
+        rows = []
+        for label, threads, users in (
+            ("1 thread", 1, 1),
+            ("8 threads, one user", 8, 1),
+            ("8 threads, 8 users", 8, 8),
+        ):
+            checked_rates, unchecked_rates = [], []
+            for number in range(args.rounds):
+                # Turn about, each first in every other round: the database grows as it runs.
+                for checked in (True, False) if number % 2 == 0 else (False, True):
+                    tokens = make_users(app, users)
+                    with contextlib.nullcontext() if checked else unchecked():
+                        rate = run(app, tokens, threads, args.posts)
+                    (checked_rates if checked else unchecked_rates).append(rate)
+            plain, checked = statistics.median(unchecked_rates), statistics.median(checked_rates)
+            rows.append([label, f"{plain:.1f}", f"{checked:.1f}", f"{plain / checked:.2f}"])
+        with app.app_context():
+            db.engine.dispose()
+    header = ["senders", "messages/s unchecked", "messages/s checked", "unchecked ÷ checked"]
+    print(table(header, rows))
+
+
+if __name__ == "__main__":
+    main()
