@@ -14,6 +14,7 @@ from webapp.api.schemas.providers import (
     ConnectionTestSchema,
     ModelChoiceListSchema,
     ProviderAnswer,
+    ProviderChange,
     ProviderListSchema,
     ProviderSchema,
 )
@@ -23,11 +24,6 @@ from webapp.extensions import db
 from webapp.models import Provider
 
 bp = Blueprint("api_providers", __name__, url_prefix="/api")
-
-
-def load_body(partial: bool) -> dict[str, Any]:
-    """Return the checked provider in the body; 400 with per-field messages otherwise."""
-    return load_json(ProviderSchema, "provider", partial=partial)
 
 
 NAME_TAKEN = ("Another provider has that name.", 400, {"name": ["Already taken."]})
@@ -86,7 +82,7 @@ def list_providers():
 def create_provider():
     """Add a provider."""
     provider = Provider()
-    apply(provider, load_body(partial=False))
+    apply(provider, load_json(ProviderSchema, "provider"))
     db.session.add(provider)
     save()
     return jsonify(ProviderAnswer().dump(provider)), 201
@@ -102,11 +98,11 @@ def read_provider(provider_id: str):
 
 @bp.patch("/admin/providers/<provider_id>")
 @admin_required
-@operation(body=ProviderSchema, answers={200: ProviderAnswer})
+@operation(body=ProviderChange, answers={200: ProviderAnswer})
 def change_provider(provider_id: str):
     """Change some fields of a provider."""
     provider = find_provider(provider_id)
-    apply(provider, load_body(partial=True))
+    apply(provider, load_json(ProviderChange, "provider"))
     save()
     return jsonify(ProviderAnswer().dump(provider))
 

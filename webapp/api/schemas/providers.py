@@ -47,6 +47,14 @@ class ProviderSchema(Schema):
             raise ValidationError('A provider name may not contain "/".')
 
 
+class ProviderChange(ProviderSchema):
+    """The body of changing a provider: any of its fields; those left out stay as they are."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["partial"] = True
+        super().__init__(*args, **kwargs)
+
+
 class ProviderAnswer(Schema):
     """A provider as admins read it: whether a key is set, never the key."""
 
