@@ -18,7 +18,7 @@ from flask import Blueprint, Flask, current_app, jsonify
 
 from webapp.api.operations import JSON, NO_BODY, Operation, find_operation, operation
 from webapp.api.schemas.errors import ErrorSchema
-from webapp.api.schemas.plugins import FreeForm
+from webapp.api.schemas.free import FreeForm
 from webapp.auth.guards import api_login_required, audience_of
 
 bp = Blueprint("api_openapi", __name__, url_prefix="/api")

@@ -15,10 +15,10 @@ from webapp import plugin_host
 from webapp.api.bodies import json_object, load_json
 from webapp.api.field_errors import plain_error, titles_of
 from webapp.api.operations import NO_CONTENT, operation
+from webapp.api.schemas.free import FreeForm
 from webapp.api.schemas.plugins import (
     AdminPluginListSchema,
     AdminPluginSchema,
-    FreeForm,
     OfferedToolListSchema,
     SavedSettingsSchema,
     ToolSwitchBody,

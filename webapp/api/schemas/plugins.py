@@ -1,21 +1,14 @@
 """Plugins: users' tool switches and settings, admins' options; the forms' JSON Schemas inside.
 
 Settings and options are each plugin's own (its marshmallow schemas, served as JSON Schema in
-``schema``), so here they are free-form objects.
+``schema``), so their bodies are ``FreeForm`` objects.
 """
 
 from __future__ import annotations
 
-from marshmallow import INCLUDE, Schema, fields
+from marshmallow import Schema, fields
 
 FORM_SCHEMA = {"description": "The JSON Schema of the form, or null when there is none."}
-
-
-class FreeForm(Schema):
-    """A plugin's own settings or options: keys as its schema (served with it) names them."""
-
-    class Meta:
-        unknown = INCLUDE
 
 
 class ToolSwitchBody(Schema):
