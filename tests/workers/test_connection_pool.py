@@ -20,8 +20,11 @@ TURNS = 5
 
 @pytest.fixture(scope="module")
 def chat_app(tmp_path_factory, redis_url, sqlite_template):
-    """The module's chat app, with the smallest connection pool."""
-    app = make_chat_app(tmp_path_factory, redis_url, sqlite_template, DATABASE_POOL_SIZE=1)
+    """The module's chat app, with the smallest connection pool (and room for one user's
+    TURNS answers at once)."""
+    app = make_chat_app(
+        tmp_path_factory, redis_url, sqlite_template, DATABASE_POOL_SIZE=1, QUOTA_OPEN_TURNS=TURNS
+    )
     yield app
     with app.app_context():
         db.engine.dispose()
