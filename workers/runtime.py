@@ -7,12 +7,11 @@ import threading
 
 from celery.signals import worker_ready
 from flask import Flask, current_app
-from sqlalchemy import update
 
 from webapp.extensions import db
-from webapp.models import Provider, Turn
-from webapp.models.base import utcnow
+from webapp.models import Provider
 from webapp.plugin_host import get_parsers
+from webapp.turn.lifecycle import record_heartbeats
 from webapp.turn.state import get_redis
 from workers.providers import OpenAICompatibleProvider
 from workers.watch import CancelWatcher
@@ -43,13 +42,7 @@ def beat(app: Flask, turn_ids: list[str]) -> None:
     """Record that work on these running turns is alive (one statement for all of them)."""
     with app.app_context():
         try:
-            db.session.execute(
-                update(Turn)
-                .where(Turn.id.in_(turn_ids), Turn.status == "running")
-                .values(heartbeat_at=utcnow())
-                .execution_options(synchronize_session=False)
-            )
-            db.session.commit()
+            record_heartbeats(turn_ids)
         finally:
             db.session.remove()
 

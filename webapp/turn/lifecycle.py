@@ -1,4 +1,4 @@
-"""A turn's lifecycle: every write of its status, in the order they happen.
+"""A turn's lifecycle: every write of its status (and of its heartbeat), in the order they happen.
 
     queued     ``start_turn``       the user's message and the turn stored, the first step queued
     running    ``claim_step``       a worker claims step 0 (and makes the reply), or step n
@@ -230,6 +230,18 @@ def start_reply(turn: Turn) -> None:
     db.session.add(message)
     db.session.flush()
     turn.assistant_message_id = message.id
+
+
+def record_heartbeats(turn_ids: list[str]) -> None:
+    """Record that work on these running turns is alive (one statement for all; committed):
+    the reaper fails a running turn whose heartbeat is older than ``TURN_STALE_SECONDS``."""
+    db.session.execute(
+        update(Turn)
+        .where(Turn.id.in_(turn_ids), Turn.status == "running")
+        .values(heartbeat_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    db.session.commit()
 
 
 def record_usage(turn_id: str, usage: dict | None) -> bool:
