@@ -27,8 +27,9 @@ BAD_ARGUMENTS = "The arguments were not valid JSON."
 
 def over_limit(limit: int) -> str:
     """Return the error of a call past the step's ``TOOL_CALLS_PER_STEP``."""
+    calls = "tool call runs" if limit == 1 else "tool calls run"
     return (
-        f"Only {limit} tool calls run per step, so this one was not run. "
+        f"Only {limit} {calls} per step, so this one was not run. "
         "Call it again in your next step if you still need it."
     )
 

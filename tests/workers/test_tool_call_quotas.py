@@ -56,6 +56,6 @@ def test_a_users_own_per_step_value_replaces_the_setting(chat, chat_app, fake_mo
     results = results_of(chat, turn)
     assert [r["outcome"] for r in results] == ["ok", "error"]
     assert results[1]["error"] == (
-        "Only 1 tool calls run per step, so this one was not run. "
+        "Only 1 tool call runs per step, so this one was not run. "
         "Call it again in your next step if you still need it."
     )
