@@ -88,6 +88,16 @@ def test_a_switch_must_be_a_boolean(signed_in_client):
     assert response.get_json()["error"]["fields"] == {"enabled": ["Must be a boolean."]}
 
 
+@pytest.mark.parametrize("value", [1, 0, "true"], ids=repr)
+def test_a_switch_is_true_or_false_not_a_number_or_text(signed_in_client, value):
+    """Fuzzing found 1 and 0 switching tools: marshmallow's Boolean takes 1 == True."""
+    client = signed_in_client("alice")
+    response = client.put("/api/plugins/alpha/tools/whisper", json={"enabled": value})
+    assert response.status_code == 400
+    assert response.get_json()["error"]["fields"] == {"enabled": ["Must be a boolean."]}
+    assert listed(client)["alpha"]["tools"][1]["enabled"] is False
+
+
 def test_invalid_settings_are_refused_field_by_field_and_not_stored(app, signed_in_client):
     client = signed_in_client("alice")
     response = client.put("/api/plugins/alpha/settings", json={"greeting": 5, "colour": "red"})

@@ -6,18 +6,27 @@ Settings and options are each plugin's own (its marshmallow schemas, served as J
 
 from __future__ import annotations
 
+from typing import Any
+
 from marshmallow import Schema, fields
 
 FORM_SCHEMA = {"description": "The JSON Schema of the form, or null when there is none."}
 
 
+class JsonBoolean(fields.Boolean):
+    """true or false only: marshmallow's Boolean also takes 1, 0, "yes" and "off"."""
+
+    def _deserialize(self, value: Any, attr: Any, data: Any, **kwargs: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid")
+        return value
+
+
 class ToolSwitchBody(Schema):
     """The body of switching a tool on or off."""
 
-    enabled = fields.Boolean(
+    enabled = JsonBoolean(
         required=True,
-        truthy={True},
-        falsy={False},
         error_messages={"required": "Must be a boolean.", "invalid": "Must be a boolean."},
         metadata={"title": "Enabled"},
     )
