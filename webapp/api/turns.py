@@ -199,10 +199,13 @@ def stream_events(turn_id: str):
     except redis.RedisError:
         stream = None  # Redis restarting: the loop below ends at once and the page reconnects
 
-    def ended_status() -> str | None:
+    def ended() -> tuple[str, str | None] | None:
+        """The turn's stored ending (status, error), None while it is open."""
         with app.app_context():
-            status = db.session.scalar(db.select(Turn.status).filter_by(id=turn_id))
-            return None if status in OPEN_STATUSES else status
+            row = db.session.execute(
+                db.select(Turn.status, Turn.error).filter_by(id=turn_id)
+            ).first()
+            return None if row is None or row.status in OPEN_STATUSES else tuple(row)
 
     def generate() -> Iterator[str]:
         try:
@@ -232,9 +235,11 @@ def stream_events(turn_id: str):
                 if name in TERMINAL_EVENTS:
                     return
             if not events:
-                status = ended_status()
-                if status is not None:  # ended, and its stream already expired
-                    yield f"event: {ending_event(status)}\ndata: {{}}\n\n"
+                ending = ended()
+                if ending is not None:  # ended, and its stream expired (or lost its end)
+                    status, error = ending
+                    data = json.dumps({"error": error} if error else {})
+                    yield f"event: {ending_event(status)}\ndata: {data}\n\n"
                     return
                 yield ": keep-alive\n\n"
                 stream.beat()
