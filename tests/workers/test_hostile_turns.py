@@ -24,6 +24,7 @@ from webapp.models import Provider
 from webapp.turn.state import get_redis, key
 
 SPACING = 0.05  # the streaming model's own time between pieces
+BASELINE_SECONDS = 2  # the other turn streams alone this long first
 
 
 @pytest.fixture(scope="module")
@@ -89,14 +90,31 @@ class TimedEvents(threading.Thread):
 
 
 def stream_another_turn(chat: ChatClient, model: tuple[FakeModel, str]) -> TimedEvents:
-    """Start a turn whose model streams forever, and return its events once it streams."""
+    """Start a turn whose model streams forever, and return its events once it has streamed
+    for BASELINE_SECONDS with nothing else running (what ``assert_no_stall`` compares with)."""
     fake, model_id = model
     fake.script(Reply.forever("tick ", delay=SPACING))
     streaming = chat.start(chat.new_conversation(), "talk", model_id)["turn"]["id"]
     other = TimedEvents(chat, streaming)
     other.start()
     other.wait_for("text.delta", 3)
+    time.sleep(BASELINE_SECONDS)
     return other
+
+
+def assert_no_stall(other: TimedEvents, since: float) -> None:
+    """Assert that the other turn never waited 500 ms for a delta after ``since`` beyond the
+    longest wait it had before, alone: on a machine shared with other work the scheduler
+    alone can hold a thread for a few hundred milliseconds, and that is not ours to assert."""
+    deltas = [t for t, name, _ in other.events if name == "text.delta"]
+    before = [t for t in deltas if t < since]
+    after = [t for t in deltas if t >= since]
+    alone = max([SPACING] + [b - a for a, b in zip(before, before[1:], strict=False)])
+    gaps = [b - a for a, b in zip(after, after[1:], strict=False)]
+    assert gaps, "the other turn streamed nothing meanwhile"
+    assert max(gaps) < alone + 0.5, (
+        f"the other turn stalled {max(gaps):.2f} s (its longest wait alone: {alone:.2f} s)"
+    )
 
 
 def busy_parser(worker_pid: int, timeout: float = 20) -> psutil.Process:
@@ -136,9 +154,7 @@ def test_cancel_kills_the_parser_of_a_hostile_page_and_other_turns_stream_on(
     events.wait_for("turn.cancelled")
     time.sleep(1)
 
-    deltas = [t for t, name, _ in other.events if name == "text.delta" and t >= parse_started]
-    gaps = [b - a for a, b in zip(deltas, deltas[1:], strict=False)]
-    assert deltas and max(gaps) < SPACING + 0.5, f"the other turn stalled {max(gaps):.2f} s"
+    assert_no_stall(other, parse_started)
     assert chat.call("POST", f"/api/turns/{other.turn_id}/cancel").status_code == 200
     other.join(10)
     events.join(10)
@@ -176,9 +192,7 @@ def test_hostile_pages_read_in_one_step_end_in_time_while_another_turn_streams(
         assert "unexpectedly" not in (result.get("error") or "")
     assert reading < 2 * (25 + 1) + 10  # two steps, each within web_fetch's deadline
     assert worker.memory_info().rss - rss < 100 << 20
-    deltas = [t for t, name, _ in other.events if name == "text.delta" and t >= started]
-    gaps = [b - a for a, b in zip(deltas, deltas[1:], strict=False)]
-    assert max(gaps) < SPACING + 0.5, f"the other turn stalled {max(gaps):.2f} s"
+    assert_no_stall(other, started)
     assert chat.call("POST", f"/api/turns/{other.turn_id}/cancel").status_code == 200
     other.join(10)
 
