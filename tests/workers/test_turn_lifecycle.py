@@ -11,8 +11,9 @@ import threading
 
 import pytest
 
+from tests.support.turns import stored_turn
 from webapp.extensions import db
-from webapp.models import Conversation, Message, Turn
+from webapp.models import Turn
 from webapp.turn.events import TERMINAL_EVENTS
 from webapp.turn.lifecycle import cancel_turn, claim_step, finish_turn
 from webapp.turn.parts import text_part
@@ -22,35 +23,9 @@ from workers.steps import end
 
 @pytest.fixture
 def running_turn(app, make_user):
-    """Return a factory of running turns (with their reply) of one user's conversation."""
+    """Return a factory of running turns (with their reply) of one user's conversations."""
     user = make_user("pat")
-
-    def make() -> str:
-        with app.app_context():
-            conversation = Conversation(owner_id=user.id, title="Race")
-            db.session.add(conversation)
-            db.session.flush()
-            asked = Message(
-                conversation_id=conversation.id, role="user", parts=[text_part("hi")],
-                status="completed",
-            )  # fmt: skip
-            db.session.add(asked)
-            db.session.flush()
-            reply = Message(
-                conversation_id=conversation.id, parent_id=asked.id, role="assistant",
-                parts=[], status="running",
-            )  # fmt: skip
-            db.session.add(reply)
-            db.session.flush()
-            turn = Turn(
-                conversation_id=conversation.id, user_message_id=asked.id,
-                assistant_message_id=reply.id, model="p/m", status="running", step=0,
-            )  # fmt: skip
-            db.session.add(turn)
-            db.session.commit()
-            return turn.id
-
-    return make
+    return lambda: stored_turn(app, user.id, "running", with_reply=True)
 
 
 def endings(app, turn_id: str) -> list[str]:
