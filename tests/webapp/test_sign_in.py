@@ -2,6 +2,8 @@
 
 import time
 
+import pytest
+
 from tests.support.accounts import csrf_token_from, sign_in
 from webapp.extensions import db
 from webapp.models import User
@@ -104,15 +106,25 @@ def test_a_json_request_with_the_session_and_the_csrf_header_passes(app, make_us
     assert response.status_code == 201
 
 
-def test_sign_in_returns_to_a_local_next_page_only(client, make_user):
+@pytest.mark.parametrize(
+    ("next_page", "location"),
+    [
+        ("//evil.example/", "/"),
+        ("/%5Cevil.example/", "/"),  # a backslash: browsers read /\\host as //host
+        ("/%09/evil.example/", "/"),  # a control character
+        ("https://evil.example/", "/"),
+        ("/settings?tab=account", "/settings?tab=account"),
+    ],
+)
+def test_sign_in_returns_to_a_local_next_page_only(client, make_user, next_page, location):
     make_user("alice")
-    page = client.get("/sign-in?next=//evil.example/")
+    page = client.get(f"/sign-in?next={next_page}")
     token = csrf_token_from(page.get_data(as_text=True))
     response = client.post(
-        "/sign-in?next=//evil.example/",
+        f"/sign-in?next={next_page}",
         data={"name": "alice", "password": "password", "csrf_token": token},
     )
-    assert response.headers["Location"] == "/"
+    assert response.headers["Location"] == location
 
 
 def test_too_many_failures_lock_the_name_whatever_the_password(client, make_user):

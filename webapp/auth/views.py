@@ -35,10 +35,14 @@ class SignInForm(FlaskForm):
 
 
 def safe_next(target: str | None) -> str:
-    """Return target when it is a path on this site, else the home page."""
-    if target and target.startswith("/") and not target.startswith("//"):
-        if not urlsplit(target).netloc:
-            return target
+    """Return target when it is a path on this site, else the home page.
+
+    A backslash or a control character is refused outright: browsers read ``/\\host`` as
+    ``//host``, another site, whatever this server's own encoding of the header does."""
+    if not target or "\\" in target or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in target):
+        return url_for("home.index")
+    if target.startswith("/") and not target.startswith("//") and not urlsplit(target).netloc:
+        return target
     return url_for("home.index")
 
 
