@@ -9,12 +9,13 @@ import json
 import pytest
 
 from tests.support.chat import ChatClient
+from tests.support.chat_page import token_for
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.live_server import LiveServer
 from tests.support.sites import Site
 from tests.support.workers import CeleryWorker
 from webapp.extensions import db
-from webapp.models import ApiToken, Provider, UsageCount, User
+from webapp.models import Provider, UsageCount
 
 ARTICLE = b"<html><head><title>Tides</title></head><body><p>High tide is at noon.</p></body></html>"
 
@@ -45,11 +46,9 @@ def test_a_turn_counts_its_outcome_tokens_search_pages_bytes_and_tool_errors(
             db.session.add(
                 Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
             )
-            admin = User.make("admin", "password", admin=True)
-            row, token = ApiToken.make(admin, "tests")
-            db.session.add_all([admin, row])
             db.session.commit()
-            admin_id = admin.id
+        admin, token = token_for(app, admin=True)
+        admin_id = admin.id
         chat = ChatClient(web.url, token)
         saved = chat.call(
             "PUT",

@@ -9,13 +9,14 @@ import json
 import pytest
 
 from tests.support.chat import ChatClient
+from tests.support.chat_page import token_for
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.live_server import LiveServer
 from tests.support.sites import Site
 from tests.support.workers import CeleryWorker
 from webapp.extensions import db
 from webapp.limits import set_overrides
-from webapp.models import ApiToken, Provider, User
+from webapp.models import Provider
 from webapp.quotas import key, remaining
 from webapp.turn.state import get_redis
 
@@ -49,13 +50,10 @@ def stack(make_app, tmp_path, site):
             db.session.add(
                 Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
             )
-            admin = User.make("admin", "password", admin=True)
-            user = User.make("user", "password")
-            admin_row, admin_token = ApiToken.make(admin, "tests")
-            user_row, user_token = ApiToken.make(user, "tests")
-            db.session.add_all([admin, user, admin_row, user_row])
             db.session.commit()
-            user_id = user.id
+        _admin, admin_token = token_for(app, admin=True)
+        user, user_token = token_for(app)
+        user_id = user.id
         saved = ChatClient(web.url, admin_token).call(
             "PUT",
             "/api/admin/plugins/web_search/options",

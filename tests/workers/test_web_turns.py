@@ -9,10 +9,11 @@ import re
 import pytest
 
 from tests.support.chat import ChatClient
+from tests.support.chat_page import token_for
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.sites import Site
 from webapp.extensions import db
-from webapp.models import ApiToken, Provider, User
+from webapp.models import Provider
 
 ARTICLE = """<html><head><title>Lighthouses of Brittany</title></head><body>
 <nav>Home | About</nav>
@@ -61,10 +62,8 @@ def test_a_turn_searches_with_the_admins_engine_reads_a_result_and_cites_it(
             db.session.add(
                 Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
             )
-            admin = User.make("admin", "password", admin=True)
-            row, token = ApiToken.make(admin, "tests")
-            db.session.add_all([admin, row])
             db.session.commit()
+        _admin, token = token_for(web_app, admin=True)
         chat = ChatClient(web.url, token)
         saved = chat.call(
             "PUT",
@@ -112,10 +111,8 @@ def test_a_turn_whose_engine_is_down_is_answered_by_the_fallback_and_the_part_sa
             db.session.add(
                 Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
             )
-            admin = User.make("admin", "password", admin=True)
-            row, token = ApiToken.make(admin, "tests")
-            db.session.add_all([admin, row])
             db.session.commit()
+        _admin, token = token_for(web_app, admin=True)
         chat = ChatClient(web.url, token)
         saved = chat.call(
             "PUT",
