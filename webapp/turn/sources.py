@@ -29,7 +29,8 @@ class Sources:
         """``parts``: what the reply holds so far; its sources count as cited."""
         self.state = state
         self.cited: set[str] = source_urls(parts)
-        self._claims = CitationList(seen=self.cited, claim=state.claim_citation)
+        # Checks the URL and cuts the title; what is cited is ``cited`` alone, read first.
+        self._claims = CitationList(claim=state.claim_citation)
 
     def claim(self, url: str, title: str | None = None) -> Part | None:
         """Cite a source now: publish it and return its part; None for a URL that is not
