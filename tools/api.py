@@ -110,6 +110,8 @@ class ToolContext:
     ``rates`` books calls to a provider against limits shared by every worker process (see
     ``tools.rates``); outside a host it limits nothing. ``quotas`` counts what the call spends
     of its user's daily quotas (see ``tools.quotas``); outside a host it counts nothing.
+    ``meter`` collects what the call spent for the user's usage, and counts it against
+    ``quotas`` too (``tools.usage.QUOTA_OF``).
     """
 
     user: str
@@ -123,6 +125,10 @@ class ToolContext:
     rates: Rates = field(default_factory=UnlimitedRates)
     meter: Meter = field(default_factory=Meter)
     quotas: Quotas = field(default_factory=Quotas)
+
+    def __post_init__(self) -> None:
+        """Point the meter at this call's quotas, so what it meters draws on them."""
+        self.meter.quotas = self.quotas
 
 
 @dataclass

@@ -12,6 +12,7 @@ from tools.api import (
     Ingester,
     Parsers,
     Plugin,
+    Quotas,
     Rates,
     Signal,
     Tool,
@@ -32,11 +33,13 @@ def tool_context_for_test(
     signal: Signal | None = None,
     turn_cache: MutableMapping[str, Any] | None = None,
     rates: Rates | None = None,
+    quotas: Quotas | None = None,
 ) -> tuple[ToolContext, list[Citation]]:
     """Return a ToolContext and the list its ``cite`` fills, as production's accumulator does.
 
     ``fetch`` defaults to a ``GuardedSession``; ``roles`` to ``["user"]``; ``rates`` to no
-    limits (pass a ``tools.rates.RedisRates`` to share them as the host does).
+    limits (pass a ``tools.rates.RedisRates`` to share them as the host does); ``quotas`` to
+    ones that count nothing.
     """
     if fetch is None:
         from tools.net import GuardedSession
@@ -53,6 +56,7 @@ def tool_context_for_test(
         turn_cache=turn_cache if turn_cache is not None else {},
         settings=dict(settings or {}),
         rates=rates or UnlimitedRates(),
+        quotas=quotas or Quotas(),
     )
     return ctx, citations.citations
 

@@ -105,8 +105,6 @@ def make_tool(
         page = Page.from_cache(ctx.turn_cache.get(url))
         if page is None:
             body = counted_download(url, ctx, limits, ingesters.accepts, log)
-            ctx.meter.add(PAGES_FETCHED)
-            ctx.meter.add(FETCHED_BYTES, len(body.data))
             page = read_page(body, ingesters, parsers, ctx.signal)
             ctx.turn_cache[url] = page.to_cache()
         ctx.cite(page.url, page.title)
@@ -131,17 +129,15 @@ def counted_download(
     accepts_file: Callable[[str], bool],
     log: logging.Logger,
 ) -> Download:
-    """Return the download of ``url``, refused when the user's daily fetch quota is used up and
-    counted against it (its decoded bytes) once read."""
+    """Return the download of ``url``, refused when the user's daily fetch quota is used up, and
+    metered once read: its decoded bytes count in usage and against that quota alike."""
     try:
         ctx.quotas.check(FETCH_BYTES)
     except QuotaUsed as exc:
         raise ToolError(exc.message) from None
     body = download(url, ctx.fetch, ctx.signal, limits, accepts_file, log)
-    try:
-        ctx.quotas.add(FETCH_BYTES, len(body.data))
-    except QuotaUsed:
-        pass  # read already: the next fetch is the one refused
+    ctx.meter.add(PAGES_FETCHED)
+    ctx.meter.add(FETCHED_BYTES, len(body.data))
     return body
 
 

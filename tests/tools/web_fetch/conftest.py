@@ -6,7 +6,8 @@ Fixtures:
     dns         a dict of host name -> IP that ``socket.getaddrinfo`` answers from (other names
                 fail to resolve, so no test reaches real DNS)
     web_fetch   ``web_fetch(options=None, ingesters=(), parsers=None)`` -> a Runner that calls
-                the started tool (parsing in-process unless ``parsers`` is a pool)
+                the started tool (parsing in-process unless ``parsers`` is a pool); set its
+                ``quotas`` to count them, read what its calls metered in ``spent``
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.support.sites import Site
-from tools.api import Citation, Ingester, Parsers, Signal, Tool
+from tools.api import Citation, Ingester, Parsers, Quotas, Signal, Tool
 from tools.net import GuardedSession
 from tools.testing import start_plugin, tool_context_for_test
 from tools.web_fetch import plugin
@@ -58,6 +59,8 @@ class Runner:
     tool: Tool
     turn_cache: dict[str, Any] = field(default_factory=dict)
     citations: list[Citation] = field(default_factory=list)
+    quotas: Quotas | None = None
+    spent: list[tuple[str, str, int]] = field(default_factory=list)
 
     def __call__(self, url: str, offset: int | None = None, signal: Signal | None = None) -> Any:
         raw: dict[str, Any] = {"url": url}
@@ -65,12 +68,13 @@ class Runner:
             raw["offset"] = offset
         session = GuardedSession(address_allowed=lambda ip: ip == PUBLIC_IP)
         ctx, citations = tool_context_for_test(
-            fetch=session, signal=signal, turn_cache=self.turn_cache
+            fetch=session, signal=signal, turn_cache=self.turn_cache, quotas=self.quotas
         )
         try:
             return self.tool.execute(self.tool.validate_input(raw), ctx)
         finally:
             self.citations.extend(citations)
+            self.spent.extend(ctx.meter.counts())
             session.close()
 
 

@@ -6,10 +6,12 @@ import json
 
 import pytest
 
+from tests.support.quotas import DayQuotas
 from tests.tools.pdf.documents import make_pdf
 from tools.api import Citation, PluginConfigError, ToolError, ToolRefused
 from tools.host import is_enabled
 from tools.pdf import PdfIngester
+from tools.quotas import FETCH_BYTES
 from tools.testing import start_plugin
 from tools.web_fetch import plugin
 
@@ -223,6 +225,27 @@ def test_a_second_call_for_the_same_url_in_the_same_turn_is_served_from_the_turn
     later_turn = web_fetch({"maxCharacters": 1000})
     later_turn(site.url("/page.txt"))
     assert len(site.requests) == 2
+
+
+def test_fetched_bytes_are_metered_once_and_the_days_quota_they_draw_on_then_refuses(
+    site, dns, web_fetch
+):
+    """One report of the bytes serves usage and the daily quota alike (they were reported to
+    each separately, so a tool could count them twice or in one only)."""
+    text = b"tide " * 120
+    site.route("/tides.txt", lambda h: h.reply(200, "text/plain", text))
+    run = web_fetch()
+    run.quotas = DayQuotas({FETCH_BYTES: 1000})
+    run(site.url("/tides.txt"))
+    assert run.spent == [("pagesFetched", "", 1), ("fetchedBytes", "", 600)]
+    assert run.quotas.used == {FETCH_BYTES: 600}
+    run(site.url("/tides.txt?again"))  # 400 bytes left: the fetch runs and passes them
+    assert run.quotas.used == {FETCH_BYTES: 1200}
+    with pytest.raises(ToolError) as refused:
+        run(site.url("/tides.txt?third"))
+    assert refused.value.message == "The fetchBytesPerDay quota is used up."
+    assert len(site.requests) == 2
+    assert [n for metric, _, n in run.spent if metric == "fetchedBytes"] == [600, 600]
 
 
 def test_an_offset_past_the_end_is_a_tool_error(site, dns, web_fetch):
