@@ -15,6 +15,8 @@ Fixtures (see each docstring):
     celery_worker        a real worker process for `app`, answering pings, stopped at teardown
     live_server          `app` served over HTTP on 127.0.0.1; `.url`
     chromium_executable  path to Chromium; skips loudly (fails when CI=true) when missing
+    usage_day            the day usage is counted on, frozen at USAGE_DAY in this process (the
+                         app, its test client and live_server; not a worker process)
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -33,8 +36,11 @@ from tests.support.workers import CeleryWorker
 from webapp import create_app
 from webapp.extensions import db
 from webapp.models import ApiToken, User
+from webapp.models import usage as usage_counts
 
 RUN_ID = uuid.uuid4().hex[:8]
+# Mid-month, so that "today" and "this month" differ by days on either side.
+USAGE_DAY = date(2026, 11, 18)
 IN_CI = os.environ.get("CI", "").lower() == "true"
 SKIPPED_SERVICES: list[str] = []
 
@@ -207,6 +213,14 @@ def celery_worker(app, tmp_path):
     worker = CeleryWorker(app, tmp_path).start()
     yield worker
     worker.stop()
+
+
+@pytest.fixture
+def usage_day(monkeypatch) -> date:
+    """Freeze the day usage is counted on at USAGE_DAY: a test that counts today's usage and
+    then reads it back would otherwise see the day change between, run at 23:59:59."""
+    monkeypatch.setattr(usage_counts, "today", lambda: USAGE_DAY)
+    return USAGE_DAY
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 import redis
 
+from tests.support.quotas import wait_clear_of_midnight
 from tools.api import Cancelled, RateLimit, RateLimited, Signal
 from tools.rates import KEY_PREFIX, RedisRates, UnlimitedRates
 
@@ -52,6 +53,7 @@ def test_a_slot_later_than_the_call_can_wait_is_refused_and_not_booked(client, b
 
 
 def test_the_days_cap_is_counted_and_its_reset_is_midnight_utc(client, bucket):
+    wait_clear_of_midnight(client)
     rates = RedisRates(client)
     limit = RateLimit(1000, per_day=2)
     rates.book(bucket, limit, longest_wait=5)

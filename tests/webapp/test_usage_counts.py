@@ -1,5 +1,6 @@
 """Usage counts: an upload is counted with its bytes, and counts added at the same moment from
-many threads are all kept (the database adds, in one statement), on SQLite and PostgreSQL."""
+many threads are all kept (the database adds, in one statement), on SQLite and PostgreSQL.
+Each test counts on one frozen day (``usage_day``), so none sees the day end between its counts."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from webapp.extensions import db
 from webapp.models import UsageCount
 from webapp.models.usage import add_usage
 
+pytestmark = pytest.mark.usefixtures("usage_day")
 THREADS = 8
 EACH = 25
 
@@ -97,14 +99,14 @@ def test_counts_added_at_once_from_many_threads_are_all_kept_on_postgresql(
     }
 
 
-def test_counts_go_to_their_own_day_and_zero_amounts_make_no_row(app, make_user):
+def test_counts_go_to_their_own_day_and_zero_amounts_make_no_row(app, make_user, usage_day):
     user = make_user("daily")
     with app.app_context():
         add_usage(user.id, [("turns", "completed", 1)], day=date(2026, 11, 1))
         add_usage(user.id, [("turns", "completed", 1), ("inputTokens", "m", 0)])
         db.session.commit()
         days = sorted((r.day, r.amount) for r in db.session.scalars(db.select(UsageCount)))
-    assert days[0] == (date(2026, 11, 1), 1) and len(days) == 2 and days[1][1] == 1
+    assert days == [(date(2026, 11, 1), 1), (usage_day, 1)]
 
 
 def test_an_unknown_metric_is_refused(app, make_user):

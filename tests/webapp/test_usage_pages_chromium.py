@@ -1,24 +1,28 @@
 """The usage pages in a real Chromium: the admins' Usage page (table, chart, filter, CSV), the
 usage column of the Users page, and a user's own usage and what is left of their limits in
-Settings."""
+Settings. The day is frozen (``usage_day``) on the server and in the browser alike, so none of
+it sees the day or the month end mid-test."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 
 import pytest
 
 from tests.support.pages import sign_in_page
 from webapp.extensions import db
-from webapp.models.usage import add_usage, today
+from webapp.models.usage import add_usage
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
 
 
 @pytest.fixture
-def people(app, make_user):
-    """An admin, and alice and bob with usage today and yesterday (bob: yesterday only)."""
+def people(app, make_user, usage_day, page):
+    """An admin, and alice and bob with usage today and yesterday (bob: yesterday only); the
+    page's clock reads noon of the frozen day, as the server's does."""
+    page.clock.set_fixed_time(datetime.combine(usage_day, time(12), UTC))
+    yesterday = usage_day - timedelta(days=1)
     root, alice, bob = make_user("root", admin=True), make_user("alice"), make_user("bob")
     with app.app_context():
         add_usage(
@@ -33,11 +37,11 @@ def people(app, make_user):
                 ("fetchedBytes", "", 1_500_000),
             ],
         )
-        add_usage(alice.id, [("turns", "completed", 2)], day=today() - timedelta(days=1))
+        add_usage(alice.id, [("turns", "completed", 2)], day=yesterday)
         add_usage(
             bob.id,
             [("turns", "completed", 1), ("uploads", "", 1), ("uploadBytes", "", 2048)],
-            day=today() - timedelta(days=1),
+            day=yesterday,
         )
         db.session.commit()
     return root, alice, bob
@@ -92,15 +96,11 @@ def test_the_users_page_shows_each_accounts_usage_this_month_linking_to_its_deta
     root, _, _ = people
     sign_in_page(page, live_server.url, root, "/admin/users", ready="#users[data-ready]")
     cell = page.locator('#users tr[data-name="alice"] td.usage-month')
-    usage = cell.inner_text()
-    if today().day == 1:  # yesterday was last month
-        assert usage == "5 turns · 1,500 tokens · 6 searches"
-    else:
-        assert usage == "7 turns · 1,500 tokens · 6 searches"
+    assert cell.inner_text() == "7 turns · 1,500 tokens · 6 searches"
     cell.get_by_role("link").click()  # the details: the Usage page, for alice, this month
     page.wait_for_url("**/admin/usage?user=*")
     assert page.locator("#usage-users tbody tr").all_inner_texts()[0].startswith("alice")
-    assert page.get_by_label("From").input_value() == today().replace(day=1).isoformat()
+    assert page.get_by_label("From").input_value() == "2026-11-01"
 
 
 def test_a_user_sees_their_own_usage_today_and_this_month_and_their_limits_in_settings(
@@ -114,8 +114,7 @@ def test_a_user_sees_their_own_usage_today_and_this_month_and_their_limits_in_se
         row.locator("th").inner_text(): row.locator("td").all_inner_texts()
         for row in section.locator("tbody tr").all()
     }
-    month_turns = "5" if today().day == 1 else "7"
-    assert rows["Answers (turns)"] == ["5", month_turns]
+    assert rows["Answers (turns)"] == ["5", "7"]
     assert rows["Web searches"] == ["6", "6"]
     assert rows["Pages fetched"] == ["3 (1.5 MB)", "3 (1.5 MB)"]
     assert rows["Uploads"] == ["0 (0 B)", "0 (0 B)"]  # bob's upload is not hers

@@ -10,12 +10,12 @@ from datetime import date, timedelta
 import pytest
 
 from webapp.extensions import db
-from webapp.models.usage import add_usage, today
+from webapp.models.usage import add_usage
 
 
 @pytest.fixture
-def recorded(app, make_user):
-    """Two users' usage on two days of a period in the past, and one day of today."""
+def recorded(app, make_user, usage_day):
+    """Two users' usage on two days of a period in the past, and one day of today (frozen)."""
     alice, bob = make_user("alice"), make_user("=bob")
     with app.app_context():
         add_usage(
@@ -70,10 +70,12 @@ def test_the_report_of_one_user_by_name_or_id_leaves_the_others_out(signed_in_cl
         assert report["totals"]["turns"] == 3
 
 
-def test_by_default_the_report_covers_the_last_30_days_up_to_today(signed_in_client, recorded):
+def test_by_default_the_report_covers_the_last_30_days_up_to_today(
+    signed_in_client, recorded, usage_day
+):
     report = signed_in_client(admin=True).get("/api/admin/usage").get_json()
-    assert report["to"] == today().isoformat()
-    assert report["from"] == (today() - timedelta(days=29)).isoformat()
+    assert report["to"] == usage_day.isoformat() == "2026-11-18"
+    assert report["from"] == (usage_day - timedelta(days=29)).isoformat()
     assert len(report["days"]) == 30 and report["totals"]["turns"] == 5
 
 

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from datetime import UTC, datetime
 
 from tests.support.chat import ChatClient
 from tests.support.fake_model import FakeModel, Reply
+from tests.support.quotas import hold_window
 from tests.support.web_process import WebProcess
 from tests.support.workers import CeleryWorker
 from tests.workers.conftest import CHAT_SETTINGS, private_chat
 from webapp.extensions import db
 from webapp.limits import set_overrides
 from webapp.models import User
-from webapp.quotas import key, open_turn_count, remaining
+from webapp.quotas import WINDOW_SECONDS, key, open_turn_count, remaining
 from webapp.turn.state import get_redis
 
 OPEN_TURNS_SENTENCE = (
@@ -152,9 +152,9 @@ def test_messages_past_the_hour_are_refused_until_the_hour_ends(
     with chat_app.app_context():
         set_overrides(chat.user_id, {"turnsPerHour": 2})
         db.session.commit()
-    now = datetime.now(UTC)
-    if now.minute == 59 and now.second >= 30:  # the hour would end mid-test
-        time.sleep(61 - now.second)
+        held_at = datetime.now(UTC)
+        counter = key(chat.user_id, "turnsPerHour")
+        hour_ends = hold_window(get_redis(), counter, WINDOW_SECONDS["hour"])
     conversation = chat.new_conversation()
     for _ in range(2):
         assert chat.run(conversation, "Hi", model)["status"] == "completed"
@@ -166,10 +166,9 @@ def test_messages_past_the_hour_are_refused_until_the_hour_ends(
     assert re.fullmatch(
         r"You have sent 2 messages this hour; you can send again at \d\d:00 UTC\.", message
     )
-    next_hour = (datetime.now(UTC).hour + 1) % 24
-    assert message.endswith(f"at {next_hour:02d}:00 UTC.")
+    assert message.endswith(f"at {hour_ends:%H}:00 UTC.")
     seconds = int(refused.headers["Retry-After"])
-    assert 1 <= seconds <= 3600
+    assert 1 <= seconds <= (hour_ends - held_at).total_seconds() + 1
     with chat_app.app_context():
         shown = {row["limit"]: row for row in remaining(chat.user_id)}
         assert shown["turnsPerHour"]["used"] == 2

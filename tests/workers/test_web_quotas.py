@@ -1,6 +1,7 @@
 """A user's daily web quotas in real turns: searches on the admin's engine and megabytes
 fetched. Over either, the tool's result is the sentence the model reads; a search with the
-user's own engine is not counted; the day's end frees them."""
+user's own engine is not counted; the day's end frees them. Each test holds its day open
+(``hold_window``), so that one run at 23:59:59 does not see the day end between its counts."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ from tests.support.chat import ChatClient
 from tests.support.chat_page import token_for
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.live_server import LiveServer
+from tests.support.quotas import hold_window
 from tests.support.sites import Site
 from tests.support.workers import CeleryWorker
 from webapp.extensions import db
 from webapp.limits import set_overrides
 from webapp.models import Provider, UsageCount
-from webapp.quotas import key, remaining
+from webapp.quotas import WINDOW_SECONDS, key, remaining
 from webapp.turn.state import get_redis
 
 SEARCH_USED = "Today's web search quota is used up; it resets at 00:00 UTC."
@@ -77,6 +79,7 @@ def test_searches_on_the_admins_engine_stop_at_the_quota_and_own_engine_searches
     with app.app_context():
         set_overrides(chat.user_id, {"searchesPerDay": 1})
         db.session.commit()
+        hold_window(get_redis(), key(chat.user_id, "searchesPerDay"), WINDOW_SECONDS["day"])
     search = Reply.tool_calls([("web_search", {"query": "lighthouse"})])
     fake.script(search, search, Reply.text("Once."))
 
@@ -113,6 +116,7 @@ def test_fetching_stops_once_the_days_megabytes_are_read(stack, site):
     with app.app_context():
         set_overrides(chat.user_id, {"fetchBytesPerDay": 1})
         db.session.commit()
+        hold_window(get_redis(), key(chat.user_id, "fetchBytesPerDay"), WINDOW_SECONDS["day"])
     fetch = Reply.tool_calls([("web_fetch", {"url": f"{site}/page"})])
     other = Reply.tool_calls([("web_fetch", {"url": f"{site}/page?again"})])
     third = Reply.tool_calls([("web_fetch", {"url": f"{site}/page?third"})])

@@ -57,7 +57,11 @@ class UsageCount(db.Model):
 
 
 def today() -> date:
-    """Return today's date in UTC, the day usage is counted on."""
+    """Return today's date in UTC, the day usage is counted on.
+
+    Every reader of "today" for usage calls it through this module (``usage_counts.today()``),
+    so a test can freeze the day in one place and never see it change mid-test.
+    """
     return utcnow().date()
 
 

@@ -13,6 +13,7 @@ from flask import Blueprint, render_template, request, url_for
 from webapp.auth.guards import admin_required
 from webapp.extensions import db
 from webapp.models import User
+from webapp.models import usage as usage_counts
 from webapp.usage.chart import daily_chart
 from webapp.usage.display import size
 from webapp.usage.report import (
@@ -22,7 +23,6 @@ from webapp.usage.report import (
     make_report,
     read_query,
 )
-from webapp.usage.report import today as usage_today
 
 bp = Blueprint("admin_usage", __name__, url_prefix="/admin/usage")
 
@@ -72,7 +72,7 @@ def show_usage():
 
 def make_figure(query: UsageQuery, chart: str):
     """Return the chart of the 30 days that end with the period, for its user or everyone."""
-    end = min(query.end, usage_today())
+    end = min(query.end, usage_counts.today())
     days = UsageQuery(end - timedelta(days=DEFAULT_DAYS - 1), end, query.user)
     words, value = CHARTS[chart]
     daily = [(date.fromisoformat(d["day"]), value(d["usage"])) for d in make_report(days)["days"]]

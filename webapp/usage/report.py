@@ -15,7 +15,8 @@ from typing import Any
 
 from webapp.extensions import db
 from webapp.models import UsageCount, User
-from webapp.models.usage import METRICS, today
+from webapp.models import usage as usage_counts
+from webapp.models.usage import METRICS
 
 # The metrics whose detail is worth a breakdown, and the summary key it goes under.
 BREAKDOWNS = {
@@ -55,7 +56,7 @@ class UsageQuery:
 def read_query(args: Mapping[str, str]) -> UsageQuery:
     """Return the query ``from``, ``to`` (YYYY-MM-DD, UTC) and ``user`` (an id or a name) ask
     for: by default the 30 days up to today, everyone; raise UsageQueryError naming the field."""
-    end = _read_day(args, "to") or today()
+    end = _read_day(args, "to") or usage_counts.today()
     start = _read_day(args, "from") or end - timedelta(days=DEFAULT_DAYS - 1)
     if start > end:
         raise UsageQueryError(
@@ -176,7 +177,7 @@ def month_start(day: date) -> date:
 
 def own_usage(user: User) -> dict[str, Any]:
     """Return a user's summaries for today and this month (UTC), and the month's first day."""
-    now = today()
+    now = usage_counts.today()
     month = make_report(UsageQuery(month_start(now), now, user))
     today_usage = month["days"][-1]["usage"]
     return {"today": today_usage, "month": month["totals"], "monthStart": month["from"]}
@@ -184,7 +185,7 @@ def own_usage(user: User) -> dict[str, Any]:
 
 def monthly_usage(user_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
     """Return this month's summary (UTC) of each of the given users (zero for none)."""
-    now = today()
+    now = usage_counts.today()
     ids = list(user_ids)
     counts: dict[str, list] = {user_id: [] for user_id in ids}
     rows = db.session.execute(

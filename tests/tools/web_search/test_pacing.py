@@ -13,6 +13,7 @@ import pytest
 import redis
 
 from tests.support.processes import ROOT
+from tests.support.quotas import wait_clear_of_midnight
 from tools.api import Signal, ToolError
 from tools.rates import KEY_PREFIX, RedisRates
 from tools.web_search.engines import brave
@@ -24,7 +25,10 @@ ONE_RESULT = {"type": "search", "web": {"results": [{"title": "T", "url": "https
 
 @pytest.fixture
 def rates(redis_url):
+    """Rates shared in the suite's Redis, which is clear of midnight for long enough that no
+    test sees a day's cap start again while it counts."""
     client = redis.Redis.from_url(redis_url)
+    wait_clear_of_midnight(client)
     yield RedisRates(client)
     client.close()
 
