@@ -35,6 +35,7 @@ from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConn
 from urllib3.util.connection import allowed_gai_family
 
 from tools.addresses import AddressPolicy, address_allowed, find_refusal_reason
+from tools.listeners import Listeners
 from tools.urls import find_url_problem, redact_url
 
 __all__ = [
@@ -54,29 +55,14 @@ __all__ = [
 ]
 
 log = logging.getLogger("lookout.net")
-_refusal_listeners: list[Callable[[str], None]] = []
+_refusals = Listeners("a guard refusal")
 
 
 def on_refusal(listener: Callable[[str], None]) -> Callable[[], None]:
     """Call ``listener(reason)`` on every refusal from now on, once however often it is added;
     ``reason`` is a short phrase from a fixed set (the rule, never the address or URL). Returns
     a function that removes the listener."""
-    if listener not in _refusal_listeners:
-        _refusal_listeners.append(listener)
-
-    def remove() -> None:
-        if listener in _refusal_listeners:
-            _refusal_listeners.remove(listener)
-
-    return remove
-
-
-def _announce(reason: str) -> None:
-    for listener in list(_refusal_listeners):
-        try:
-            listener(reason)
-        except Exception:  # counting a refusal must never turn it into another error
-            log.exception("a refusal listener failed")
+    return _refusals.add(listener)
 
 
 class AddressNotAllowed(requests.ConnectionError):
@@ -152,7 +138,7 @@ class _Guard:
     def refuse(self, host: str, address: str, *, peer: bool = False) -> _Refused:
         """Log the refusal and return it, ready to raise."""
         reason = find_refusal_reason(address) or "refused by the address policy"
-        _announce(reason)
+        _refusals.tell(reason)
         if peer:
             reason += " (the connected peer)"
         error = AddressNotAllowed(reason, host=host, address=address)
@@ -395,7 +381,7 @@ def _check_url(url: str) -> None:
         error = UnsafeURL(problem, url=redact_url(url))
         log.warning("%s", error)
         # the scheme problem names the scheme, which is the caller's text: not a fixed phrase
-        _announce("scheme is not http or https" if problem.startswith("scheme ") else problem)
+        _refusals.tell("scheme is not http or https" if problem.startswith("scheme ") else problem)
         raise error
 
 

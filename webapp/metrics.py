@@ -7,7 +7,8 @@ the folder must be set before the process starts, and emptied when the deploymen
 What is cheap to read at scrape time (the queue) is read then, not counted.
 
 Label values come from bounded sets only: outcomes and reasons from fixed words, models from
-the admin's providers, tools from the installed plugins; never a user's text or a URL.
+the admin's providers, tools from the installed plugins, engines from web_search's installed
+engines; never a user's text or a URL.
 """
 
 from __future__ import annotations
@@ -45,6 +46,12 @@ TOOL_CALL_SECONDS = Histogram(
 )
 TOOL_CALLS = Counter(
     "lookout_tool_calls", "Tool calls ended, by tool and outcome.", ["tool", "outcome"]
+)
+SEARCH_FAILURES = Counter(
+    "lookout_search_failures",
+    "Searches an engine failed, by engine and why (rate-limited, blocked, down, refused, error), "
+    "whether or not a fallback engine then answered.",
+    ["engine", "reason"],
 )
 GUARD_REFUSALS = Counter(
     "lookout_guard_refusals",
@@ -94,6 +101,12 @@ def tool_call(tool: str, outcome: str, seconds: float, output: Any = None) -> No
     engine = engine[:40] if isinstance(engine, str) else ""
     TOOL_CALL_SECONDS.labels(tool, engine).observe(seconds)
     TOOL_CALLS.labels(tool, outcome).inc()
+
+
+def search_failed(engine: str, reason: str) -> None:
+    """Count one search that ``engine`` failed (``tools.web_search.failover.on_failure`` calls
+    it)."""
+    SEARCH_FAILURES.labels(engine[:40], reason).inc()
 
 
 def guard_refused(reason: str) -> None:

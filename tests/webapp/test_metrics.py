@@ -18,14 +18,14 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support.chat import ChatClient
 from tests.support.fake_model import FakeModel, Reply
-from tests.support.processes import ROOT, wait_until
+from tests.support.processes import ROOT, free_port, wait_until
 from tests.support.web_process import WebProcess
 from tests.support.workers import CeleryWorker
 from tests.workers.conftest import make_chat_app
 from webapp import create_app
 from webapp.extensions import db
 from webapp.metrics_endpoint import METRICS_OFF, METRICS_REFUSED
-from webapp.models import ApiToken, Message, Provider, Turn, User
+from webapp.models import ApiToken, Message, PluginOptions, Provider, Turn, User
 from webapp.models.base import utcnow
 
 pytestmark = pytest.mark.integration
@@ -36,17 +36,23 @@ TOKEN = "scrape-" + uuid.uuid4().hex
 @pytest.fixture(scope="module")
 def metrics_app(tmp_path_factory, redis_url, sqlite_template):
     """An app whose processes share a metrics folder; /metrics needs TOKEN (no address may
-    read it without one: the allowed network holds no loopback address)."""
+    read it without one: the allowed network holds no loopback address). The admin's search
+    engine is a SearXNG on a loopback port nothing listens on: it is down."""
     folder = tmp_path_factory.mktemp("metrics")
     app = make_chat_app(
         tmp_path_factory,
         redis_url,
         sqlite_template,
-        LOOKOUT_PLUGINS="tests.workers.turn_plugins,tools.web_fetch",
+        LOOKOUT_PLUGINS="tests.workers.turn_plugins,tools.web_fetch,tools.web_search",
         PROMETHEUS_MULTIPROC_DIR=str(folder),
         METRICS_TOKEN=TOKEN,
         METRICS_ALLOW="10.99.0.0/16",
     )
+    with app.app_context():
+        down = f"http://127.0.0.1:{free_port()}"
+        options = {"engine": "searxng", "baseURL": down, "enabledByDefault": True}
+        db.session.add(PluginOptions(plugin_id="web_search", options=options))
+        db.session.commit()
     yield app
     with app.app_context():
         db.engine.dispose()
@@ -124,7 +130,11 @@ def test_a_turn_with_tool_calls_is_counted_from_the_worker(metrics_app, web, fak
     before = scrape(web.url)
     fake_model.script(
         Reply.tool_calls(
-            [("echo", {"text": "hi"}), ("web_fetch", {"url": "http://127.0.0.1:9/private"})],
+            [
+                ("echo", {"text": "hi"}),
+                ("web_fetch", {"url": "http://127.0.0.1:9/private"}),
+                ("web_search", {"query": "lighthouses"}),
+            ],
             usage=(10, 5),
         ),
         Reply.text("Done.", usage=(7, 3)),
@@ -142,6 +152,10 @@ def test_a_turn_with_tool_calls_is_counted_from_the_worker(metrics_app, web, fak
     assert added("lookout_tool_call_seconds_count", tool="echo", engine="") == 1
     assert added("lookout_tool_call_seconds_count", tool="web_fetch", engine="") == 1
     assert added("lookout_guard_refusals_total", reason="loopback") == 1
+    # The failed search says which engine failed it, and why; its call names none.
+    assert added("lookout_tool_calls_total", tool="web_search", outcome="error") == 1
+    assert added("lookout_search_failures_total", engine="searxng", reason="down") == 1
+    assert added("lookout_tool_call_seconds_count", tool="web_search", engine="") == 1
     assert added("lookout_model_step_seconds_count", model=model) == 2
     assert added("lookout_model_tokens_total", model=model, kind="input") == 17
     assert added("lookout_model_tokens_total", model=model, kind="output") == 8

@@ -3,15 +3,21 @@ blocked or down, and says which one answered.
 
 Time is shared out of the call's one deadline: with a fallback, the first engine waits for its
 slot and answers only while the fallback would still have ``FALLBACK_RESERVE_SECONDS``.
+
+Every engine that fails a search is told to the listeners added with ``on_failure``, with why
+(``FAILURE_REASONS``), whether or not a fallback then answered: the app counts them for
+/metrics by engine.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import requests
 
-from tools.api import QuotaUsed, ToolContext, ToolError
+from tools.api import QuotaUsed, ToolContext, ToolError, ToolRefused
+from tools.listeners import Listeners
 from tools.quotas import SEARCHES
 from tools.web_search.engine import Search, SearchResult
 from tools.web_search.pacing import bucket_name, wait_for_engine
@@ -22,6 +28,24 @@ from tools.web_search.search import EngineUnavailable, run_search
 REQUEST_RESERVE_SECONDS = 5.0
 # What the first engine leaves of the deadline for the fallback.
 FALLBACK_RESERVE_SECONDS = 6.0
+# Why an engine failed a search: EngineUnavailable's reasons, a refused address, anything else.
+FAILURE_REASONS = ("rate-limited", "blocked", "down", "refused", "error")
+
+_failures = Listeners("a failed search")
+
+
+def on_failure(listener: Callable[[str, str], None]) -> Callable[[], None]:
+    """Call ``listener(engine_id, reason)`` whenever an engine fails a search from now on, once
+    however often it is added; ``reason`` is one of ``FAILURE_REASONS``. Returns a function that
+    removes the listener."""
+    return _failures.add(listener)
+
+
+def failure_reason(error: ToolError) -> str:
+    """Return why an engine failed, in the words of ``FAILURE_REASONS``."""
+    if isinstance(error, EngineUnavailable):
+        return error.reason
+    return "refused" if isinstance(error, ToolRefused) else "error"
 
 
 @dataclass(frozen=True)
@@ -74,7 +98,8 @@ def ask(
     leave: float,
 ) -> list[SearchResult]:
     """Return one engine's results: count the search against the user's daily quota when it is
-    made on the admin's key, wait for its slot, then search, ``leave`` seconds spared."""
+    made on the admin's key, wait for its slot, then search, ``leave`` seconds spared. A failure
+    of the engine (not of the quota) is told to the ``on_failure`` listeners."""
     engine = resolved.engine
     if resolved.admins:  # a user's own key is theirs to spend
         try:
@@ -83,10 +108,14 @@ def ask(
             raise ToolError(exc.message) from None
     bucket = bucket_name(engine, resolved.api_key, resolved.base_url)
     reserve = REQUEST_RESERVE_SECONDS + leave
-    wait_for_engine(engine, resolved.limit, bucket, ctx.rates, ctx.signal, reserve)
     search = Search(search.query, search.count, resolved.api_key, resolved.base_url)
     session = ctx.fetch if resolved.users_base_url else plain
-    return run_search(engine, search, session, ctx.signal, user_agent, leave)
+    try:
+        wait_for_engine(engine, resolved.limit, bucket, ctx.rates, ctx.signal, reserve)
+        return run_search(engine, search, session, ctx.signal, user_agent, leave)
+    except ToolError as exc:
+        _failures.tell(engine.id, failure_reason(exc))
+        raise
 
 
 def _both(first: ToolError, fallback: Resolved, second: ToolError) -> str:

@@ -1,5 +1,6 @@
 """The admin's fallback engine: it answers when the first is rate-limited, blocked or down,
-follows the same role rule as the admin's engine, and the output and log say who answered."""
+follows the same role rule as the admin's engine, and the output and log say who answered;
+every engine that fails a search is told to the failure listeners, with why."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ import pytest
 import redis
 
 from tests.support.processes import free_port
+from tests.support.quotas import DayQuotas
 from tools.api import PluginConfigError, Signal, ToolError
+from tools.quotas import SEARCHES
 from tools.rates import RedisRates
 from tools.settings import merge_save
 from tools.testing import start_plugin
 from tools.web_search import plugin
 from tools.web_search.engines import brave, duckduckgo
+from tools.web_search.failover import on_failure
 
 BRAVE_KEY = "admin-brave-key-0001"
 FALLBACK_KEY = "fallback-brave-key-0003"
@@ -176,3 +180,45 @@ def test_a_stored_fallback_key_is_dropped_when_the_fallback_engine_changes():
         plugin.options_schema, stored, {"engine": "duckduckgo", "fallbackEngine": "kagi"}
     )
     assert "fallbackApiKey" not in changed
+
+
+@pytest.fixture
+def failures():
+    """The (engine id, reason) of every failed search told to ``on_failure`` listeners."""
+    heard: list[tuple[str, str]] = []
+    remove = on_failure(lambda engine, reason: heard.append((engine, reason)))
+    yield heard
+    remove()
+
+
+def test_each_engine_that_fails_a_search_is_told_with_why_whether_or_not_a_fallback_answered(
+    web_search, search, engine_replies, recording, searxng, failures
+):
+    engine_replies.get(brave.URL, status=429, body=recording("brave_429.json"))
+    rescued = web_search(
+        engine="brave", apiKey=BRAVE_KEY, fallbackEngine="searxng", fallbackBaseURL=searxng.url
+    )
+    assert search(rescued)[0]["engine"] == "searxng"
+    assert failures == [("brave", "rate-limited")]
+
+    failures.clear()
+    engine_replies.get(brave.URL, status=503)
+    engine_replies.post(duckduckgo.URL, body=recording("duckduckgo_anomaly.html"))
+    with pytest.raises(ToolError):
+        search(web_search(engine="brave", apiKey=BRAVE_KEY, fallbackEngine="duckduckgo"))
+    assert failures == [("brave", "down"), ("duckduckgo", "blocked")]
+
+    failures.clear()
+    engine_replies.get(brave.URL, status=401)
+    with pytest.raises(ToolError):
+        search(web_search(engine="brave", apiKey=BRAVE_KEY))
+    assert failures == [("brave", "error")]
+
+
+def test_a_search_refused_by_the_users_quota_is_no_failure_of_the_engine(
+    web_search, search, searxng, failures
+):
+    used_up = DayQuotas({SEARCHES: 0})
+    with pytest.raises(ToolError):
+        search(web_search(engine="searxng", baseURL=searxng.url), quotas=used_up)
+    assert failures == [] and searxng.seen == []
