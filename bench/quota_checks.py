@@ -16,11 +16,11 @@ import argparse
 import contextlib
 import statistics
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 from bench.harness import machine, table
+from bench.timing import per_second_together
 from tests.support import databases
 from tests.support.redis_server import RedisServer
 from webapp import create_app, quotas
@@ -46,15 +46,14 @@ def make_users(app, count: int) -> list[str]:
 def run(app, tokens: list[str], threads: int, posts: int) -> float:
     """Return the messages a second ``threads`` threads send, ``posts`` each, thread n as the
     user of ``tokens[n % len(tokens)]``, each into a conversation of its own."""
-    start = threading.Barrier(threads + 1)
 
-    def work(token: str) -> None:
+    def work(number: int, go) -> None:
         client = app.test_client()
-        client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+        client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {tokens[number % len(tokens)]}"
         conversations = [
             client.post("/api/conversations", json={}).get_json()["id"] for _ in range(posts)
         ]
-        start.wait()
+        go()
         for conversation in conversations:
             answer = client.post(
                 f"/api/conversations/{conversation}/turns",
@@ -62,16 +61,7 @@ def run(app, tokens: list[str], threads: int, posts: int) -> float:
             )
             assert answer.status_code == 202, answer.get_json()
 
-    workers = [
-        threading.Thread(target=work, args=(tokens[n % len(tokens)],)) for n in range(threads)
-    ]
-    for worker in workers:
-        worker.start()
-    start.wait()
-    began = time.perf_counter()
-    for worker in workers:
-        worker.join()
-    return threads * posts / (time.perf_counter() - began)
+    return per_second_together(threads, posts, work)
 
 
 @contextlib.contextmanager

@@ -15,11 +15,10 @@ from __future__ import annotations
 import argparse
 import statistics
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 from bench.harness import machine, table
+from bench.timing import per_second_together
 from tests.support import databases
 from tests.support.postgres_server import PostgresServer, missing_reason
 from webapp import create_app
@@ -30,11 +29,10 @@ from webapp.models.usage import add_usage
 
 def run(app, user_id: str, threads: int, ops: int, counted: bool) -> float:
     """Return the commits per second of ``threads`` threads committing ``ops`` uploads each."""
-    start = threading.Barrier(threads + 1)
 
-    def work() -> None:
+    def work(_: int, go) -> None:
         with app.app_context():
-            start.wait()
+            go()
             for _ in range(ops):
                 db.session.add(
                     Upload(owner_id=user_id, filename="a.txt", mime_type="text/plain", size=9,
@@ -44,14 +42,7 @@ def run(app, user_id: str, threads: int, ops: int, counted: bool) -> float:
                     add_usage(user_id, [("uploads", "", 1), ("uploadBytes", "", 9)])
                 db.session.commit()
 
-    workers = [threading.Thread(target=work) for _ in range(threads)]
-    for worker in workers:
-        worker.start()
-    start.wait()
-    began = time.perf_counter()
-    for worker in workers:
-        worker.join()
-    return threads * ops / (time.perf_counter() - began)
+    return per_second_together(threads, ops, work)
 
 
 def measure(name: str, url: str, ops: int, rounds: int) -> list[list[object]]:
