@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.support.pages import sign_in_page
 
@@ -30,8 +31,9 @@ def test_a_new_token_is_shown_once_works_as_bearer_and_stops_when_revoked(
     assert "it will not be shown again" in box.inner_text()
     page.locator("#tokens tr[data-token]").wait_for()
     page.screenshot(path="/tmp/tokens-created.png", full_page=True)
-    box.get_by_role("button", name="Copy").click()
-    box.get_by_text("Copied.").wait_for()
+    copy = box.get_by_role("button", name="Copy the token laptop")
+    copy.click()
+    expect(copy).to_have_text("Copied")
     assert page.evaluate("navigator.clipboard.readText()") == token
 
     client = app.test_client()

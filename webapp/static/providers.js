@@ -147,22 +147,11 @@
   }
 
   function load() {
-    root.removeAttribute("data-ready");
-    return api.request("GET", listUrl).then(function (result) {
-      root.textContent = "";
-      if (!result.ok) {
-        root.appendChild(el("p", { class: "form-error", role: "alert",
-          text: api.errorMessage(result) }));
-        return;
+    return LookoutListPage.load(root, listUrl, function (data) {
+      if (!data.providers.length) {
+        return el("p", { class: "muted", text: "No providers yet. Add one to let people chat." });
       }
-      if (!result.data.providers.length) {
-        root.appendChild(el("p", { class: "muted",
-          text: "No providers yet. Add one to let people chat." }));
-      }
-      result.data.providers.forEach(function (provider) {
-        root.appendChild(providerCard(provider));
-      });
-      root.setAttribute("data-ready", "true");
+      return data.providers.map(providerCard);
     });
   }
 

@@ -6,48 +6,22 @@
   var say = LookoutForms.say;
   var when = LookoutForms.when;
   var api = LookoutApi;
+  var pages = LookoutListPage;
   var root = document.getElementById("tokens");
   var listUrl = root.getAttribute("data-api");
-  var form = document.getElementById("token-form");
   var nameInput = document.getElementById("token-name");
-  var nameError = document.getElementById("token-name-error");
-  var formStatus = document.getElementById("token-form-status");
   var created = document.getElementById("token-created");
-
-  function copy(input, status) {
-    function copied() { say(status, "Copied.", false); }
-    function selectIt() {
-      input.focus();
-      input.select();
-      var done = false;
-      try { done = document.execCommand("copy"); } catch (e) { done = false; }
-      if (done) copied();
-      else say(status, "Select the token and copy it with Ctrl+C (⌘C).", true);
-    }
-    if (navigator.clipboard && navigator.clipboard.writeText) {
-      navigator.clipboard.writeText(input.value).then(copied, selectIt);
-    } else {
-      selectIt();
-    }
-  }
 
   /** Show a just-created token once, with a copy button and the warning. */
   function showCreated(body) {
-    var input = el("input", { id: "new-token-value", type: "text", readonly: true,
-      "aria-label": "New token " + body.name, spellcheck: "false" });
-    input.value = body.token;
-    var status = el("span", { class: "status", "aria-live": "polite" });
-    created.textContent = "";
-    created.appendChild(el("p", { text: "Your new token " }, [el("strong", { text: body.name }), ":"]));
-    created.appendChild(el("div", { class: "token-value" }, [input,
-      el("button", { type: "button", class: "copy", text: "Copy",
-        onclick: function () { copy(input, status); } })]));
-    created.appendChild(el("p", { class: "token-warning",
-      text: "Copy it now: it will not be shown again. If you lose it, revoke it and create another." }));
-    created.appendChild(status);
-    created.hidden = false;
-    input.focus();
-    input.select();
+    pages.showOnce(created, {
+      intro: ["Your new token ", el("strong", { text: body.name }), ":"],
+      id: "new-token-value",
+      label: "New token " + body.name,
+      value: body.token,
+      copyName: "Copy the token " + body.name,
+      warning: "Copy it now: it will not be shown again. If you lose it, revoke it and create another.",
+    });
   }
 
   function revokeCell(token, row) {
@@ -97,41 +71,23 @@
   }
 
   function load() {
-    root.removeAttribute("data-ready");
-    return api.request("GET", listUrl).then(function (result) {
-      root.textContent = "";
-      if (!result.ok) {
-        root.appendChild(el("p", { class: "form-error", role: "alert",
-          text: api.errorMessage(result) }));
-        return;
-      }
-      if (result.data.tokens.length) root.appendChild(table(result.data.tokens));
-      else root.appendChild(el("p", { class: "muted", text: "You have no API tokens." }));
-      root.setAttribute("data-ready", "true");
+    return pages.load(root, listUrl, function (data) {
+      if (data.tokens.length) return table(data.tokens);
+      return el("p", { class: "muted", text: "You have no API tokens." });
     });
   }
 
-  form.addEventListener("submit", function (event) {
-    event.preventDefault();
-    nameError.textContent = "";
-    nameInput.removeAttribute("aria-invalid");
-    say(formStatus, "Creating…", false);
-    api.request("POST", listUrl, { name: nameInput.value }).then(function (result) {
-      if (!result.ok) {
-        var error = (result.data && result.data.error) || {};
-        var fields = error.fields || {};
-        if (fields.name) {
-          nameError.textContent = [].concat(fields.name).join(" ");
-          nameInput.setAttribute("aria-invalid", "true");
-        }
-        say(formStatus, api.errorMessage(result), true);
-        return;
-      }
-      say(formStatus, "", false);
-      nameInput.value = "";
-      showCreated(result.data);
+  pages.createForm({
+    form: document.getElementById("token-form"),
+    url: listUrl,
+    nameInput: nameInput,
+    nameError: document.getElementById("token-name-error"),
+    status: document.getElementById("token-form-status"),
+    body: function () { return { name: nameInput.value }; },
+    created: function (token) {
+      showCreated(token);
       load();
-    });
+    },
   });
 
   load();

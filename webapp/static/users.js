@@ -12,15 +12,13 @@
   var say = LookoutForms.say;
   var when = LookoutForms.when;
   var api = LookoutApi;
+  var pages = LookoutListPage;
   var root = document.getElementById("users");
   var listUrl = root.getAttribute("data-api");
   var me = root.getAttribute("data-me");
   var usageUrl = root.getAttribute("data-usage");
-  var form = document.getElementById("user-form");
   var nameInput = document.getElementById("user-name");
   var adminInput = document.getElementById("user-admin");
-  var nameError = document.getElementById("user-name-error");
-  var formStatus = document.getElementById("user-form-status");
   var shown = document.getElementById("password-shown");
 
   /** This month's usage of an account in a few words (UTC months, as the server counts),
@@ -58,18 +56,14 @@
 
   /** Show a password made just now, once, with a copy button and the warning. */
   function showPassword(name, password, what) {
-    var input = el("input", { id: "shown-password", type: "text", readonly: true,
-      "aria-label": "Password of " + name, spellcheck: "false" });
-    input.value = password;
-    shown.textContent = "";
-    shown.appendChild(el("p", { text: what + " " }, [el("strong", { text: name }), ". Its password:"]));
-    shown.appendChild(el("div", { class: "token-value" }, [input,
-      LookoutClipboard.button("Copy", "Copy the password of " + name, function () { return input.value; })]));
-    shown.appendChild(el("p", { class: "token-warning",
-      text: "Give it to its owner now: it will not be shown again. They can change it in Settings." }));
-    shown.hidden = false;
-    input.focus();
-    input.select();
+    pages.showOnce(shown, {
+      intro: [what + " ", el("strong", { text: name }), ". Its password:"],
+      id: "shown-password",
+      label: "Password of " + name,
+      value: password,
+      copyName: "Copy the password of " + name,
+      warning: "Give it to its owner now: it will not be shown again. They can change it in Settings.",
+    });
   }
 
   /** Send a change of one account; on success redraw its row and focus the same action. */
@@ -147,41 +141,22 @@
   }
 
   function load() {
-    root.removeAttribute("data-ready");
-    return api.request("GET", listUrl).then(function (result) {
-      root.textContent = "";
-      if (!result.ok) {
-        root.appendChild(el("p", { class: "form-error", role: "alert", text: api.errorMessage(result) }));
-        return;
-      }
-      root.appendChild(table(result.data.users));
-      root.setAttribute("data-ready", "true");
-    });
+    return pages.load(root, listUrl, function (data) { return table(data.users); });
   }
 
-  form.addEventListener("submit", function (event) {
-    event.preventDefault();
-    nameError.textContent = "";
-    nameInput.removeAttribute("aria-invalid");
-    say(formStatus, "Creating…", false);
-    api.request("POST", listUrl, { name: nameInput.value, admin: adminInput.checked }).then(function (result) {
-      if (!result.ok) {
-        var fields = ((result.data && result.data.error) || {}).fields || {};
-        if (fields.name) {
-          nameError.textContent = [].concat(fields.name).join(" ");
-          nameInput.setAttribute("aria-invalid", "true");
-          nameInput.focus();
-        }
-        say(formStatus, api.errorMessage(result), true);
-        return;
-      }
-      say(formStatus, "", false);
-      nameInput.value = "";
+  pages.createForm({
+    form: document.getElementById("user-form"),
+    url: listUrl,
+    nameInput: nameInput,
+    nameError: document.getElementById("user-name-error"),
+    status: document.getElementById("user-form-status"),
+    body: function () { return { name: nameInput.value, admin: adminInput.checked }; },
+    created: function (user) {
       adminInput.checked = false;
       load().then(function () {
-        showPassword(result.data.name, result.data.password, "Created the account");
+        showPassword(user.name, user.password, "Created the account");
       });
-    });
+    },
   });
 
   load();
