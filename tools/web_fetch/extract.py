@@ -17,21 +17,20 @@ them only on a click that shows the URL, so an injected image cannot call home b
 
 from __future__ import annotations
 
-import copy
 import logging
 import re
 from dataclasses import dataclass
 from urllib.parse import urljoin
 
-import html2text
 import lxml.etree
 import lxml.html
 from lxml.html import HtmlElement
-from readability import Document
 
 from tools.web_fetch.extract_boilerplate import remove_boilerplate, remove_controls
 from tools.web_fetch.images import drop_unreadable_images
 from tools.web_fetch.main_block import TextSizes, find_main_block, measure, protected_elements
+from tools.web_fetch.markdown import to_markdown
+from tools.web_fetch.readability_choice import readability_choice
 from tools.web_fetch.tree_limits import bound_tree
 
 log = logging.getLogger(__name__)
@@ -46,15 +45,12 @@ _FALLBACK_XPATH = "//noscript | //template"
 _MAYBE_HIDDEN_XPATH = "//*[@hidden or @aria-hidden or @style]"
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
 _FOLLOWABLE_SCHEMES = ("http:", "https:", "mailto:", "ftp:")
-_KEEP_MARK = "data-lookout-own"
 _MIN_ARTICLE_WORDS = 50
 # Readability's choice holding less than this share of the main text block's words missed it.
 _MIN_SHARE_OF_MAIN = 0.5
 # Fewer words than this left by pruning means the pruning took the page for furniture.
 _MIN_PRUNED_WORDS = 10
-_WORD = re.compile(r"\w")
 _CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
-_BLANK_RUNS = re.compile(r"\n{3,}")
 
 
 @dataclass(frozen=True)
@@ -82,8 +78,7 @@ def extract(html: str, url: str) -> Extracted:
     protected = protected_elements(body, main, sizes)
     _remove_furniture_tags(root, main, protected)
     own = remove_boilerplate(body, main, protected)
-    _keep_through_readability(root, [*own, *main.iterdescendants("header")])
-    content = _main_content(root)
+    content = readability_choice(root, keep=[*own, *main.iterdescendants("header")])
     if content is None or _too_short(content, body) or _misses_main(content, main, body):
         content = main
     if _word_count(content) < _MIN_PRUNED_WORDS:
@@ -93,7 +88,7 @@ def extract(html: str, url: str) -> Extracted:
     # html2text runs these into the text around them; as paragraphs they stand apart.
     for element in content.iter("figure", "figcaption", "aside", "details", "summary"):
         element.tag = "p" if element.tag in ("figcaption", "summary") else "div"
-    markdown = _to_markdown(lxml.html.tostring(content, encoding="unicode"))
+    markdown = to_markdown(content)
     return Extracted(title=title, text=markdown)
 
 
@@ -211,53 +206,21 @@ def _base_url(root: HtmlElement, url: str) -> str:
 
 
 def _make_links_absolute(content: HtmlElement, base: str) -> None:
-    try:
-        content.make_links_absolute(base, resolve_base_href=False, handle_failures="discard")
-    except ValueError:
-        log.debug("links left relative: %r is not a usable base URL", base)
-    # A javascript: or app link cannot be followed by the model; its text stays.
-    for link in content.xpath("descendant-or-self::a[@href]"):
-        if not link.get("href", "").lower().startswith(_FOLLOWABLE_SCHEMES):
-            del link.attrib["href"]
-
-
-def _keep_through_readability(root: HtmlElement, elements: list[HtmlElement]) -> None:
-    # readability's last cleaning drops short tables, asides and headers of its own choice;
-    # those the main block owns are marked so that it keeps them (a page's marks are erased).
-    for element in root.xpath(f"//*[@{_KEEP_MARK}]"):
-        del element.attrib[_KEEP_MARK]
-    for element in elements:
-        element.set(_KEEP_MARK, "")
-
-
-class _CleanedDocument(Document):
-    """readability's Document for a tree this module has already cleaned and pruned."""
-
-    def class_weight(self, e: HtmlElement) -> int:
-        # readability weighs class and id names by substring ("related-work-and-prior-art" and
-        # "media-body" count against, "shareholder" would too); the pruning has already judged
-        # names by whole tokens, so readability scores the text alone.
-        return 0
-
-    def get_preserved_elements(self, node: HtmlElement) -> dict[HtmlElement, bool]:
-        preserved = super().get_preserved_elements(node)
-        preserved.update((element, True) for element in node.xpath(f".//*[@{_KEEP_MARK}]"))
-        return preserved
-
-    def _parse(self, input: HtmlElement) -> HtmlElement:
-        # readability would clean again (a deep copy and a pass over every link of the page);
-        # the copy is still needed, as a second, less ruthless pass starts from the tree again.
-        self.encoding = "utf-8"
-        return copy.deepcopy(input)
-
-
-def _main_content(root: HtmlElement) -> HtmlElement | None:
-    try:
-        summary = _CleanedDocument(root).summary(html_partial=True)
-        return lxml.html.fragment_fromstring(summary, create_parent="div")
-    except Exception:  # readability wraps any failure in Unparseable; the body is the fallback
-        log.debug("readability found no article", exc_info=True)
-        return None
+    # Only links and pictures reach the Markdown. A javascript: or app link cannot be followed
+    # by the model (its text stays); a picture that is not http(s) is dropped later.
+    for element in content.iter("a", "img"):
+        attribute = "href" if element.tag == "a" else "src"
+        value = element.get(attribute)
+        if value is None:
+            continue
+        try:
+            link = urljoin(base, value.strip())
+        except ValueError:  # a malformed URL, such as an unclosed IPv6 host
+            link = ""
+        if element.tag == "a" and not link.lower().startswith(_FOLLOWABLE_SCHEMES):
+            del element.attrib["href"]
+        else:
+            element.set(attribute, link)
 
 
 def _too_short(content: HtmlElement, body: HtmlElement) -> bool:
@@ -286,21 +249,3 @@ def _unpruned_body(html: str, content: HtmlElement) -> HtmlElement:
 
 def _word_count(element: HtmlElement) -> int:
     return len(element.text_content().split())
-
-
-def _to_markdown(fragment: str) -> str:
-    converter = html2text.HTML2Text()
-    converter.body_width = 0
-    converter.unicode_snob = True
-    converter.ignore_links = False
-    converter.ignore_images = False
-    text = converter.handle(fragment)
-    text = _BLANK_RUNS.sub("\n\n", _strip_line_ends(text)).strip()
-    # Text without a single letter or digit (stray brackets, entities) has nothing to read.
-    return text if _WORD.search(text) else ""
-
-
-def _strip_line_ends(text: str) -> str:
-    # Linear on purpose: the regex "[ \t]+$" with re.M retries from every space of a long run
-    # that ends in another character, which is quadratic in the run's length.
-    return "\n".join(line.rstrip(" \t") for line in text.split("\n"))

@@ -1,0 +1,84 @@
+"""Asks readability-lxml which part of an already cleaned and pruned page is the article.
+
+readability is one candidate, not the verdict (``extract`` checks its choice against the main
+text block). This subclass scores text alone, keeps what the pruning marked as the article's
+own, and measures text without readability's per-call regex chain, which made its time grow
+with the square of a page's nesting on long pages.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+
+import lxml.html
+from lxml.html import HtmlElement
+from readability import Document
+
+log = logging.getLogger(__name__)
+
+_KEEP_MARK = "data-lookout-own"
+
+
+def readability_choice(root: HtmlElement, keep: list[HtmlElement]) -> HtmlElement | None:
+    """Return readability's article for ``root`` as a ``<div>``, or None when it finds none.
+
+    ``keep`` are elements readability's last cleaning must not drop (the main block's tables,
+    figures, asides and headers). ``root`` is left as it was, apart from those marks.
+    """
+    for element in root.xpath(f"//*[@{_KEEP_MARK}]"):  # a page's own marks are erased
+        del element.attrib[_KEEP_MARK]
+    for element in keep:
+        element.set(_KEEP_MARK, "")
+    try:
+        summary = _PrunedDocument(root).summary(html_partial=True)
+        return lxml.html.fragment_fromstring(summary, create_parent="div")
+    except Exception:  # readability wraps any failure in Unparseable; the caller falls back
+        log.debug("readability found no article", exc_info=True)
+        return None
+
+
+def text_length(element: HtmlElement) -> int:
+    """Return the length of ``element``'s text with each run of whitespace counted as one."""
+    return len(" ".join(element.text_content().split()))
+
+
+class _PrunedDocument(Document):
+    """readability's Document for a tree that ``extract`` has already cleaned and pruned."""
+
+    def _parse(self, input: HtmlElement) -> HtmlElement:
+        # readability would clean again (a deep copy and a pass over every link of the page);
+        # the copy is still needed, as a second, less ruthless pass starts from the tree again.
+        self.encoding = "utf-8"
+        return copy.deepcopy(input)
+
+    def class_weight(self, e: HtmlElement) -> int:
+        # readability weighs class and id names by substring ("related-work-and-prior-art" and
+        # "media-body" count against, "shareholder" would too); the pruning has already judged
+        # names by whole tokens, so readability scores the text alone.
+        return 0
+
+    def get_link_density(self, elem: HtmlElement) -> float:
+        # readability measures each candidate's text and each of its links' with a chain of
+        # regexes: most of its time on long pages. The share is the same with whitespace
+        # runs counted as one.
+        links = sum(text_length(link) for link in elem.iterdescendants("a"))
+        return links / max(text_length(elem), 1)
+
+    def get_preserved_elements(self, node: HtmlElement) -> dict[HtmlElement, bool]:
+        preserved = super().get_preserved_elements(node)
+        preserved.update((element, True) for element in node.xpath(f".//*[@{_KEEP_MARK}]"))
+        return preserved
+
+    def is_quote_lead(self, elem: HtmlElement) -> bool:
+        # A lead-in ending in a colon before a quote stays. readability cleans the whole text
+        # of every ancestor before looking at its last character; looking first is enough.
+        for lead in (elem, *elem.iterancestors()):
+            following = lead.getnext()
+            if following is None or following.find(".//blockquote") is None:
+                continue
+            if lead.text_content().rstrip().endswith(":") and (
+                text_length(lead) >= self.min_text_length
+            ):
+                return True
+        return False
