@@ -18,6 +18,7 @@ from readability import Document
 log = logging.getLogger(__name__)
 
 _KEEP_MARK = "data-lookout-own"
+_ROW_GROUPS = frozenset({"tbody", "thead", "tfoot"})
 
 
 def readability_choice(root: HtmlElement, keep: list[HtmlElement]) -> HtmlElement | None:
@@ -57,6 +58,28 @@ class _PrunedDocument(Document):
         # "media-body" count against, "shareholder" would too); the pruning has already judged
         # names by whole tokens, so readability scores the text alone.
         return 0
+
+    def remove_unlikely_candidates(self) -> None:
+        # readability drops blocks whose class or id merely contains "foot", "comment" or
+        # "header" ("footnotes", "commentary-on-the-case"); the pruning has judged names already.
+        return None
+
+    def select_best_candidate(self, candidates: dict) -> dict | None:
+        # readability scores table cells like paragraphs, so a long data table's row group can
+        # win; a row group is never an article by itself. The table stands for it, so that the
+        # caption and the paragraphs around the table are judged as its neighbours.
+        best = super().select_best_candidate(candidates)
+        row_group = best["elem"] if best else None
+        if row_group is None or row_group.tag not in _ROW_GROUPS:
+            return best
+        table = row_group.getparent()
+        if table is None or table.tag != "table":
+            return best
+        candidates.setdefault(table, {"content_score": 0.0, "elem": table})
+        candidates[table]["content_score"] = max(
+            candidates[table]["content_score"], best["content_score"]
+        )
+        return candidates[table]
 
     def get_link_density(self, elem: HtmlElement) -> float:
         # readability measures each candidate's text and each of its links' with a chain of

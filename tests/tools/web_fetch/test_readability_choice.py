@@ -1,0 +1,52 @@
+"""readability's choice on structures where its own rules lost text: names read by substring,
+and a long data table whose row group outscores the prose around it."""
+
+import re
+
+from tools.web_fetch.extract import extract
+
+STORY = [
+    "The committee met for the third time this spring to discuss the harbour's new sea wall.",
+    "Engineers presented two designs, one of stone and one of steel sheet piling and concrete.",
+    "The stone design costs more to build but lasts longer and needs less care in winter storms.",
+    "Members asked how each design would affect the fishing boats that moor along the old quay.",
+    "A decision is expected in June, once the harbour master has reported on the boats' needs.",
+]
+
+
+def read(body: str) -> str:
+    html = f"<!doctype html><html><head><title>Harbour</title></head><body>{body}</body></html>"
+    return extract(html, "https://harbour.example/news/wall").text
+
+
+def test_footnotes_inside_the_article_are_kept():
+    """readability removed any block whose class merely contains "foot" (div.footnotes)."""
+    notes = "The first survey of the quay was made in 1887 by the county's harbour engineer."
+    text = read(
+        '<nav><a href="/">Home</a> <a href="/news">News</a></nav><article>'
+        + "".join(f"<p>{sentence}</p>" for sentence in STORY)
+        + f'<div class="footnotes"><ol><li><p>{notes}</p></li></ol></div></article>'
+    )
+    assert notes in text
+    assert all(sentence in text for sentence in STORY)
+
+
+def test_list_page_keeps_the_paragraphs_that_introduce_its_table():
+    """A long table's row group outscored the page's introduction, which was left out."""
+    intro = (
+        "This list of lighthouses on the northern coast gives each light's name, the year it "
+        "was first lit and what it is known for today."
+    )
+    rows = "".join(
+        f"<tr><td><a href='/light/{n}'>Light {n}</a></td><td>{1850 + n}</td><td>The light on "
+        f"the rocks at point {n} was rebuilt after a storm and is now kept by volunteers.</td></tr>"
+        for n in range(40)
+    )
+    text = read(
+        '<div id="content"><h1>List of northern lighthouses</h1>'
+        f"<p>{intro}</p><p>For the lights of the southern coast, see the other list.</p>"
+        f"<table><caption>Lighthouses</caption><tbody>{rows}</tbody></table></div>"
+    )
+    assert "For the lights of the southern coast, see the other list." in text
+    assert "rebuilt after a storm and is now kept by volunteers" in text
+    assert re.search(r"\|\s*1889\s*\|", text)  # the table is written as a Markdown table
