@@ -40,30 +40,10 @@ class ToolSwitchSchema(Schema):
     userToggle = fields.Boolean()
 
 
-class UserToolSchema(Schema):
-    """A tool of a plugin on the user's settings page."""
+class UserToolSchema(ToolSwitchSchema):
+    """A tool of a plugin on the user's settings page: its switch, and what it does."""
 
-    name = fields.String()
     description = fields.String()
-    enabled = fields.Boolean()
-    userToggle = fields.Boolean()
-
-
-class UserPluginSchema(Schema):
-    """One plugin's block of the settings page: its tools and the user's settings."""
-
-    id = fields.String()
-    title = fields.String()
-    tools = fields.List(fields.Nested(UserToolSchema))
-    schema = fields.Dict(allow_none=True, metadata=FORM_SCHEMA)
-    settings = fields.Dict()
-    secretsSet = fields.Dict(keys=fields.String(), values=fields.Boolean())
-
-
-class UserPluginListSchema(Schema):
-    """Each plugin with user settings or a switchable tool."""
-
-    plugins = fields.List(fields.Nested(UserPluginSchema))
 
 
 class SavedSettingsSchema(Schema):
@@ -72,6 +52,21 @@ class SavedSettingsSchema(Schema):
     id = fields.String()
     settings = fields.Dict()
     secretsSet = fields.Dict(keys=fields.String(), values=fields.Boolean())
+
+
+class UserPluginSchema(SavedSettingsSchema):
+    """One plugin's block of the settings page: the user's saved settings, with the plugin's
+    title, its tools and the form's JSON Schema."""
+
+    title = fields.String()
+    tools = fields.List(fields.Nested(UserToolSchema))
+    schema = fields.Dict(allow_none=True, metadata=FORM_SCHEMA)
+
+
+class UserPluginListSchema(Schema):
+    """Each plugin with user settings or a switchable tool."""
+
+    plugins = fields.List(fields.Nested(UserPluginSchema))
 
 
 class OfferedToolSchema(Schema):
