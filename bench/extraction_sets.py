@@ -1,12 +1,19 @@
-"""Builds the extra extraction benchmark sets under ``bench/data`` from a local git mirror.
+"""Builds every bench set that is not committed: the labelled pages and two held-out sets.
 
-Run from the project root: ``.venv/bin/python bench/extraction_sets.py GIT_DIR``, where GIT_DIR
-is a clone (bare is fine) of the public repository ``j-szulc/html-cleaning-dataset-merged``,
-which gathers CleanEval and L3S-GN1 (among others) in one layout (``<set>/input/<n>.html`` and
-``<set>/GoldStandard/<n>.txt``; L3S-GN1's gold is the page with its text blocks marked). A
-fixed, evenly spread sample of each set is written in the shared benchmark's format
-(``ground-truth.json`` and ``html/<id>.html.gz``), so that ``bench/extraction.py --data`` reads
-every set alike. Each set's README gives its source and licence.
+Run from the project root: ``.venv/bin/python bench/extraction_sets.py [SET ...]`` builds the
+named sets (all of them when none is named) from the local git mirrors in ``--mirrors DIR``
+(default ``../.mirror`` beside the project; ``mirrors.py``), and exits 0 only when every page
+asked for was built. A missing mirror is named with the fetch source that gets it, and skipped.
+
+- ``pages``: the labelled pages, ``bench/pages/html``, each from its own repository
+  (``labelled_pages.py``, ``bench/pages/README.md``).
+- ``l3s-gn1-2008`` and ``cleaneval-2007``: held-out sets under ``bench/data``, from the public
+  repository ``j-szulc/html-cleaning-dataset-merged``, which gathers CleanEval and L3S-GN1
+  (among others) in one layout (``<set>/input/<n>.html`` and ``<set>/GoldStandard/<n>.txt``;
+  L3S-GN1's gold is the page with its text blocks marked). A fixed, evenly spread sample of each
+  set is written in the shared benchmark's format (``ground-truth.json`` and
+  ``html/<id>.html.gz``), so that ``bench/extraction.py --data`` reads every set alike. Each
+  set's README (``bench/data/README.md``) gives its source and licence.
 """
 
 from __future__ import annotations
@@ -15,12 +22,15 @@ import argparse
 import gzip
 import json
 import re
-import subprocess
+import sys
 from pathlib import Path
 
+import labelled_pages
 import lxml.html
+from mirrors import DEFAULT_MIRRORS, find_git_dir, list_folder, missing_mirror, show
 
 OUT = Path(__file__).resolve().parent / "data"
+HELD_OUT_REPO = "j-szulc/html-cleaning-dataset-merged"
 # (upstream folder, our folder, every n-th page)
 SETS = (("page-signal-master", "l3s-gn1-2008", 4), ("cleaneval-final", "cleaneval-2007", 6))
 # L3S-GN1 marks a page's text by class: 1 headline, 2 full text, 3 supplemental, 4 comments,
@@ -29,12 +39,6 @@ _L3S_FULL_TEXT = "//span[@class='x-nc-sel2'][not(ancestor::span[starts-with(@cla
 _CLEANEVAL_MARK = re.compile(r"^\s*<(?:p|h|l)>", re.M)
 _URL_LINE = re.compile(r"\A\s*URL:\s*(\S+)[^\n]*\n")
 _TEXT_ID = re.compile(r'<text id="([^"]+)"')
-
-
-def _show(git_dir: Path, path: str) -> bytes:
-    return subprocess.run(
-        ["git", "--git-dir", str(git_dir), "show", f"HEAD:{path}"], capture_output=True, check=True
-    ).stdout
 
 
 def _decode(data: bytes) -> str:
@@ -51,12 +55,7 @@ def _l3s_full_text(marked: str) -> str:
 
 
 def _names(git_dir: Path, folder: str) -> list[str]:
-    listing = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "ls-tree", "--name-only", f"HEAD:{folder}/GoldStandard"],
-        capture_output=True,
-        check=True,
-        text=True,
-    ).stdout.split()
+    listing = list_folder(git_dir, "HEAD", f"{folder}/GoldStandard")
     stems = [name[: -len(".txt")] for name in listing if name.endswith(".txt")]
     return sorted(stems, key=lambda stem: (len(stem), stem))
 
@@ -69,8 +68,8 @@ def build(git_dir: Path, folder: str, name: str, step: int) -> int:
     for stem in _names(git_dir, folder)[::step]:
         if stem.startswith("."):
             continue
-        gold = _decode(_show(git_dir, f"{folder}/GoldStandard/{stem}.txt")).lstrip("\ufeff")
-        html = _decode(_show(git_dir, f"{folder}/input/{stem}.html"))
+        gold = _decode(show(git_dir, "HEAD", f"{folder}/GoldStandard/{stem}.txt")).lstrip("\ufeff")
+        html = _decode(show(git_dir, "HEAD", f"{folder}/input/{stem}.html"))
         url_line = _URL_LINE.match(gold)
         text_id = _TEXT_ID.search(html[:2000])
         url = url_line.group(1) if url_line else text_id.group(1) if text_id else ""
@@ -87,14 +86,45 @@ def build(git_dir: Path, folder: str, name: str, step: int) -> int:
     return len(truth)
 
 
-def main() -> None:
-    """Build every set named in ``SETS``."""
+def build_held_out(mirrors: Path, sets: list[tuple[str, str, int]]) -> bool:
+    """Build the given held-out sets from their mirror; return False when it is missing."""
+    git_dir = find_git_dir(mirrors, HELD_OUT_REPO)
+    if git_dir is None:
+        skipped = ", ".join(name for _, name, _ in sets)
+        print(f"{missing_mirror(mirrors, HELD_OUT_REPO)}; skipped {skipped}", file=sys.stderr)
+        return False
+    for folder, name, step in sets:
+        print(name, build(git_dir, folder, name, step), "pages")
+    return True
+
+
+def main() -> int:
+    """Build the sets named on the command line, or every one; return 0 when all were built."""
+    names = ["pages", *(name for _, name, _ in SETS)]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("git_dir", type=Path)
+    parser.add_argument("sets", nargs="*", metavar="SET", help=f"one of {', '.join(names)}")
+    parser.add_argument(
+        "--mirrors", type=Path, default=DEFAULT_MIRRORS, help="the mirrors' folder (%(default)s)"
+    )
+    parser.add_argument(
+        "--pages",
+        type=Path,
+        default=labelled_pages.PAGES,
+        help="the labelled set's folder: sources.json is read, html/ written (%(default)s)",
+    )
     args = parser.parse_args()
-    for folder, name, step in SETS:
-        print(name, build(args.git_dir, folder, name, step), "pages")
+    unknown = [name for name in args.sets if name not in names]
+    if unknown:
+        parser.error(f"no set named {', '.join(unknown)}; the sets are {', '.join(names)}")
+    wanted = args.sets or names
+    complete = True
+    if "pages" in wanted:
+        complete = labelled_pages.build(args.mirrors, args.pages)
+    held_out = [entry for entry in SETS if entry[1] in wanted]
+    if held_out:
+        complete = build_held_out(args.mirrors, held_out) and complete
+    return 0 if complete else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
