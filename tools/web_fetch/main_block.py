@@ -50,14 +50,16 @@ def measure(
     """
     total: dict[HtmlElement, int] = {}
     linked: dict[HtmlElement, int] = {}
+    size_of, links_of = total.get, linked.get  # the loop below runs once per element
     # Reversed document order visits every element after all of its descendants.
     for element in reversed(list(root.iter())):
-        size = count_chars(element.text) if isinstance(element.tag, str) else 0
+        text = element.text if isinstance(element.tag, str) else None
+        size = len(text.strip()) if text else 0
         links = 0
         for child in element:
-            tail = count_chars(child.tail)
-            size += total.get(child, 0) + tail
-            links += linked.get(child, 0)
+            tail = child.tail
+            size += size_of(child, 0) + (len(tail.strip()) if tail else 0)
+            links += links_of(child, 0)
         if element.tag == "a":
             links = size
         if discard is not None and element is not root and discard(element, size, links):

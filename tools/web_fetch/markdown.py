@@ -40,12 +40,18 @@ def _feed_tree(converter: html2text.HTML2Text, content: HtmlElement) -> None:
             if isinstance(tag, str):
                 converter.handle_starttag(tag, list(element.attrib.items()))
                 if element.text:
-                    converter.handle_data(element.text)
+                    _feed_text(converter, element.text)
             continue
         if isinstance(tag, str) and tag not in _VOID_TAGS:
             converter.handle_endtag(tag)
         if element.tail and element is not content:
-            converter.handle_data(element.tail)
+            _feed_text(converter, element.tail)
+
+
+def _feed_text(converter: html2text.HTML2Text, text: str) -> None:
+    # Whitespace between tags has nothing to escape; html2text's five escaping regexes per
+    # text would otherwise run on every indentation of the page (second flag: "not escaped").
+    converter.handle_data(text, text.isspace())
 
 
 def _strip_line_ends(text: str) -> str:
