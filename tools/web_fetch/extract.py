@@ -17,6 +17,7 @@ them only on a click that shows the URL, so an injected image cannot call home b
 
 from __future__ import annotations
 
+import copy
 import logging
 import re
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ import lxml.etree
 import lxml.html
 from lxml.html import HtmlElement
 
-from tools.web_fetch.extract_boilerplate import remove_boilerplate, remove_controls
+from tools.web_fetch.extract_boilerplate import is_thread, remove_boilerplate, remove_controls
 from tools.web_fetch.images import drop_unreadable_images
 from tools.web_fetch.main_block import TextSizes, find_main_block, measure, protected_elements
 from tools.web_fetch.markdown import to_markdown
@@ -76,10 +77,13 @@ def extract(html: str, url: str) -> Extracted:
         sizes = measure(body)
     main = find_main_block(body, sizes)
     protected = protected_elements(body, main, sizes)
+    thread = _thread_of(root, body, main, protected, sizes)
     _remove_furniture_tags(root, main, protected)
     own = remove_boilerplate(body, main, protected)
     content = readability_choice(root, keep=[*own, *main.iterdescendants("header")])
-    if content is None or _too_short(content, body) or _misses_main(content, main, body):
+    if thread is not None:
+        content = _joined(content, thread)
+    elif content is None or _too_short(content, body) or _misses_main(content, main, body):
         content = main
     if _word_count(content) < _MIN_PRUNED_WORDS:
         content = _unpruned_body(html, content)
@@ -90,6 +94,31 @@ def extract(html: str, url: str) -> Extracted:
         element.tag = "p" if element.tag in ("figcaption", "summary") else "div"
     markdown = to_markdown(content)
     return Extracted(title=title, text=markdown)
+
+
+def _thread_of(
+    root: HtmlElement,
+    body: HtmlElement,
+    main: HtmlElement,
+    protected: set[HtmlElement],
+    sizes: TextSizes,
+) -> HtmlElement | None:
+    # A main block made mostly of posts named as furniture, on a page that does not declare
+    # itself an article, is a thread: its replies are read after the post (or article) that
+    # readability finds once they are pruned. Under a declared article, comments are not read.
+    if main is body or _declares_article(root) or not is_thread(main, protected, sizes):
+        return None
+    thread = copy.deepcopy(main)
+    remove_boilerplate(thread, thread, {thread}, thread=True)
+    return thread
+
+
+def _joined(content: HtmlElement | None, thread: HtmlElement) -> HtmlElement:
+    joined = lxml.html.Element("div")
+    if content is not None:
+        joined.append(content)
+    joined.append(thread)
+    return joined
 
 
 def _parse(html: str) -> HtmlElement | None:
@@ -113,6 +142,19 @@ def _looks_binary(html: str) -> bool:
     head = html[:4096]
     controls = len(_CONTROL_CHARS.findall(head))
     return not head.strip() or controls > len(head) // 10
+
+
+_ARTICLE_TYPES = frozenset({"article", "newsarticle", "blogposting", "reportagenewsarticle"})
+
+
+def _declares_article(root: HtmlElement) -> bool:
+    og_type = root.xpath("string(//meta[@property='og:type']/@content)").strip().lower()
+    if og_type == "article":
+        return True
+    for itemtype in root.xpath("//*[@itemtype]/@itemtype"):
+        if itemtype.rstrip("/").rsplit("/", 1)[-1].lower() in _ARTICLE_TYPES:
+            return True
+    return False
 
 
 def _find_title(root: HtmlElement) -> str | None:

@@ -9,11 +9,12 @@ captions and tables are the article's own and stay.
 
 from __future__ import annotations
 
+import lxml.etree
 from lxml.html import HtmlElement
 
 from tools.web_fetch.class_names import names_furniture
 from tools.web_fetch.images import keep_image
-from tools.web_fetch.main_block import measure
+from tools.web_fetch.main_block import TextSizes, measure
 
 # Controls and embedded media, never the article's prose; pictures are judged by ``images``.
 _CONTROL_TAGS = frozenset(
@@ -42,6 +43,7 @@ _CONTENT_TAGS = frozenset({"main", "article"})
 _LINK_LIST_TAGS = frozenset({"p", "ul", "ol", "dl", "table", "div", "section"})
 _MAX_LINK_DENSITY = 0.6
 _MIN_LINK_LIST_CHARS = 25
+_NAMED_CONTENT_SHARE = 0.8
 
 
 def remove_controls(body: HtmlElement) -> None:
@@ -52,14 +54,18 @@ def remove_controls(body: HtmlElement) -> None:
 
 
 def remove_boilerplate(
-    body: HtmlElement, main: HtmlElement, protected: set[HtmlElement]
+    body: HtmlElement, main: HtmlElement, protected: set[HtmlElement], thread: bool = False
 ) -> list[HtmlElement]:
     """Remove from ``body`` the controls, side matter and link lists that are not content.
 
-    Returns the asides, figures and tables of the main block that are kept as its own.
+    With ``thread``, names inside the main block are not read as furniture (a forum's replies
+    are named comments). Returns the asides, figures and tables of the main block kept as its
+    own.
     """
     inside = set(main.iterdescendants())
     sheltered = _sheltered(main) if main is not body else set()
+    if thread:
+        sheltered |= inside
     for element in list(body.iterdescendants()):
         tag = element.tag
         if tag == "img" or tag == "picture":
@@ -78,6 +84,28 @@ def remove_boilerplate(
         _drop(link)
     _remove_link_lists(body, protected)
     return [e for e in sheltered if e.tag in _SHELTER_TAGS and e.getparent() is not None]
+
+
+def is_thread(main: HtmlElement, protected: set[HtmlElement], sizes: TextSizes) -> bool:
+    """Return whether the main block is mostly posts named as furniture (comments, replies).
+
+    On a forum every reply is named a comment, and the replies are the page; under an article
+    (which the caller rules out first) they are not.
+    """
+    named = depth = 0
+    for event, element in lxml.etree.iterwalk(main, events=("start", "end")):
+        if element is main or not isinstance(element.tag, str):
+            continue
+        if event == "end":
+            depth -= depth > 0
+        elif depth:
+            depth += 1
+        elif element not in protected and names_furniture(
+            element.get("class", ""), element.get("id", "")
+        ):
+            depth = 1
+            named += sizes.total.get(element, 0)
+    return named >= _NAMED_CONTENT_SHARE * sizes.total.get(main, 0) > 0
 
 
 def _sheltered(main: HtmlElement) -> set[HtmlElement]:

@@ -87,6 +87,34 @@ def test_forum_thread_keeps_every_post():
     assert "Forum home" not in text
 
 
+def test_discussion_whose_replies_are_named_comments_keeps_the_post_and_every_reply():
+    """Reddit names each reply a comment: on a page that is not an article they are the page."""
+    replies = [
+        "I think the most tragic story is that of grape, which tastes nothing like grapes.",
+        "Vanilla in baking is like salt in cooking: you only notice it when it is missing.",
+        "People call it plain because it is everywhere, not because it tastes of nothing.",
+        "Real vanilla has hundreds of flavour compounds; the cheap extract has only one.",
+    ]
+    comments = "".join(
+        f'<div class="Comment t1_{n}"><span>user{n} · 5y</span><p>{reply} '
+        f"{sentences(1, 'vanilla')}</p></div>"
+        for n, reply in enumerate(replies)
+    )
+    post = "Nobody ever gives vanilla credit, yet it is in almost every sweet thing we eat."
+    html = f"""<html><head><title>Vanilla</title><meta property="og:type" content="website">
+    </head><body><div class="header"><a href="/">reddit</a> <a href="/r/all">all</a></div>
+    <div class="Post t3_1"><h1>Vanilla deserves more credit</h1><p>{post}</p></div>
+    <div class="thread">{comments}</div>
+    <div class="sidebar"><a href="/r/a">More posts like this</a></div></body></html>"""
+
+    text = read(html)
+
+    assert post in text
+    for reply in replies:
+        assert reply in text
+    assert "More posts like this" not in text
+
+
 def test_wiki_page_keeps_its_infobox_and_tables():
     html = f"""<html><head><title>River Test</title></head><body>
     <div id="mw-navigation"><ul><li><a href="/wiki/Main">Main page</a></li>

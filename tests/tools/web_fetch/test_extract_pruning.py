@@ -220,7 +220,8 @@ def test_sections_whose_anchor_ids_are_headings_are_kept():
 
 def test_article_named_by_its_author_is_kept_when_its_comments_are_longer():
     """Regression: a WordPress <article class="... author-sarah ..."> inside <main> with a longer
-    comment thread lost both, and the page read as its footer."""
+    comment thread lost both, and the page read as its footer. The page declares itself an
+    article, as WordPress's SEO plugins write it: its comments are not read."""
     comments = "".join(
         f'<li class="comment"><p>Reader {n} wrote: {SENTENCES[n % 5]} {SENTENCES[n % 4]}</p></li>'
         for n in range(8)
@@ -230,12 +231,35 @@ def test_article_named_by_its_author_is_kept_when_its_comments_are_longer():
         f"<h1>Council buys energy credits</h1>{ARTICLE}</article>"
         f'<div class="comments-area" id="comments"><ol>{comments}</ol></div></main>'
         "<footer>%d bloggers like this:</footer>"
-    )
+    ).replace("<title>", '<meta property="og:type" content="article"><title>')
 
     text = read(html)
 
     assert_article_kept(text)
     assert "Reader 3 wrote" not in text
+
+
+def test_article_that_does_not_say_it_is_one_keeps_its_text_before_a_longer_thread():
+    """Without a declaration, a main block made of comments may be a forum's replies: they are
+    read, after the article, which must not be lost to them."""
+    replies = [
+        "I went to the meeting and the pool was the main worry of every parent there.",
+        "The fire stations need new roofs more than they need cheaper electricity.",
+        "Credits are an accounting trick; panels would have paid for themselves by now.",
+    ]
+    comments = "".join(
+        f'<li class="comment"><p>Reader {n} wrote: {reply} {reply} {reply}</p></li>'
+        for n, reply in enumerate(replies * 3)
+    )
+    html = page(
+        f"<main><article><h1>Council buys energy credits</h1>{ARTICLE}</article>"
+        f'<div class="comments-area" id="comments"><ol>{comments}</ol></div></main>'
+    )
+
+    text = read(html)
+
+    assert_article_kept(text)
+    assert text.index(SENTENCES[0]) < text.index(replies[0])
 
 
 def test_a_date_picker_beside_a_review_does_not_pass_for_the_main_text():

@@ -32,10 +32,9 @@ KNOWN_MISSES = {
     ),
     "kinto-docs-quickstart": "readability picks one div.section (Start a Pyramid project) plus "
     "its big sibling; the short Installation and What's next sections are left out",
-    "reddit-hermit": "every old-reddit comment is div.thing.comment, pruned by name; the emptied "
-    "main block falls back to the whole page",
-    "reddit-vanilla": "every comment's div is class Comment, pruned by name; the post body sits "
-    "outside the comment list readability keeps",
+    "reddit-hermit": "the post's text exists only in its author's edit <textarea> (the page "
+    "fills in its rendering by script), and readability picks the footer's notice; the replies "
+    "are read",
     "wikipedia-microsoft": "infobox cells holding link lists (Services, Key people) lose their ul "
     "to the link-list pruning and readability's cleaning",
 }
