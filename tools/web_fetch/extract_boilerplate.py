@@ -37,6 +37,8 @@ _CONTROL_TAGS = frozenset(
 _SIDE_TAGS = frozenset({"aside", "form", "figcaption"})
 # Inside the main block these are the article's own: a pull quote, a chart, a table of figures.
 _SHELTER_TAGS = frozenset({"aside", "figure", "figcaption", "table"})
+# What readability's last cleaning may drop; inside the main block's data tables these stay.
+_READABILITY_CLEANS = _SHELTER_TAGS | {"ul", "ol", "dl", "div", "section"}
 # The page says these hold content, whatever their names (WordPress names an article's author).
 _CONTENT_TAGS = frozenset({"main", "article"})
 # Blocks whose text is mostly link text are menus, link lists and teasers.
@@ -63,9 +65,8 @@ def remove_boilerplate(
     own.
     """
     inside = set(main.iterdescendants())
-    sheltered = _sheltered(main) if main is not body else set()
-    if thread:
-        sheltered |= inside
+    own = _sheltered(main) if main is not body else set()
+    sheltered = own | inside if thread else own
     for element in list(body.iterdescendants()):
         tag = element.tag
         if tag == "img" or tag == "picture":
@@ -82,8 +83,16 @@ def remove_boilerplate(
     # Links left without text once their pictures are gone would read as "[](url)".
     for link in body.xpath("descendant::a[not(normalize-space()) and not(descendant::img)]"):
         _drop(link)
-    _remove_link_lists(body, protected)
-    return [e for e in sheltered if e.tag in _SHELTER_TAGS and e.getparent() is not None]
+    # A data table's cells (a wiki's infobox row listing a company's products) are content,
+    # whatever their share of link text; layout tables, which have no header cells, are not.
+    data = _data_tables(own)
+    _remove_link_lists(body, protected | data)
+    return [
+        e
+        for e in own
+        if (e.tag in _SHELTER_TAGS or e in data and e.tag in _READABILITY_CLEANS)
+        and e.getparent() is not None
+    ]
 
 
 def is_thread(main: HtmlElement, protected: set[HtmlElement], sizes: TextSizes) -> bool:
@@ -106,6 +115,14 @@ def is_thread(main: HtmlElement, protected: set[HtmlElement], sizes: TextSizes) 
             depth = 1
             named += sizes.total.get(element, 0)
     return named >= _NAMED_CONTENT_SHARE * sizes.total.get(main, 0) > 0
+
+
+def _data_tables(own: set[HtmlElement]) -> set[HtmlElement]:
+    data: set[HtmlElement] = set()
+    for table in own:
+        if table.tag == "table" and table not in data and table.find(".//th") is not None:
+            data.update(table.iter())
+    return data
 
 
 def _sheltered(main: HtmlElement) -> set[HtmlElement]:

@@ -121,7 +121,10 @@ def test_wiki_page_keeps_its_infobox_and_tables():
     <li><a href="/wiki/Random">Random article</a></li></ul></div>
     <div id="content" class="mw-body"><h1>River Test</h1><div class="mw-parser-output">
     <table class="infobox"><tr><th colspan="2">River Test</th></tr>
-    <tr><th>Length</th><td>64 km</td></tr><tr><th>Source</th><td>Ashe</td></tr></table>
+    <tr><th>Length</th><td>64 km</td></tr><tr><th>Source</th><td>Ashe</td></tr>
+    <tr><th>Towns</th><td><ul><li><a href="/wiki/Overton">Overton</a></li>
+    <li><a href="/wiki/Stockbridge">Stockbridge</a></li><li><a href="/wiki/Romsey">Romsey</a>
+    </li></ul></td></tr></table>
     <p>{sentences(3, "the river")}</p><h2>Course</h2><p>{sentences(2, "the course")}</p>
     <table class="wikitable"><tr><th>Town</th><th>Population</th></tr>
     <tr><td><a href="/wiki/Romsey">Romsey</a></td><td>14,000</td></tr></table>
@@ -131,6 +134,7 @@ def test_wiki_page_keeps_its_infobox_and_tables():
     cells = text.replace(" ", "")
 
     assert "Length|64km" in cells and "Source|Ashe" in cells
+    assert "[Stockbridge](https://docs.example/wiki/Stockbridge)" in text  # a row of links
     assert (
         "Town|Population" in cells and "[Romsey](https://docs.example/wiki/Romsey)|14,000" in cells
     )

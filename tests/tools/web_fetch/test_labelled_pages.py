@@ -35,8 +35,6 @@ KNOWN_MISSES = {
     "reddit-hermit": "the post's text exists only in its author's edit <textarea> (the page "
     "fills in its rendering by script), and readability picks the footer's notice; the replies "
     "are read",
-    "wikipedia-microsoft": "infobox cells holding link lists (Services, Key people) lose their ul "
-    "to the link-list pruning and readability's cleaning",
 }
 
 
