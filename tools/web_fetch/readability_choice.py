@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 
 _KEEP_MARK = "data-lookout-own"
 _ROW_GROUPS = frozenset({"tbody", "thead", "tfoot"})
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _SCORED_TAGS = ("p", "pre", "td", "blockquote")
 
 
@@ -38,6 +39,15 @@ def readability_choice(root: HtmlElement, keep: list[HtmlElement]) -> HtmlElemen
     except Exception:  # readability wraps any failure in Unparseable; the caller falls back
         log.debug("readability found no article", exc_info=True)
         return None
+
+
+def _opens_with_heading(element: HtmlElement) -> bool:
+    first = next((child for child in element if isinstance(child.tag, str)), None)
+    return first is not None and first.tag in _HEADINGS
+
+
+def _headed_siblings(parent: HtmlElement, tag: str) -> int:
+    return sum(1 for child in parent if child.tag == tag and _opens_with_heading(child))
 
 
 def text_length(element: HtmlElement) -> int:
@@ -92,21 +102,27 @@ class _PrunedDocument(Document):
         return candidates
 
     def select_best_candidate(self, candidates: dict) -> dict | None:
-        # readability scores table cells like paragraphs, so a long data table's row group can
-        # win; a row group is never an article by itself. The table stands for it, so that the
-        # caption and the paragraphs around the table are judged as its neighbours.
+        # readability's choice is one block; two kinds of block are parts of a larger one. A
+        # table's row group (readability scores cells like paragraphs, so a long data table's
+        # rows can win) stands for its table, so that the caption and the paragraphs around
+        # it are judged as its neighbours; and a section opening with a heading, among sibling
+        # sections that do too, stands for the document they make up (a manual's chapters).
         best = super().select_best_candidate(candidates)
-        row_group = best["elem"] if best else None
-        if row_group is None or row_group.tag not in _ROW_GROUPS:
+        if best is None:
+            return None
+        chosen = best["elem"]
+        parent = chosen.getparent()
+        if parent is None:
             return best
-        table = row_group.getparent()
-        if table is None or table.tag != "table":
+        if chosen.tag in _ROW_GROUPS and parent.tag == "table":
+            whole = parent
+        elif _opens_with_heading(chosen) and _headed_siblings(parent, chosen.tag) >= 2:
+            whole = parent
+        else:
             return best
-        candidates.setdefault(table, {"content_score": 0.0, "elem": table})
-        candidates[table]["content_score"] = max(
-            candidates[table]["content_score"], best["content_score"]
-        )
-        return candidates[table]
+        candidate = candidates.setdefault(whole, {"content_score": 0.0, "elem": whole})
+        candidate["content_score"] = max(candidate["content_score"], best["content_score"])
+        return candidate
 
     def get_link_density(self, elem: HtmlElement) -> float:
         # readability measures each candidate's text and each of its links' with a chain of

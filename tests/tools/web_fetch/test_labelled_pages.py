@@ -30,8 +30,6 @@ KNOWN_MISSES = {
         "readability judges a paragraph beside its choice by the text before its first child: "
         "the introduction, which opens in bold, is left out"
     ),
-    "kinto-docs-quickstart": "readability picks one div.section (Start a Pyramid project) plus "
-    "its big sibling; the short Installation and What's next sections are left out",
     "reddit-hermit": "the post's text exists only in its author's edit <textarea> (the page "
     "fills in its rendering by script), and readability picks the footer's notice; the replies "
     "are read",

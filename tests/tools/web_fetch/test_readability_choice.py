@@ -50,3 +50,29 @@ def test_list_page_keeps_the_paragraphs_that_introduce_its_table():
     assert "For the lights of the southern coast, see the other list." in text
     assert "rebuilt after a storm and is now kept by volunteers" in text
     assert re.search(r"\|\s*1889\s*\|", text)  # the table is written as a Markdown table
+
+
+def test_manual_keeps_every_section_of_the_chapter_short_ones_included():
+    """readability chose the longest section and its long neighbour; the short Installation and
+    Next steps sections, code and all, were left out of the chapter."""
+    long_text = " ".join(STORY)
+    sections = [
+        ("Installation", "<p>Install the package with pip.</p><pre>pip install harbour</pre>"),
+        ("Configuration", f"<p>{long_text}</p><p>{long_text}</p>"),
+        ("Running the service", f"<p>{long_text}</p>"),
+        ("Next steps", "<p>Read the chapter on tides next.</p>"),
+    ]
+    body = "".join(
+        f'<div class="section" id="s{n}"><h2>{title}</h2>{text}</div>'
+        for n, (title, text) in enumerate(sections)
+    )
+    text = read(
+        '<div class="sidebar"><ul><li><a href="/a">Chapter one</a></li>'
+        '<li><a href="/b">Chapter two</a></li></ul></div>'
+        f'<div class="document"><div class="section" id="guide"><h1>Guide</h1>{body}</div></div>'
+    )
+    for title, _ in sections:
+        assert f"## {title}" in text
+    assert "pip install harbour" in text
+    assert "Read the chapter on tides next." in text
+    assert "Chapter two" not in text
