@@ -17,10 +17,12 @@ from typing import Any
 
 import extraction
 from extraction import EXTRACTORS, LOST_RECALL, PEER_KEPT_RECALL, Page, Score, load, run
+from readability import Document
 
 import tools.web_fetch.extract as extract_module
 import tools.web_fetch.extract_boilerplate as boilerplate_module
 import tools.web_fetch.main_block as main_block_module
+import tools.web_fetch.readability_choice as readability_module
 
 LOOKOUT = "Lookout (readability-lxml + html2text, pruned)"
 PEERS = ["trafilatura (defaults)", "trafilatura (fast)", "readability-lxml + html2text, plain"]
@@ -55,7 +57,26 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
         extract_module, "_MIN_SHARE_OF_MAIN", 0.0
     ),
     "readability keeps the block's tables and asides": _off(
-        extract_module, "_keep_through_readability", lambda root, elements: None
+        extract_module,
+        "readability_choice",
+        lambda root, keep: readability_module.readability_choice(root, keep=[]),
+    ),
+    "readability's own removal of blocks by name substrings (off: back on)": _off(
+        readability_module._PrunedDocument,
+        "remove_unlikely_candidates",
+        Document.remove_unlikely_candidates,
+    ),
+    "a table's row group stands for its table": _off(
+        readability_module, "_ROW_GROUPS", frozenset()
+    ),
+    "a headed section stands for its headed siblings' parent": _off(
+        readability_module, "_HEADINGS", frozenset()
+    ),
+    "a thread's replies named as comments are read": _off(
+        extract_module, "is_thread", lambda main, protected, sizes: False
+    ),
+    "a data table's cells are not link lists": _off(
+        boilerplate_module, "_data_tables", lambda own: set()
     ),
     "images": _off(boilerplate_module, "keep_image", lambda element: False),
     "(variant) walk down into a child with half the prose, not 0.7": _off(
