@@ -349,6 +349,13 @@ SETTINGS: tuple[Setting, ...] = (
         int_parser(2, 86400),
     ),
     Setting(
+        "TURN_QUEUE_WAIT_SECONDS",
+        "600",
+        "A running turn whose next task waited this long in the queue (no worker free to take "
+        "it) is failed as too busy; meanwhile the reaper sends that task again.",
+        int_parser(2, 86400),
+    ),
+    Setting(
         "SIGN_IN_MAX_FAILURES",
         "5",
         "Failed sign-ins a name may have within SIGN_IN_LOCK_MINUTES before it is refused.",

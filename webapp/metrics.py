@@ -25,7 +25,9 @@ prepare_metrics_folder()
 
 TURN_OUTCOMES = ("completed", "failed", "cancelled")
 TOOL_OUTCOMES = ("ok", "error", "timeout", "cancelled", "refused")
-REAPER_ACTIONS = ("sweep", "failed_turn", "requeued_turn")
+REAPER_ACTIONS = (
+    "sweep", "failed_turn", "requeued_turn", "resent_work", "failed_waiting_turn"
+)  # fmt: skip
 TOKEN_KINDS = ("input", "output")
 
 STEP_BUCKETS = (0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300)
@@ -64,7 +66,8 @@ MODEL_TOKENS = Counter(
 REAPER_ACTIONS_TOTAL = Counter(
     "lookout_reaper_actions",
     "What the reaper did: a sweep for dead turns (holding the lock), a dead turn failed, a turn "
-    "whose queued task was lost sent again.",
+    "whose queued task was lost sent again, a running turn's waiting work sent again, a turn "
+    "that waited in the queue too long failed.",
     ["action"],
 )
 EVENT_STREAMS_OPEN = Gauge(

@@ -1,11 +1,13 @@
-"""Ends turns whose worker died, and sends again the first step of turns whose task was lost.
+"""Ends turns whose worker died, and sends again the work of turns whose task may be lost.
 
 A worker on the threads pool that is killed loses its in-flight tasks until Redis redelivers
 them after ``visibility_timeout`` (half an hour); the reaper ends such turns within about a
 minute instead, with a reason the user reads. A Redis that restarts without persistence (as
 ./run's does) loses queued tasks: a turn still queued after ``TURN_STALE_SECONDS`` gets its
 first step sent once more, which runs once however often it is delivered (the step is claimed
-atomically). One worker at a time reaps (a Redis lock).
+atomically). A running turn whose heartbeat is stale only because its next task waits in a
+long queue is not dead: ``workers.stale`` tells the two apart, and sends its work again or
+fails it as too busy. One worker at a time reaps (a Redis lock).
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ from flask import current_app
 from webapp import broker, metrics
 from webapp.extensions import db
 from webapp.models import Turn
-from webapp.models.base import utcnow
+from webapp.models.base import aware, utcnow
 from webapp.turn.lifecycle import finish_turn
 from webapp.turn.state import get_redis
 from workers.celery_app import celery
+from workers.stale import fail_waiting_turn, find_waiting, send_again
 
 DIED = (
     "The worker answering this turn stopped before it finished. Send the message again; "
@@ -32,14 +35,30 @@ DIED = (
 log = logging.getLogger("lookout.reaper")
 
 
-def reap_stale_turns(stale_seconds: float) -> list[str]:
-    """Fail every running turn whose heartbeat is older than ``stale_seconds``; return their ids."""
-    cutoff = utcnow() - timedelta(seconds=stale_seconds)
-    stale = db.session.scalars(
-        db.select(Turn.id).filter(Turn.status == "running", Turn.heartbeat_at < cutoff)
+def reap_stale_turns(stale_seconds: float, wait_seconds: float) -> list[str]:
+    """Judge every running turn whose heartbeat is older than ``stale_seconds``: fail it when
+    its worker died, send again what it waits for in the queue, or fail it once it has waited
+    ``wait_seconds``; return the ids of the turns failed."""
+    now = utcnow()
+    stale = db.session.execute(
+        db.select(Turn.id, Turn.step, Turn.heartbeat_at).filter(
+            Turn.status == "running", Turn.heartbeat_at < now - timedelta(seconds=stale_seconds)
+        )
     ).all()
     db.session.rollback()
-    return [turn_id for turn_id in stale if fail_dead_turn(turn_id)]
+    failed = []
+    for turn_id, step, heartbeat_at in stale:
+        waiting = find_waiting(turn_id, step)
+        waited = (now - aware(heartbeat_at)).total_seconds()
+        if waiting is None:
+            if fail_dead_turn(turn_id):
+                failed.append(turn_id)
+        elif waited >= wait_seconds:
+            if fail_waiting_turn(turn_id, waited):
+                failed.append(turn_id)
+        else:
+            send_again(turn_id, waiting, stale_seconds)
+    return failed
 
 
 def fail_dead_turn(turn_id: str) -> bool:
@@ -85,7 +104,7 @@ def reap_once() -> list[str]:
         return []
     metrics.reaper_action("sweep")
     requeue_lost_turns(config["TURN_STALE_SECONDS"])
-    return reap_stale_turns(config["TURN_STALE_SECONDS"])
+    return reap_stale_turns(config["TURN_STALE_SECONDS"], config["TURN_QUEUE_WAIT_SECONDS"])
 
 
 def run_forever(app) -> None:

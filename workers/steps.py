@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from typing import Any
 
-from celery import chord
 from flask import current_app
 from sqlalchemy.exc import OperationalError
 
@@ -26,6 +24,7 @@ from webapp.turn.lifecycle import claim_step, finish_turn, record_usage
 from webapp.turn.replies import step_shown
 from webapp.turn.state import turn_state
 from workers.celery_app import RETRY_WHILE_DATABASE_DOWN, celery
+from workers.fanout import dispatch
 from workers.offer import (
     Offered,
     TurnFailed,
@@ -39,7 +38,6 @@ from workers.reaper import fail_dead_turn
 from workers.reply import StepReply, stored_call_ids
 from workers.runtime import get_watcher, provider_client
 from workers.streaming import add_usage, stream_reply
-from workers.toolcalls import run_tool_call
 
 log = logging.getLogger("lookout.turns")
 
@@ -156,18 +154,6 @@ def spec_of(offered: Offered) -> ToolSpec:
     """Return the tool as offered to the model, its JSON Schema derived from its input schema."""
     tool = offered.tool
     return ToolSpec(tool.name, tool.description, tool.json_schema())
-
-
-def dispatch(turn_id: str, step: int, call_ids: list[str]) -> None:
-    """Send the step's tool calls as a chord whose callback runs the next step."""
-    state = turn_state(turn_id)
-    header = []
-    for call_id in call_ids:
-        task_id = uuid.uuid4().hex
-        state.remember_task(task_id)
-        header.append(run_tool_call.si(turn_id, call_id).set(task_id=task_id))
-    callback = run_turn_step.si(turn_id, step + 1)
-    chord(header)(callback)
 
 
 def end(

@@ -18,6 +18,7 @@ from webapp.models import ToolCall, Turn
 from webapp.models.base import utcnow
 from webapp.models.usage import add_usage
 from webapp.turn import events
+from webapp.turn.calls import claim_call
 from webapp.turn.state import turn_state
 from workers.abandoned import abandoned
 from workers.celery_app import RETRY_WHILE_DATABASE_DOWN, celery
@@ -26,6 +27,8 @@ from workers.offer import owner_id, resolve_call
 from workers.runtime import get_watcher
 
 GRACE_SECONDS = 1.0
+# How often a delivery of a call that another task runs looks for its outcome.
+BUSY_RETRY_SECONDS = 2
 # The outcomes counted as tool errors in usage: a cancelled call did not fail.
 FAILED_OUTCOMES = ("error", "timeout", "refused")
 log = logging.getLogger("lookout.tools")
@@ -111,17 +114,39 @@ def _judge(tool: Tool, exc: BaseException, signal: Signal) -> Outcome:
     )
 
 
-@celery.task(name=broker.RUN_TOOL_CALL, bind=True, acks_late=True, **RETRY_WHILE_DATABASE_DOWN)
+@celery.task(
+    name=broker.RUN_TOOL_CALL,
+    bind=True,
+    acks_late=True,
+    **{**RETRY_WHILE_DATABASE_DOWN, "max_retries": None},  # "busy" retries are unbounded too
+)
 def run_tool_call(self, turn_id: str, call_id: str) -> str:
-    """Run one stored tool call, once: a call that already has an outcome is left alone (a
-    call whose outcome the database did not take runs again)."""
+    """Run one stored tool call, once: the delivery that claims it runs it (again when the
+    database did not take its outcome), and another delivery waits for its outcome.
+
+    Waiting, not returning, keeps the chord honest: a duplicate that returned at once could
+    start the next step before the call it left to another worker had its result.
+    """
+    claim = claim_call(turn_id, call_id, self.request.id)
+    if claim == "busy":
+        status = db.session.scalar(db.select(Turn.status).filter_by(id=turn_id))
+        db.session.rollback()
+        if status == "running":  # its holder beats, or the reaper ends the turn
+            raise self.retry(countdown=BUSY_RETRY_SECONDS)
+    if claim not in ("claimed", "again"):
+        db.session.rollback()
+        return "skipped"
+    db.session.commit()  # the claim, seen at once by any other delivery of this call
+    with get_watcher().watching(turn_id, Signal()):  # beats from the claim, as a step does
+        return run_claimed(turn_id, call_id)
+
+
+def run_claimed(turn_id: str, call_id: str) -> str:
+    """Run a claimed call, store its result and publish its ending; return its outcome."""
     call = db.session.get(ToolCall, (turn_id, call_id))
     turn = db.session.get(Turn, turn_id)
-    if call is None or turn is None or call.outcome is not None:
-        return "skipped"
     started = time.monotonic()
     name, plugin = call.name, call.plugin
-    call.started_at = utcnow()  # committed with the call's reads, before the tool runs
     state = turn_state(turn_id)
     if turn.status != "running" or state.cancel_requested():
         result = Outcome("cancelled", error="The turn was cancelled before this call started.")

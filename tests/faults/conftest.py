@@ -38,6 +38,7 @@ from tests.support.live_server import LiveServer
 from tests.support.processes import signal_group, wait_until
 from tests.support.workers import CeleryWorker, pings
 from tests.workers.conftest import CHAT_SETTINGS, make_chat_app, private_chat
+from webapp import queue
 
 RECOVERIES: list[tuple[str, float]] = []
 
@@ -154,6 +155,24 @@ class Stack:
     def received(worker: CeleryWorker, task_name: str) -> int:
         """How many deliveries of ``task_name`` the worker's log shows."""
         return worker.log.read_text(errors="replace").count(f"{task_name}[")
+
+    def pause_workers(self) -> None:
+        """Make every worker stop taking tasks from the queue (what it runs goes on, and so
+        does its reaper), as a queue backed up behind other turns' work would."""
+        self._consumers("cancel_consumer")
+
+    def resume_workers(self) -> None:
+        """Make every worker take tasks from the queue again."""
+        self._consumers("add_consumer")
+
+    def _consumers(self, command: str) -> None:
+        with self.app.app_context():
+            client = queue.get_client()
+            with client.connection_for_write() as connection:  # closed here, not at exit
+                replies = getattr(client.control, command)(
+                    self.app.config["CELERY_QUEUE"], reply=True, timeout=2, connection=connection
+                )
+        assert len(replies) == len(self.workers), replies
 
     def kill(self, worker: CeleryWorker) -> None:
         """SIGKILL the worker, as the kernel's OOM killer or a lost machine would."""

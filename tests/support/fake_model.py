@@ -98,16 +98,23 @@ class Reply:
         text: str = "",
         argument_chunks: int = 1,
         usage: tuple[int, int] | None = (10, 5),
+        silence: float = 0.0,
     ) -> Reply:
         """Tool calls as (name, arguments), arguments a dict or a raw string sent verbatim.
 
         Each call's arguments are split over ``argument_chunks`` stream chunks; ``text``, if
-        given, is streamed before the calls.
+        given, is streamed before the calls, and ``silence`` seconds pass between the two.
         """
         encoded = tuple(
             (name, args if isinstance(args, str) else json.dumps(args)) for name, args in calls
         )
-        return cls(content=text, calls=encoded, argument_chunks=argument_chunks, usage=usage)
+        return cls(
+            content=text,
+            calls=encoded,
+            argument_chunks=argument_chunks,
+            usage=usage,
+            silence=silence,
+        )
 
     @classmethod
     def error(cls, status: int, body: Any = None, headers: dict[str, str] | None = None) -> Reply:

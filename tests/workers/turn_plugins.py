@@ -57,6 +57,12 @@ def setup(ctx):
             tool.signal.raise_if_cancelled()
         return f"Rested {input['seconds']:g} s."
 
+    def tally(input, tool):
+        with open(input["text"], "a") as runs:  # one line per run, read by the test
+            runs.write("run\n")
+        tool.signal.wait(1)  # long enough for a second delivery to arrive meanwhile
+        return "Counted."
+
     def failing(input, tool):
         raise ToolError("The thing failed. Try another thing.")
 
@@ -70,6 +76,7 @@ def setup(ctx):
     ctx.tools.register(Tool("slow", "Wait.", Empty, slow, timeout_seconds=1))
     ctx.tools.register(Tool("stubborn", "Sleep.", Empty, stubborn, timeout_seconds=1))
     ctx.tools.register(Tool("failing", "Fail.", Empty, failing))
+    ctx.tools.register(Tool("tally", "Count a run in a file.", TextInput, tally))
     ctx.tools.register(Tool("nap", "Sleep for some seconds.", NapInput, nap, timeout_seconds=30))
     ctx.tools.register(
         Tool("late_source", "Cite, then overrun.", Empty, late_source, timeout_seconds=1)

@@ -112,3 +112,5 @@ class ToolCall(db.Model):
     citations: Mapped[list] = mapped_column(JSON, nullable=False, default=list)
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The task that claimed the call (webapp/turn/calls.py): only its retries run it again.
+    task_id: Mapped[str | None] = mapped_column(String(64))
