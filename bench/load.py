@@ -2,7 +2,10 @@
 
 Run from the project root:
 ``.venv/bin/python -m bench.load [--users 10 100 500] [--minutes 1] [--think 1]
-[--database postgres|sqlite]``.
+[--database postgres|sqlite] [--worker-threads N] [--setting NAME=VALUE ...]``.
+
+``--worker-threads`` (fewer threads than users) and ``--setting`` (e.g. a short
+``TURN_STALE_SECONDS``) make a queue build with fewer users, as 500 users do with the defaults.
 
 For each N, a fresh stack (bench/harness.py): a private Redis, a database, one Celery worker
 process (threads pool, a thread for every user), and gunicorn as ./run serves it (2 gthread
@@ -209,18 +212,31 @@ def scrape_turns(stack: Stack) -> dict[str, float]:
     return counts
 
 
+def parsed_settings(pairs: list[str]) -> dict:
+    """Return NAME=VALUE pairs as settings, each value read by its setting's own parser."""
+    from webapp.config import SETTINGS
+
+    parsers = {setting.name: setting.parse for setting in SETTINGS}
+    settings = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        settings[name] = parsers[name](name, value)
+    return settings
+
+
 def run_once(users: int, args: argparse.Namespace) -> dict:
     """Run one round with ``users`` users and return its figures."""
     threads_per_web = -(-users // WEB_PROCESSES) + 32  # every open stream, plus the POSTs
     directory = Path(tempfile.mkdtemp(prefix="lookout-load-"))
     stack = Stack(
         database=args.database,
-        concurrency=max(16, users),
+        concurrency=args.worker_threads or max(16, users),
         plugins="tools.web_fetch",
         settings={
             "PROMETHEUS_MULTIPROC_DIR": str(directory / "metrics"),
             "METRICS_TOKEN": METRICS_TOKEN,
             "LOG_LEVEL": "WARNING",
+            **parsed_settings(args.setting),
         },
         web="gunicorn",
         web_threads=threads_per_web,
@@ -313,14 +329,16 @@ def report(rounds: list[dict], args: argparse.Namespace) -> str:
                 f"{r['worker_idle']:.0f} / {r['worker_peak']:.0f}", r["wall"],
             ]
         )  # fmt: skip
+    threads = f"{args.worker_threads} threads" if args.worker_threads else "a thread per user"
+    settings = f"; settings {', '.join(args.setting)}" if args.setting else ""
     lines = [
         f"Load: each user chats for {args.minutes:g} min after a {args.ramp:g} s ramp, pausing "
         f"~{args.think:g} s between turns; a turn is a web_fetch of a loopback page and an "
         f"answer streamed over {args.answer_seconds:g} s; database {args.database}; one worker "
-        "process (threads pool, a thread per user), gunicorn "
+        f"process (threads pool, {threads}), gunicorn "
         f"{WEB_PROCESSES} gthread processes with "
         + ", ".join(f"{r['web_threads']} threads each for {r['users']} users" for r in rounds)
-        + f"; {machine()}",
+        + f"{settings}; {machine()}",
         "",
         table(header, rows),
     ]
@@ -347,6 +365,14 @@ def main() -> None:
     parser.add_argument("--think", type=float, default=1.0, help="seconds between a user's turns")
     parser.add_argument("--answer-seconds", type=float, default=1.0)
     parser.add_argument("--database", choices=["postgres", "sqlite"], default="postgres")
+    parser.add_argument(
+        "--worker-threads",
+        type=int,
+        help="the worker's threads (default: one per user, 16 at least)",
+    )
+    parser.add_argument(
+        "--setting", action="append", default=[], metavar="NAME=VALUE", help="a Lookout setting"
+    )
     args = parser.parse_args()
     rounds = []
     for users in args.users:

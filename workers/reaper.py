@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from celery.signals import worker_ready
 from flask import current_app
@@ -40,34 +40,37 @@ def reap_stale_turns(stale_seconds: float, wait_seconds: float) -> list[str]:
     its worker died, send again what it waits for in the queue, or fail it once it has waited
     ``wait_seconds``; return the ids of the turns failed."""
     now = utcnow()
+    stale_before = now - timedelta(seconds=stale_seconds)
     stale = db.session.execute(
         db.select(Turn.id, Turn.step, Turn.heartbeat_at).filter(
-            Turn.status == "running", Turn.heartbeat_at < now - timedelta(seconds=stale_seconds)
+            Turn.status == "running", Turn.heartbeat_at < stale_before
         )
     ).all()
     db.session.rollback()
     failed = []
     for turn_id, step, heartbeat_at in stale:
+        # Its work may be claimed from here on: the endings below hold only if nothing beat.
         waiting = find_waiting(turn_id, step)
         waited = (now - aware(heartbeat_at)).total_seconds()
         if waiting is None:
-            if fail_dead_turn(turn_id):
+            if fail_dead_turn(turn_id, stale_before):
                 failed.append(turn_id)
         elif waited >= wait_seconds:
-            if fail_waiting_turn(turn_id, waited):
+            if fail_waiting_turn(turn_id, waited, now - timedelta(seconds=wait_seconds)):
                 failed.append(turn_id)
         else:
             send_again(turn_id, waiting, stale_seconds)
     return failed
 
 
-def fail_dead_turn(turn_id: str) -> bool:
-    """Fail a turn whose worker died, keeping what its reply showed; False if it had ended.
+def fail_dead_turn(turn_id: str, stale_before: datetime | None = None) -> bool:
+    """Fail a turn whose worker died, keeping what its reply showed; False if it had ended
+    (or, given ``stale_before``, if something beat for it since).
 
     The reaper and a step redelivered after its worker died (``steps.take_over``) both end
     such turns here, so the user reads the same ending whichever comes first.
     """
-    if not finish_turn(turn_id, "failed", DIED):
+    if not finish_turn(turn_id, "failed", DIED, stale_before=stale_before):
         return False
     metrics.reaper_action("failed_turn")
     log.warning("turn=%s failed: its heartbeat stopped (worker died)", turn_id)

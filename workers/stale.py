@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from webapp import metrics
 from webapp.extensions import db
@@ -68,10 +69,10 @@ def send_again(turn_id: str, waiting: Waiting, period: float) -> bool:
     return True
 
 
-def fail_waiting_turn(turn_id: str, waited: float) -> bool:
+def fail_waiting_turn(turn_id: str, waited: float, stale_before: datetime) -> bool:
     """Fail a turn that waited too long in the queue, keeping what its reply showed; False if
-    it had ended."""
-    if not finish_turn(turn_id, "failed", BUSY):
+    it had ended, or if its work started after all (it beat since ``stale_before``)."""
+    if not finish_turn(turn_id, "failed", BUSY, stale_before=stale_before):
         return False
     metrics.reaper_action("failed_waiting_turn")
     log.warning("turn=%s failed: it waited %.0f s in the queue (server too busy)", turn_id, waited)

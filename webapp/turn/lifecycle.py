@@ -16,7 +16,7 @@ so a later ending can never hide the cancel from work of the turn still running.
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import redis
@@ -262,8 +262,11 @@ def finish_turn(
     error: str | None = None,
     usage: dict | None = None,
     parts: list[dict[str, Any]] | None = None,
+    stale_before: datetime | None = None,
 ) -> bool:
-    """End an open turn with ``status``; return False when it had already ended.
+    """End an open turn with ``status``; return False when it had already ended (or, given
+    ``stale_before``, when something beat for it since: the reaper's ending, which work
+    claimed meanwhile must win).
 
     The reply keeps ``parts`` when given (what the step ending the turn said), else every part
     the user saw (``kept_parts``: the last step's tool results, or the text its events showed);
@@ -277,9 +280,12 @@ def finish_turn(
     }  # fmt: skip
     if usage is not None:
         values["usage"] = usage
+    where = [Turn.id == turn_id, Turn.status.in_(OPEN_STATUSES)]
+    if stale_before is not None:
+        where.append(Turn.heartbeat_at < stale_before)
     ended = db.session.execute(
         update(Turn)
-        .where(Turn.id == turn_id, Turn.status.in_(OPEN_STATUSES))
+        .where(*where)
         .values(**values)
         .returning(
             Turn.assistant_message_id, Turn.step, Turn.conversation_id, Turn.model, Turn.usage
