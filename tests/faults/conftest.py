@@ -170,7 +170,11 @@ class Stack:
             client = queue.get_client()
             with client.connection_for_write() as connection:  # closed here, not at exit
                 replies = getattr(client.control, command)(
-                    self.app.config["CELERY_QUEUE"], reply=True, timeout=2, connection=connection
+                    self.app.config["CELERY_QUEUE"],
+                    destination=[worker.hostname for worker in self.workers],
+                    reply=True,
+                    timeout=2,
+                    connection=connection,
                 )
         assert len(replies) == len(self.workers), replies
 

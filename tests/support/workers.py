@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import uuid
@@ -68,6 +69,8 @@ class CeleryWorker:
         self.app = app
         name = f"worker-{uuid.uuid4().hex[:8]}"
         self.log = log_dir / f"{name}.log"
+        # Its node name, for control commands sent to this worker alone.
+        self.hostname = f"test-{uuid.uuid4().hex[:8]}@{socket.gethostname()}"
         self.concurrency = concurrency
         self.env = worker_environ(app, extra_env)
         self.cwd = ROOT
@@ -97,7 +100,7 @@ class CeleryWorker:
             "--without-gossip",
             "--without-heartbeat",
             "--hostname",
-            f"test-{uuid.uuid4().hex[:8]}@%h",
+            self.hostname,
         ]
         self.process = start_process(args, self.log, env=self.env, cwd=self.cwd)
         try:
