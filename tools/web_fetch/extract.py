@@ -51,6 +51,7 @@ _MIN_ARTICLE_WORDS = 50
 _MIN_SHARE_OF_MAIN = 0.5
 # Fewer words than this left by pruning means the pruning took the page for furniture.
 _MIN_PRUNED_WORDS = 10
+_DOCUMENT_END = re.compile(r"</(?:body|html)\s*>", re.I)
 _CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
 
 
@@ -126,7 +127,9 @@ def _parse(html: str) -> HtmlElement | None:
     # which would be wrong for text that is already decoded.
     if _looks_binary(html):
         return None
-    data = html.encode("utf-8", "replace")
+    # lxml stops reading at </body> or </html>; browsers read on, and pages glued together
+    # from several documents (a story after a weather box's whole page) are read as they show.
+    data = _DOCUMENT_END.sub("", html).encode("utf-8", "replace")
     try:
         root = lxml.html.document_fromstring(data, parser=_PARSER)
     except (lxml.etree.ParserError, lxml.etree.XMLSyntaxError, ValueError):

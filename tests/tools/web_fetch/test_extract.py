@@ -321,3 +321,18 @@ def test_output_has_no_trailing_spaces_or_long_blank_runs():
 
     assert "\n\n\n" not in text
     assert all(line == line.rstrip() for line in text.splitlines())
+
+
+def test_page_glued_from_several_documents_is_read_past_the_first_end_tag():
+    """lxml stops at </html>; browsers show what follows (a story after a weather box's page)."""
+    story = "The council voted to repair the harbour wall before the winter storms arrive this year."
+    html = (
+        "<html><head><title>Weather</title></head><body><div>Temperature: 25°</div></body></html>"
+        "<script>var shown = 1;</script><!DOCTYPE html>"
+        f"<html><head><title>Harbour</title></head><body><h1>Harbour</h1><p>{story} {story}</p>"
+        f"<p>{story}</p></body></html>"
+    )
+
+    text = extract(html, "https://news.example/harbour").text
+
+    assert story in text
