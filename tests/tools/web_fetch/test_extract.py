@@ -325,7 +325,7 @@ def test_output_has_no_trailing_spaces_or_long_blank_runs():
 
 def test_page_glued_from_several_documents_is_read_past_the_first_end_tag():
     """lxml stops at </html>; browsers show what follows (a story after a weather box's page)."""
-    story = "The council voted to repair the harbour wall before the winter storms arrive this year."
+    story = "The council voted to repair the harbour wall before the winter storms arrive."
     html = (
         "<html><head><title>Weather</title></head><body><div>Temperature: 25°</div></body></html>"
         "<script>var shown = 1;</script><!DOCTYPE html>"
