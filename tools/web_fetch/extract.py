@@ -49,6 +49,10 @@ _FOLLOWABLE_SCHEMES = ("http:", "https:", "mailto:", "ftp:")
 _MIN_ARTICLE_WORDS = 50
 # Readability's choice holding less than this share of the main text block's words missed it.
 _MIN_SHARE_OF_MAIN = 0.5
+# ... unless what it left out is mostly links (the block was the page's frame), or it kept so
+# little of the block that it missed whatever the rest is.
+_MAX_LEFT_OUT_LINK_DENSITY = 0.1
+_MIN_SHARE_OF_FRAME = 0.1
 # Fewer words than this left by pruning means the pruning took the page for furniture.
 _MIN_PRUNED_WORDS = 10
 _DOCUMENT_END = re.compile(r"</(?:body|html)\s*>", re.I)
@@ -276,8 +280,18 @@ def _too_short(content: HtmlElement, body: HtmlElement) -> bool:
 
 def _misses_main(content: HtmlElement, main: HtmlElement, body: HtmlElement) -> bool:
     # Readability's choice is one candidate: holding under half of the block that the text
-    # density found, it chose one section, a quote or a notice over the page's text.
-    return main is not body and _word_count(content) < _word_count(main) * _MIN_SHARE_OF_MAIN
+    # density found, it chose one section, a quote or a notice over the page's text, when what
+    # it left out of the block reads as prose. Left-out link lists, teasers and widgets mean the
+    # block was the page's frame and readability found the article in it; a choice of under a
+    # tenth of the block missed it whatever the rest is.
+    if main is body or _word_count(content) >= _word_count(main) * _MIN_SHARE_OF_MAIN:
+        return False
+    chosen, block = measure(content), measure(main)
+    left_out = block.total[main] - chosen.total[content]
+    left_out_links = block.linked[main] - chosen.linked[content]
+    if chosen.total[content] < _MIN_SHARE_OF_FRAME * block.total[main]:
+        return True
+    return left_out_links <= _MAX_LEFT_OUT_LINK_DENSITY * left_out
 
 
 def _unpruned_body(html: str, content: HtmlElement) -> HtmlElement:

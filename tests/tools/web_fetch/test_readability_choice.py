@@ -76,3 +76,22 @@ def test_manual_keeps_every_section_of_the_chapter_short_ones_included():
     assert "pip install harbour" in text
     assert "Read the chapter on tides next." in text
     assert "Chapter two" not in text
+
+
+def test_article_in_a_page_frame_full_of_widgets_is_read_without_them():
+    """The text-density block was the page's frame (article, tweets, teasers); readability found
+    the article in it, but held under half the frame's words, so the whole frame was read."""
+    tweets = "".join(
+        f'<div class="tw"><p>Budget vote number {n} tonight at the town hall, all welcome to '
+        f'come along <a href="https://t.example/{n}">t.example/{n}</a> '
+        f'<a href="https://x.example/council">@council</a></p></div>'
+        for n in range(12)
+    )
+    article = "".join(f"<p>{sentence} {sentence}</p>" for sentence in STORY)
+    text = read(
+        '<div class="boxed"><div class="top"><a href="/">Harbour News</a></div>'
+        f'<div class="main"><h1>Sea wall</h1>{article}</div>'
+        f'<div class="side"><h3>Follow us</h3>{tweets}</div></div>'
+    )
+    assert all(sentence in text for sentence in STORY)
+    assert "Budget vote number 3" not in text
