@@ -47,9 +47,6 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     ),
     "class/id names": _off(boilerplate_module, "names_furniture", lambda classes, id="": False),
     "link lists": _off(boilerplate_module, "_remove_link_lists", lambda body, kept: None),
-    "asides, forms, captions outside the block": _off(
-        boilerplate_module, "_SIDE_TAGS", frozenset()
-    ),
     "nav, header, footer outside the block": _off(
         extract_module, "_FURNITURE_XPATH", "//lookout-no-such-tag"
     ),

@@ -34,7 +34,6 @@ _CONTROL_TAGS = frozenset(
         "menu",
     }
 )
-_SIDE_TAGS = frozenset({"aside", "form", "figcaption"})
 # Inside the main block these are the article's own: a pull quote, a chart, a table of figures.
 _SHELTER_TAGS = frozenset({"aside", "figure", "figcaption", "table"})
 # What readability's last cleaning may drop; inside the main block's data tables these stay.
@@ -74,8 +73,6 @@ def remove_boilerplate(
                 _drop(element)
         elif element in protected or element in sheltered:
             continue
-        elif tag in _SIDE_TAGS:
-            _drop(element)
         elif tag not in _CONTENT_TAGS and names_furniture(
             element.get("class", ""), element.get("id", "")
         ):

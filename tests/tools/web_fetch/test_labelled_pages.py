@@ -30,9 +30,6 @@ KNOWN_MISSES = {
         "readability judges a paragraph beside its choice by the text before its first child: "
         "the introduction, which opens in bold, is left out"
     ),
-    "reddit-hermit": "the post's text exists only in its author's edit <textarea> (the page "
-    "fills in its rendering by script), and readability picks the footer's notice; the replies "
-    "are read",
 }
 
 
