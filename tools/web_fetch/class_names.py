@@ -28,6 +28,7 @@ _FURNITURE_TOKENS = frozenset(
         "subscription",
         "signup",
         "promo",
+        "cta",
         "advert",
         "advertisement",
         "sponsor",

@@ -169,6 +169,8 @@ def test_long_article_wins_over_the_short_block_readability_prefers():
         ("sr-only", True),
         ("adsbygoogle", False),
         ("ad-slot", True),
+        ("cta-fandom-contributor", True),
+        ("octal-digits", False),
         ("shareholder", False),
         ("authority", False),
         ("modalities", False),

@@ -25,7 +25,6 @@ _WORD = re.compile(r"\w+")
 _LINK = re.compile(r"!?\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*[^)]*\)")
 KNOWN_MISSES = {
     "herald-sun-1": "the standfirst sits beside the story's body, which readability chooses",
-    "wikia": "a promotion inside the article's container is kept",
     "wikipedia-4": (
         "readability judges a paragraph beside its choice by the text before its first child: "
         "the introduction, which opens in bold, is left out"
