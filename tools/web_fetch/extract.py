@@ -21,7 +21,7 @@ import copy
 import logging
 import re
 from dataclasses import dataclass
-from urllib.parse import urljoin
+from urllib.parse import quote, urljoin
 
 import lxml.etree
 import lxml.html
@@ -46,6 +46,9 @@ _FALLBACK_XPATH = "//noscript | //template"
 _MAYBE_HIDDEN_XPATH = "//*[@hidden or @aria-hidden or @style]"
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
 _FOLLOWABLE_SCHEMES = ("http:", "https:", "mailto:", "ftp:")
+# Spaces and non-ASCII letters in a link are percent-encoded (a space would end a Markdown
+# link); what is already encoded, and URL syntax, stays as it is.
+_URL_SAFE = "%:/?#[]@!$&'()*+,;=~"
 _MIN_ARTICLE_WORDS = 50
 # Readability's choice holding less than this share of the main text block's words missed it.
 _MIN_SHARE_OF_MAIN = 0.5
@@ -263,7 +266,7 @@ def _make_links_absolute(content: HtmlElement, base: str) -> None:
         if value is None:
             continue
         try:
-            link = urljoin(base, value.strip())
+            link = quote(urljoin(base, value.strip()), safe=_URL_SAFE)
         except ValueError:  # a malformed URL, such as an unclosed IPv6 host
             link = ""
         if element.tag == "a" and not link.lower().startswith(_FOLLOWABLE_SCHEMES):

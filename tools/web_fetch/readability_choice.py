@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import logging
 
-import lxml.html
 from lxml.html import HtmlElement
 from readability import Document
 
@@ -34,11 +33,12 @@ def readability_choice(root: HtmlElement, keep: list[HtmlElement]) -> HtmlElemen
     for element in keep:
         element.set(_KEEP_MARK, "")
     try:
-        summary = _PrunedDocument(root).summary(html_partial=True)
-        return lxml.html.fragment_fromstring(summary, create_parent="div")
+        chosen = _PrunedDocument(root, retry_length=0).summary(html_partial=True).element
     except Exception:  # readability wraps any failure in Unparseable; the caller falls back
         log.debug("readability found no article", exc_info=True)
         return None
+    # With no candidate at all readability hands back the whole document, head and all.
+    return None if chosen.tag == "html" else chosen
 
 
 def _opens_with_heading(element: HtmlElement) -> bool:
@@ -55,6 +55,12 @@ def text_length(element: HtmlElement) -> int:
     return len(" ".join(element.text_content().split()))
 
 
+class _Article(str):
+    """readability's summary as the tree it chose; the string is the tree's text."""
+
+    element: HtmlElement
+
+
 class _PrunedDocument(Document):
     """readability's Document for a tree that ``extract`` has already cleaned and pruned."""
 
@@ -63,6 +69,15 @@ class _PrunedDocument(Document):
         # the copy is still needed, as a second, less ruthless pass starts from the tree again.
         self.encoding = "utf-8"
         return copy.deepcopy(input)
+
+    def get_clean_html(self) -> _Article:
+        # readability writes its choice out as HTML, which would be parsed straight back; the
+        # tree is handed over instead (readability names this method as the one to override).
+        # Its second, less ruthless pass is off (retry_length=0): it differs from the first only
+        # in a removal by names this subclass does not make.
+        article = _Article(self.html.text_content())
+        article.element = self.html
+        return article
 
     def class_weight(self, e: HtmlElement) -> int:
         # readability weighs class and id names by substring ("related-work-and-prior-art" and

@@ -336,3 +336,15 @@ def test_page_glued_from_several_documents_is_read_past_the_first_end_tag():
     text = extract(html, "https://news.example/harbour").text
 
     assert story in text
+
+
+def test_link_with_spaces_and_accents_is_percent_encoded_so_markdown_keeps_it_whole():
+    html = page(
+        f"""<article><p>{PARAGRAPH} See <a href="/Café menu/été 2024.pdf">the menu</a>,
+        or <a href="/a%20b">the list</a>.</p></article>"""
+    )
+
+    text = extract(html, "https://daily.example/food/").text
+
+    assert "[the menu](https://daily.example/Caf%C3%A9%20menu/%C3%A9t%C3%A9%202024.pdf)" in text
+    assert "[the list](https://daily.example/a%20b)" in text  # already encoded: left as it is
