@@ -9,7 +9,6 @@ captions and tables are the article's own and stay.
 
 from __future__ import annotations
 
-import lxml.etree
 from lxml.html import HtmlElement
 
 from tools.web_fetch.class_names import names_furniture
@@ -98,20 +97,15 @@ def is_thread(main: HtmlElement, protected: set[HtmlElement], sizes: TextSizes) 
     On a forum every reply is named a comment, and the replies are the page; under an article
     (which the caller rules out first) they are not.
     """
-    named = depth = 0
-    for event, element in lxml.etree.iterwalk(main, events=("start", "end")):
-        if element is main or not isinstance(element.tag, str):
-            continue
-        if event == "end":
-            depth -= depth > 0
-        elif depth:
-            depth += 1
-        elif element not in protected and names_furniture(
-            element.get("class", ""), element.get("id", "")
-        ):
-            depth = 1
-            named += sizes.total.get(element, 0)
-    return named >= _NAMED_CONTENT_SHARE * sizes.total.get(main, 0) > 0
+    named = [
+        element
+        for element in main.xpath(".//*[@class or @id]")
+        if element not in protected
+        and names_furniture(element.get("class", ""), element.get("id", ""))
+    ]
+    inside = {descendant for element in named for descendant in element.iterdescendants()}
+    covered = sum(sizes.total.get(element, 0) for element in named if element not in inside)
+    return covered >= _NAMED_CONTENT_SHARE * sizes.total.get(main, 0) > 0
 
 
 def _data_tables(own: set[HtmlElement]) -> set[HtmlElement]:

@@ -52,7 +52,8 @@ def _headed_siblings(parent: HtmlElement, tag: str) -> int:
 
 def text_length(element: HtmlElement) -> int:
     """Return the length of ``element``'s text with each run of whitespace counted as one."""
-    return len(" ".join(element.text_content().split()))
+    words = element.text_content().split()
+    return sum(map(len, words)) + len(words) - 1 if words else 0
 
 
 class _Article(str):
