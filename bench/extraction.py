@@ -17,6 +17,7 @@ was there to be found, and the extractor's reader would answer from a fragment o
 from __future__ import annotations
 
 import argparse
+import gc
 import gzip
 import json
 import re
@@ -245,6 +246,7 @@ def run(pages: list[Page], names: list[str], repeats: int = 1) -> list[Score]:
         predictions: dict[str, str] = {}
         for _round in range(max(1, repeats)):
             for score in scores:
+                gc.collect()  # the garbage of the extractor before is not this one's to collect
                 start = time.process_time()
                 try:
                     prediction = EXTRACTORS[score.name](html, url)

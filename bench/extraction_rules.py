@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,10 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "readability under half the block: read the block": _off(
         extract_module, "_MIN_SHARE_OF_MAIN", 0.0
     ),
+    "...only when what readability left out is prose (off: whatever it is)": _off(
+        extract_module, "_MAX_LEFT_OUT_LINK_DENSITY", 1.0
+    ),
+    "read past </body> and </html>": _off(extract_module, "_DOCUMENT_END", re.compile("$^")),
     "readability keeps the block's tables and asides": _off(
         extract_module,
         "readability_choice",
