@@ -60,9 +60,18 @@ def start_process(
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=_default_interrupt,
         )
     finally:
         log.close()
+
+
+def _default_interrupt() -> None:
+    # A shell starts background jobs with SIGINT and SIGQUIT ignored, and a child cannot trap
+    # a signal ignored when it started: a suite run in the background would test a ./run that
+    # Ctrl-C cannot reach. A terminal starts it with the default action, as this does.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
 def signal_group(process: subprocess.Popen, signum: int) -> None:
