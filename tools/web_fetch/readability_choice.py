@@ -2,8 +2,9 @@
 
 readability is one candidate, not the verdict (``extract`` checks its choice against the main
 text block). This subclass scores text alone, keeps what the pruning marked as the article's
-own, and measures text without readability's per-call regex chain, which made its time grow
-with the square of a page's nesting on long pages.
+own, reads a table's rows and a chapter's sections as parts of a whole, measures text without
+readability's per-call regex chain (which made its time grow with the square of a page's
+nesting), and hands its choice over as a tree rather than as HTML to parse again.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ class _PrunedDocument(Document):
 
     def _parse(self, input: HtmlElement) -> HtmlElement:
         # readability would clean again (a deep copy and a pass over every link of the page);
-        # the copy is still needed, as a second, less ruthless pass starts from the tree again.
+        # the copy is still needed: a pass that finds no candidate starts from the tree again.
         self.encoding = "utf-8"
         return copy.deepcopy(input)
 
@@ -105,7 +106,9 @@ class _PrunedDocument(Document):
             text = " ".join(element.text_content().split())
             if len(text) < self.min_text_length:
                 continue
-            score = 1 + text.count(",") + 1 + min(len(text) / 100, 3)
+            # readability's points: one, one per comma-separated part, one per 100 characters
+            # up to three.
+            score = 1 + (text.count(",") + 1) + min(len(text) / 100, 3)
             grandparent = parent.getparent()
             for ancestor, share in ((parent, 1.0), (grandparent, 0.5)):
                 if ancestor is None:
