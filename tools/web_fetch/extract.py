@@ -1,13 +1,16 @@
 """Turns an HTML page into its title and main text as Markdown, without hidden or boilerplate parts.
 
-The pipeline: lxml parses the page; scripts, styles, frames and every element hidden from readers
-are removed (hidden text is where injected instructions hide); a text-density pass finds the
-main text block (``main_block``), which nothing after it may remove; navigation, headers and
-footers outside it go, and page furniture is pruned by structure (``extract_boilerplate``);
-readability-lxml picks the main content from that smaller tree; links and images are made
-absolute against the page's URL (or its ``<base>``); html2text writes it as Markdown.
+The pipeline: lxml parses the page (past ``</body>`` and ``</html>``, as browsers do); scripts,
+styles, frames and every element hidden from readers are removed (hidden text is where injected
+instructions hide); a text-density pass finds the main text block (``main_block``), which
+nothing after it may remove; navigation, headers and footers outside it go, and page furniture
+is pruned by structure (``extract_boilerplate``); readability-lxml picks the main content from
+that smaller tree (``readability_choice``); links and images are made absolute against the
+page's URL (or its ``<base>``); html2text writes it as Markdown (``markdown``).
 Readability's choice is one candidate: when it holds few words of a much longer page, or less
-than half the words of the main text block, that block (or the cleaned body) is read instead.
+than half the words of the main text block and what it left out is prose, that block (or the
+cleaned body) is read instead. On a page that does not declare itself an article, a main block
+made mostly of blocks named as comments is a thread, whose replies are read after the post.
 A page whose text exists only inside ``<noscript>`` or ``<template>`` is read from there.
 
 Images of the article that have alt text or a caption come out as Markdown images with
