@@ -14,6 +14,7 @@ from tests.faults.conftest import Stack, Stopwatch, record_recovery
 from tests.faults.test_killed_worker import assert_next_turn_completes
 from tests.support.fake_model import Reply
 from tests.support.processes import wait_until
+from tests.support.workers import CeleryWorker
 from tests.workers.test_cancel import EventReader
 from tests.workers.test_failed_turns import reloaded
 from webapp import broker, queue
@@ -42,6 +43,20 @@ def start_waiting_turn(stack: Stack, runs: Path) -> tuple[str, str, EventReader]
     return conversation, turn_id, reader
 
 
+def wait_for_the_reaper(stack: Stack, worker: CeleryWorker, turn_id: str, says: str) -> None:
+    """Wait until the worker's log says the reaper judged the turn (``says``), and check that
+    it left the turn running."""
+    wait_until(
+        lambda: (
+            says in worker.log.read_text(errors="replace")
+            or stack.chat.turn(turn_id)["status"] != "running"
+        ),
+        20,
+        f"the reaper never judged the waiting turn; see {worker.log}",
+    )
+    assert stack.chat.turn(turn_id)["status"] == "running"
+
+
 def stored_calls(stack: Stack, turn_id: str) -> list[ToolCall]:
     """Return the turn's stored tool calls."""
     with stack.app.app_context():
@@ -66,15 +81,7 @@ def test_tool_calls_waiting_in_the_queue_past_the_stale_limit_complete_once_take
     runs = tmp_path / "runs.txt"
     conversation, turn_id, reader = start_waiting_turn(stack, runs)
     # The reaper saw the stale turn and sent its call again, twice the stale limit later.
-    wait_until(
-        lambda: (
-            "waits in the queue" in worker.log.read_text(errors="replace")
-            or stack.chat.turn(turn_id)["status"] != "running"
-        ),
-        20,
-        f"the reaper never judged the waiting turn; see {worker.log}",
-    )
-    assert stack.chat.turn(turn_id)["status"] == "running"
+    wait_for_the_reaper(stack, worker, turn_id, "waits in the queue")
     assert all(c.started_at is None for c in stored_calls(stack, turn_id))
     clock = Stopwatch()
     stack.resume_workers()  # the first call's task and the one sent again both arrive
@@ -109,15 +116,7 @@ def test_a_next_step_waiting_in_the_queue_past_the_stale_limit_runs_once_taken(m
     reader.start()
     reader.wait_for("tool.started")
     stack.pause_workers()  # the call runs on; the step after it will find no taker
-    wait_until(
-        lambda: (
-            "step 1 sent again" in worker.log.read_text(errors="replace")
-            or stack.chat.turn(turn_id)["status"] != "running"
-        ),
-        20,
-        f"the reaper never judged the waiting turn; see {worker.log}",
-    )
-    assert stack.chat.turn(turn_id)["status"] == "running"
+    wait_for_the_reaper(stack, worker, turn_id, "step 1 sent again")
     stack.resume_workers()
     turn = stack.chat.wait(turn_id, timeout=30)
     reader.join(5)
