@@ -34,12 +34,6 @@ class TextSizes:
         return self.total.get(element, 0) - self.linked.get(element, 0)
 
 
-def count_chars(text: str | None) -> int:
-    """Return the length of ``text`` without the whitespace around it (indentation between
-    tags counts for nothing; the few spaces between words inside a text are counted)."""
-    return len(text.strip()) if text else 0
-
-
 def measure(
     root: HtmlElement, discard: Callable[[HtmlElement, int, int], bool] | None = None
 ) -> TextSizes:
@@ -51,7 +45,8 @@ def measure(
     total: dict[HtmlElement, int] = {}
     linked: dict[HtmlElement, int] = {}
     size_of, links_of = total.get, linked.get  # the loop below runs once per element
-    # Reversed document order visits every element after all of its descendants.
+    # Reversed document order visits every element after all of its descendants. Texts count
+    # without the whitespace around them: indentation between tags counts for nothing.
     for element in reversed(list(root.iter())):
         text = element.text if isinstance(element.tag, str) else None
         size = len(text.strip()) if text else 0
