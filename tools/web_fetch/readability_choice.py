@@ -133,13 +133,11 @@ class _PrunedDocument(Document):
         parent = chosen.getparent()
         if parent is None:
             return best
-        if chosen.tag in _ROW_GROUPS and parent.tag == "table":
-            whole = parent
-        elif _opens_with_heading(chosen) and _headed_siblings(parent, chosen.tag) >= 2:
-            whole = parent
-        else:
+        row_group = chosen.tag in _ROW_GROUPS and parent.tag == "table"
+        section = _opens_with_heading(chosen) and _headed_siblings(parent, chosen.tag) >= 2
+        if not (row_group or section):
             return best
-        candidate = candidates.setdefault(whole, {"content_score": 0.0, "elem": whole})
+        candidate = candidates.setdefault(parent, {"content_score": 0.0, "elem": parent})
         candidate["content_score"] = max(candidate["content_score"], best["content_score"])
         return candidate
 
