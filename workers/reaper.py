@@ -19,13 +19,13 @@ from datetime import datetime, timedelta
 from celery.signals import worker_ready
 from flask import current_app
 
-from webapp import broker, metrics
+from webapp import metrics
 from webapp.extensions import db
 from webapp.models import Turn
 from webapp.models.base import aware, utcnow
 from webapp.turn.lifecycle import finish_turn
 from webapp.turn.state import get_redis
-from workers.celery_app import celery
+from workers.fanout import send_step
 from workers.stale import fail_waiting_turn, find_waiting, send_again
 
 DIED = (
@@ -91,7 +91,7 @@ def requeue_lost_turns(stale_seconds: float) -> list[str]:
     sent = []
     for turn_id in waiting:
         if get_redis().set(f"lookout:reaper:requeued:{turn_id}", "1", nx=True, ex=24 * 3600):
-            celery.send_task(broker.RUN_TURN_STEP, args=[turn_id, 0])
+            send_step(turn_id, 0)
             metrics.reaper_action("requeued_turn")
             log.warning("turn=%s still queued: its first step was sent again", turn_id)
             sent.append(turn_id)
