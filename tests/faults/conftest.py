@@ -38,6 +38,7 @@ from tests.support.live_server import LiveServer
 from tests.support.processes import signal_group, wait_until
 from tests.support.workers import CeleryWorker, pings
 from tests.workers.conftest import CHAT_SETTINGS, make_chat_app, private_chat
+from tests.workers.test_cancel import EventReader
 from webapp import queue
 
 RECOVERIES: list[tuple[str, float]] = []
@@ -131,6 +132,16 @@ class Stack:
     chat: ChatClient
     logs: Path
     workers: list[CeleryWorker] = field(default_factory=list)
+
+    def start_turn(self, prompt: str, tools: tuple[str, ...] = ()) -> tuple[str, str, EventReader]:
+        """Send ``prompt`` in a new conversation (offering ``tools``, when named) and follow its
+        turn's events; return (conversation, turn id, the started reader)."""
+        conversation = self.chat.new_conversation()
+        generation = {"generation": {"tools": list(tools)}} if tools else {}
+        turn_id = self.chat.start(conversation, prompt, "fake/m", **generation)["turn"]["id"]
+        reader = EventReader(self.chat, turn_id)
+        reader.start()
+        return conversation, turn_id, reader
 
     def worker(self, celery_overrides: dict | None = None) -> CeleryWorker:
         """Start a worker for the app (stopped at the end of the test) and return it."""

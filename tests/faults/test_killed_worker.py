@@ -10,7 +10,6 @@ import pytest
 
 from tests.faults.conftest import Stopwatch, record_recovery
 from tests.support.fake_model import Reply
-from tests.workers.test_cancel import EventReader
 from tests.workers.test_failed_turns import reloaded
 from webapp import broker
 
@@ -31,11 +30,7 @@ def test_a_worker_killed_during_a_tool_call_fails_the_turn_keeping_the_text_and_
     stack = make_stack()
     stack.fake.script(Reply.tool_calls([("waiter", {})], text="Let me wait. "))
     workers = stack.start_workers(2)
-    conversation = stack.chat.new_conversation()
-    started = stack.chat.start(conversation, "wait", "fake/m", generation={"tools": ["waiter"]})
-    turn_id = started["turn"]["id"]
-    reader = EventReader(stack.chat, turn_id)
-    reader.start()
+    conversation, turn_id, reader = stack.start_turn("wait", tools=("waiter",))
     reader.wait_for("tool.started")
     # The other worker's reaper notices the dead worker's turn.
     doomed = next(w for w in workers if stack.received(w, broker.RUN_TOOL_CALL))

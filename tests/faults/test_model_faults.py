@@ -8,7 +8,6 @@ import json
 
 from tests.faults.conftest import Stopwatch, record_recovery
 from tests.support.fake_model import Reply
-from tests.workers.test_cancel import EventReader
 from tests.workers.test_failed_turns import (
     PAGE_OUTPUT,
     READ_PAGE,
@@ -32,10 +31,7 @@ def run_to_failure(stack, answer: Reply, shown: str):
     """Read a page, then answer with ``answer``; return (turn, reply, failure, streamed text,
     seconds from the last text shown to the stored failure)."""
     stack.fake.script(READ_PAGE, answer)
-    conversation = stack.chat.new_conversation()
-    turn_id = stack.chat.start(conversation, "read it", "fake/m")["turn"]["id"]
-    reader = EventReader(stack.chat, turn_id)
-    reader.start()
+    conversation, turn_id, reader = stack.start_turn("read it")
     wait_for_text(reader, shown)
     clock = Stopwatch()
     turn = stack.chat.wait(turn_id, timeout=30)

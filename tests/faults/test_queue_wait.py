@@ -32,11 +32,7 @@ def start_waiting_turn(stack: Stack, runs: Path) -> tuple[str, str, EventReader]
         Reply.tool_calls([("tally", {"text": str(runs)})], text="Let me count. ", silence=2),
         Reply.text("Counted once."),
     )
-    conversation = stack.chat.new_conversation()
-    started = stack.chat.start(conversation, "count", "fake/m", generation={"tools": ["tally"]})
-    turn_id = started["turn"]["id"]
-    reader = EventReader(stack.chat, turn_id)
-    reader.start()
+    conversation, turn_id, reader = stack.start_turn("count", tools=("tally",))
     reader.wait_for("text.delta")
     stack.pause_workers()  # the step streams on; its calls will find no taker
     wait_until(lambda: stored_calls(stack, turn_id), 10, "the step never stored its call")
@@ -109,11 +105,7 @@ def test_a_next_step_waiting_in_the_queue_past_the_stale_limit_runs_once_taken(m
         Reply.tool_calls([("nap", {"seconds": 3})], text="Resting first. "),
         Reply.text("Rested."),
     )
-    conversation = stack.chat.new_conversation()
-    started = stack.chat.start(conversation, "rest", "fake/m", generation={"tools": ["nap"]})
-    turn_id = started["turn"]["id"]
-    reader = EventReader(stack.chat, turn_id)
-    reader.start()
+    conversation, turn_id, reader = stack.start_turn("rest", tools=("nap",))
     reader.wait_for("tool.started")
     stack.pause_workers()  # the call runs on; the step after it will find no taker
     wait_for_the_reaper(stack, worker, turn_id, "step 1 sent again")

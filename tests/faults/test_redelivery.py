@@ -15,7 +15,6 @@ import pytest
 from tests.faults.conftest import Stopwatch, record_recovery
 from tests.support.fake_model import Reply
 from tests.support.processes import wait_until
-from tests.workers.test_cancel import EventReader
 from tests.workers.test_failed_turns import reloaded, streamed_text, wait_for_text
 from webapp import broker
 
@@ -46,10 +45,7 @@ def test_a_redelivered_step_and_the_reaper_end_the_turn_once_without_repeating_t
     }
     workers = stack.start_workers(2, overrides)
     stack.fake.script(Reply.forever("word ", delay=0.05), Reply.text("A second answer."))
-    conversation = stack.chat.new_conversation()
-    turn_id = stack.chat.start(conversation, "talk", "fake/m")["turn"]["id"]
-    reader = EventReader(stack.chat, turn_id)
-    reader.start()
+    conversation, turn_id, reader = stack.start_turn("talk")
     wait_for_text(reader, "word word word")
     doomed = next(w for w in workers if stack.received(w, broker.RUN_TURN_STEP))
     survivor = next(w for w in workers if w is not doomed)
