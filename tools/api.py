@@ -1,5 +1,8 @@
 """Lookout's plugin API, version 1: everything a plugin author needs to add tools and ingesters.
 
+A search plugin tells the host of an engine's failed search with ``report_search_failure``
+(why, in the words of ``SEARCH_FAILURE_REASONS``); the host hears it with ``on_search_failure``.
+
 Errors raised through this API::
 
     Exception
@@ -23,6 +26,7 @@ import marshmallow
 import requests
 
 from tools.cancellation import Cancelled, Signal
+from tools.listeners import SEARCH_FAILURE_REASONS, on_search_failure, report_search_failure
 from tools.quotas import Quotas, QuotaUsed
 from tools.rates import RateLimit, RateLimited, Rates, UnlimitedRates
 from tools.usage import Meter
@@ -46,6 +50,7 @@ __all__ = [
     "RateLimit",
     "RateLimited",
     "Rates",
+    "SEARCH_FAILURE_REASONS",
     "Signal",
     "Tool",
     "ToolContext",
@@ -57,6 +62,8 @@ __all__ = [
     "describe_errors",
     "flatten_errors",
     "normalise_mime_type",
+    "on_search_failure",
+    "report_search_failure",
     "validate_options",
 ]
 

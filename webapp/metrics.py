@@ -7,8 +7,8 @@ the folder must be set before the process starts, and emptied when the deploymen
 What is cheap to read at scrape time (the queue) is read then, not counted.
 
 Label values come from bounded sets only: outcomes and reasons from fixed words, models from
-the admin's providers, tools from the installed plugins, engines from web_search's installed
-engines; never a user's text or a URL.
+the admin's providers, tools from the installed plugins, engines from the installed search
+plugins' engines (cut to 40 characters); never a user's text or a URL.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 
 from prometheus_client import Counter, Gauge, Histogram
 
+from tools.api import SEARCH_FAILURE_REASONS
 from webapp.config import prepare_metrics_folder
 
 prepare_metrics_folder()
@@ -51,7 +52,7 @@ TOOL_CALLS = Counter(
 )
 SEARCH_FAILURES = Counter(
     "lookout_search_failures",
-    "Searches an engine failed, by engine and why (rate-limited, blocked, down, refused, error), "
+    f"Searches an engine failed, by engine and why ({', '.join(SEARCH_FAILURE_REASONS)}), "
     "whether or not a fallback engine then answered.",
     ["engine", "reason"],
 )
@@ -107,8 +108,8 @@ def tool_call(tool: str, outcome: str, seconds: float, output: Any = None) -> No
 
 
 def search_failed(engine: str, reason: str) -> None:
-    """Count one search that ``engine`` failed (``tools.web_search.failover.on_failure`` calls
-    it)."""
+    """Count one search that ``engine`` failed, as a search plugin reported it
+    (``tools.api.on_search_failure`` calls it)."""
     SEARCH_FAILURES.labels(engine[:40], reason).inc()
 
 

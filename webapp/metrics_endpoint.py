@@ -24,7 +24,7 @@ from sqlalchemy import func
 from sqlalchemy.exc import SQLAlchemyError
 
 from tools import net
-from tools.web_search import failover
+from tools.api import on_search_failure
 from webapp import metrics
 from webapp.errors import json_error
 from webapp.extensions import db
@@ -121,8 +121,8 @@ def show_metrics():
 
 
 def init_metrics(app: Flask) -> None:
-    """Serve /metrics and count the network guard's refusals and the engines' failed searches
-    in this process."""
+    """Serve /metrics and count the network guard's refusals and the failed searches any search
+    plugin reports, in this process."""
     app.register_blueprint(bp)
     net.on_refusal(metrics.guard_refused)
-    failover.on_failure(metrics.search_failed)
+    on_search_failure(metrics.search_failed)

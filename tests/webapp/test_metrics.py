@@ -7,8 +7,11 @@ web process's answer only through prometheus-client's multiprocess mode.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import subprocess
+import sys
 import uuid
 from datetime import timedelta
 
@@ -244,3 +247,63 @@ def test_metrics_are_off_until_an_operator_opens_them(app_with):
     answer = app_with().test_client().get("/metrics")
     assert answer.status_code == 404
     assert answer.json == {"error": {"message": METRICS_OFF, "fields": {}}}
+
+
+# Run in a process of its own, so that what it imports is the host's doing and no other test's.
+THIRD_PARTY_SEARCH = """
+import json, sys
+from tools.api import ToolError
+from tools.testing import tool_context_for_test
+from webapp import create_app
+from webapp.plugin_host import get_host
+
+app = create_app(json.loads(sys.argv[1]))
+with app.app_context():
+    tool = get_host().find_tool("acme_search")
+    try:
+        tool.execute(tool.validate_input({"query": "lighthouses"}), tool_context_for_test()[0])
+    except ToolError:
+        pass
+answer = app.test_client().get("/metrics", environ_base={"REMOTE_ADDR": "10.99.0.1"})
+print(json.dumps({
+    "metrics": answer.get_data(as_text=True),
+    "plugins": sorted(m for m in sys.modules if m.split(".")[:2] in (
+        ["tools", "web_search"], ["tools", "web_fetch"], ["tools", "pdf"]
+    )),
+}))
+"""
+
+
+def test_a_third_party_search_plugins_failure_is_counted_without_the_host_naming_it(
+    tmp_path, redis_url, sqlite_template
+):
+    """A search plugin reports its engine's failed search through the plugin API alone, and
+    /metrics counts it with the built-in engines' failures: the host loads no plugin it was
+    not asked to, and names none to hear of failures."""
+    path = tmp_path / "lookout.db"
+    shutil.copyfile(sqlite_template, path)
+    config = {
+        "TESTING": True,
+        "SECRET_KEY": "metrics",
+        "DATABASE_URL": f"sqlite:///{path}",
+        "REDIS_URL": redis_url,
+        "METRICS_ALLOW": "10.99.0.0/16",
+        "LOOKOUT_PLUGINS": "tests.webapp.third_party_search",
+    }
+    run = subprocess.run(
+        [sys.executable, "-c", THIRD_PARTY_SEARCH, json.dumps(config)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    answer = json.loads(run.stdout.splitlines()[-1])
+    assert answer["plugins"] == []
+    samples = {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(answer["metrics"])
+        for sample in family.samples
+    }
+    failed = value(samples, "lookout_search_failures_total", engine="acme", reason="rate-limited")
+    assert failed == 1

@@ -4,20 +4,18 @@ blocked or down, and says which one answered.
 Time is shared out of the call's one deadline: with a fallback, the first engine waits for its
 slot and answers only while the fallback would still have ``FALLBACK_RESERVE_SECONDS``.
 
-Every engine that fails a search is told to the listeners added with ``on_failure``, with why
-(``FAILURE_REASONS``), whether or not a fallback then answered: the app counts them for
-/metrics by engine.
+Every engine that fails a search is reported through the plugin API's
+``report_search_failure``, with why (``SEARCH_FAILURE_REASONS``), whether or not a fallback then
+answered: the host counts them for /metrics by engine, as it does any search plugin's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import requests
 
-from tools.api import QuotaUsed, ToolContext, ToolError, ToolRefused
-from tools.listeners import Listeners
+from tools.api import QuotaUsed, ToolContext, ToolError, ToolRefused, report_search_failure
 from tools.quotas import SEARCHES
 from tools.web_search.engine import Search, SearchResult
 from tools.web_search.pacing import bucket_name, wait_for_engine
@@ -28,21 +26,11 @@ from tools.web_search.search import EngineUnavailable, run_search
 REQUEST_RESERVE_SECONDS = 5.0
 # What the first engine leaves of the deadline for the fallback.
 FALLBACK_RESERVE_SECONDS = 6.0
-# Why an engine failed a search: EngineUnavailable's reasons, a refused address, anything else.
-FAILURE_REASONS = ("rate-limited", "blocked", "down", "refused", "error")
-
-_failures = Listeners("a failed search")
-
-
-def on_failure(listener: Callable[[str, str], None]) -> Callable[[], None]:
-    """Call ``listener(engine_id, reason)`` whenever an engine fails a search from now on, once
-    however often it is added; ``reason`` is one of ``FAILURE_REASONS``. Returns a function that
-    removes the listener."""
-    return _failures.add(listener)
 
 
 def failure_reason(error: ToolError) -> str:
-    """Return why an engine failed, in the words of ``FAILURE_REASONS``."""
+    """Return why an engine failed, in the words of ``SEARCH_FAILURE_REASONS``:
+    ``EngineUnavailable``'s own reason, "refused" for a refused address, else "error"."""
     if isinstance(error, EngineUnavailable):
         return error.reason
     return "refused" if isinstance(error, ToolRefused) else "error"
@@ -99,7 +87,7 @@ def ask(
 ) -> list[SearchResult]:
     """Return one engine's results: count the search against the user's daily quota when it is
     made on the admin's key, wait for its slot, then search, ``leave`` seconds spared. A failure
-    of the engine (not of the quota) is told to the ``on_failure`` listeners."""
+    of the engine (not of the quota) is reported with ``report_search_failure``."""
     engine = resolved.engine
     if resolved.admins:  # a user's own key is theirs to spend
         try:
@@ -114,7 +102,7 @@ def ask(
         wait_for_engine(engine, resolved.limit, bucket, ctx.rates, ctx.signal, reserve)
         return run_search(engine, search, session, ctx.signal, user_agent, leave)
     except ToolError as exc:
-        _failures.tell(engine.id, failure_reason(exc))
+        report_search_failure(engine.id, failure_reason(exc))
         raise
 
 

@@ -1,6 +1,6 @@
 """The admin's fallback engine: it answers when the first is rate-limited, blocked or down,
 follows the same role rule as the admin's engine, and the output and log say who answered;
-every engine that fails a search is told to the failure listeners, with why."""
+every engine that fails a search is reported through the plugin API, with why."""
 
 from __future__ import annotations
 
@@ -12,14 +12,13 @@ import redis
 
 from tests.support.processes import free_port
 from tests.support.quotas import DayQuotas
-from tools.api import PluginConfigError, Signal, ToolError
+from tools.api import PluginConfigError, Signal, ToolError, on_search_failure
 from tools.quotas import SEARCHES
 from tools.rates import RedisRates
 from tools.settings import merge_save
 from tools.testing import start_plugin
 from tools.web_search import plugin
 from tools.web_search.engines import brave, duckduckgo
-from tools.web_search.failover import on_failure
 
 BRAVE_KEY = "admin-brave-key-0001"
 FALLBACK_KEY = "fallback-brave-key-0003"
@@ -184,9 +183,9 @@ def test_a_stored_fallback_key_is_dropped_when_the_fallback_engine_changes():
 
 @pytest.fixture
 def failures():
-    """The (engine id, reason) of every failed search told to ``on_failure`` listeners."""
+    """The (engine id, reason) of every failed search reported through the plugin API."""
     heard: list[tuple[str, str]] = []
-    remove = on_failure(lambda engine, reason: heard.append((engine, reason)))
+    remove = on_search_failure(lambda engine, reason: heard.append((engine, reason)))
     yield heard
     remove()
 
