@@ -44,6 +44,23 @@ def test_packages_do_not_import_across_their_boundary(package):
     assert offences == []
 
 
+def test_the_host_names_no_built_in_plugin():
+    """The host reaches plugins only through the plugin API, as it reaches a third party's: it
+    hears their events (a failed search) through hooks of ``tools.api``, never their modules."""
+    from webapp.config import SETTINGS_BY_NAME
+
+    setting = SETTINGS_BY_NAME["LOOKOUT_PLUGINS"]
+    built_in = setting.parse(setting.name, setting.default)
+    offences = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for package in ("webapp", "workers")
+        for path in python_files(package)
+        for name in imported_names(path)
+        if any(name == plugin or name.startswith(plugin + ".") for plugin in built_in)
+    ]
+    assert offences == []
+
+
 def test_nothing_but_the_config_modules_reads_the_environment():
     offences = []
     for package in ("webapp", "workers", "tools"):
