@@ -20,6 +20,7 @@ import extraction
 from extraction import EXTRACTORS, LOST_RECALL, PEER_KEPT_RECALL, Page, Score, load, run
 from readability import Document
 
+import tools.web_fetch.class_names as class_names_module
 import tools.web_fetch.extract as extract_module
 import tools.web_fetch.extract_boilerplate as boilerplate_module
 import tools.web_fetch.main_block as main_block_module
@@ -75,7 +76,13 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
         readability_module, "_HEADINGS", frozenset()
     ),
     "a thread's replies named as comments are read": _off(
-        extract_module, "is_thread", lambda main, protected, sizes: False
+        extract_module, "thread_posts", lambda main, protected, sizes: []
+    ),
+    "...unless the post is an article four times the typical reply (off: always)": _off(
+        extract_module, "_ARTICLE_OVER_POST", float("inf")
+    ),
+    "a taxonomy class's slug is not read as a name (category-social-media)": _off(
+        class_names_module, "_TAXONOMY_TOKENS", frozenset()
     ),
     "a data table's cells are not link lists": _off(
         boilerplate_module, "_data_tables", lambda own: set()

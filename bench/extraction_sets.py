@@ -32,13 +32,19 @@ from mirrors import DEFAULT_MIRRORS, find_git_dir, list_folder, missing_mirror, 
 OUT = Path(__file__).resolve().parent / "data"
 HELD_OUT_REPO = "j-szulc/html-cleaning-dataset-merged"
 # (upstream folder, our folder, every n-th page)
-SETS = (("page-signal-master", "l3s-gn1-2008", 4), ("cleaneval-final", "cleaneval-2007", 6))
+SETS = (
+    ("page-signal-master", "l3s-gn1-2008", 4),
+    ("cleaneval-final", "cleaneval-2007", 6),
+    ("dragnet_data", "dragnet-2012", 8),
+)
 # L3S-GN1 marks a page's text by class: 1 headline, 2 full text, 3 supplemental, 4 comments,
 # 5 related content. The article body, as the shared set has it, is the full text.
 _L3S_FULL_TEXT = "//span[@class='x-nc-sel2'][not(ancestor::span[starts-with(@class, 'x-nc-sel')])]"
 _CLEANEVAL_MARK = re.compile(r"^\s*<(?:p|h|l)>", re.M)
 _URL_LINE = re.compile(r"\A\s*URL:\s*(\S+)[^\n]*\n")
 _TEXT_ID = re.compile(r'<text id="([^"]+)"')
+# Dragnet's gold holds the article, then this line, then the reader comments (not the article).
+_DRAGNET_COMMENTS = "!@#$%^&*()"
 
 
 def _decode(data: bytes) -> str:
@@ -74,6 +80,7 @@ def build(git_dir: Path, folder: str, name: str, step: int) -> int:
         text_id = _TEXT_ID.search(html[:2000])
         url = url_line.group(1) if url_line else text_id.group(1) if text_id else ""
         gold = _l3s_full_text(gold) if "x-nc-sel" in gold else gold
+        gold = gold.split(_DRAGNET_COMMENTS, 1)[0]
         gold = _CLEANEVAL_MARK.sub("", _URL_LINE.sub("", gold))
         if not gold.strip():
             continue  # nothing marked: the page has no article to score

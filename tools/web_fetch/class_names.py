@@ -2,7 +2,10 @@
 
 Names are split on ``-``, ``_``, spaces and camelCase, and a rule matches a whole token, never
 a substring: ``share`` names a sharing bar, while ``shareholder``, ``authority``, ``modalities``
-and ``credit-terms`` name nothing of the kind.
+and ``credit-terms`` name nothing of the kind. What follows a taxonomy word in a class is a
+slug, the post's subject rather than an element's role: blogs class an article
+``entry-category-social_media``, ``tag-advertising`` or ``author-admin``, and none of that makes
+the article a social bar or an advert.
 """
 
 from __future__ import annotations
@@ -41,7 +44,6 @@ _FURNITURE_TOKENS = frozenset(
         "breadcrumb",
         "breadcrumbs",
         "byline",
-        "author",
         "tags",
         "taglist",
         "tagcloud",
@@ -64,6 +66,8 @@ _FURNITURE_PAIRS = frozenset(
         ("tag", "cloud"),
     }
 )
+# In one class, the tokens after these are a slug (a category, tag or author), not a role.
+_TAXONOMY_TOKENS = frozenset({"category", "tag", "author"})
 _NAME_SEPARATOR = re.compile(r"[\s_\-]+")
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _MAX_NAME_CHARS = 500
@@ -93,8 +97,17 @@ def _names_furniture(classes: str, id: str) -> bool:
     GitHub and MediaWiki do this), which names the section's subject, not its role:
     ``sharing-with-a-single-developer`` is a chapter, not a sharing bar.
     """
-    id_tokens = name_tokens(id)
-    tokens = name_tokens(classes) + ([] if len(id_tokens) > _MAX_ID_WORDS else id_tokens)
-    if not _FURNITURE_TOKENS.isdisjoint(tokens):
+    words = classes.split() + ([] if len(name_tokens(id)) > _MAX_ID_WORDS else [id])
+    tokens = [name_tokens(word) for word in words]
+    if any(
+        pair in _FURNITURE_PAIRS for word in tokens for pair in zip(word, word[1:], strict=False)
+    ):
         return True
-    return any(pair in _FURNITURE_PAIRS for pair in zip(tokens, tokens[1:], strict=False))
+    return any(not _FURNITURE_TOKENS.isdisjoint(_without_slug(word)) for word in tokens)
+
+
+def _without_slug(tokens: list[str]) -> list[str]:
+    for index, token in enumerate(tokens):
+        if token in _TAXONOMY_TOKENS:
+            return tokens[: index + 1]
+    return tokens

@@ -10,7 +10,8 @@ page's URL (or its ``<base>``); html2text writes it as Markdown (``markdown``).
 Readability's choice is one candidate: when it holds few words of a much longer page, or less
 than half the words of the main text block and what it left out is prose, that block (or the
 cleaned body) is read instead. On a page that does not declare itself an article, a main block
-made mostly of blocks named as comments is a thread, whose replies are read after the post.
+made mostly of blocks named as comments is a thread, whose replies are read after the post,
+unless that post is an article many times as long as the typical reply (its comments).
 A page whose text exists only inside ``<noscript>`` or ``<template>`` is read from there.
 
 Images of the article that have alt text or a caption come out as Markdown images with
@@ -23,6 +24,7 @@ from __future__ import annotations
 import copy
 import logging
 import re
+import statistics
 from dataclasses import dataclass
 from urllib.parse import quote, urljoin
 
@@ -30,7 +32,7 @@ import lxml.etree
 import lxml.html
 from lxml.html import HtmlElement
 
-from tools.web_fetch.extract_boilerplate import is_thread, remove_boilerplate, remove_controls
+from tools.web_fetch.extract_boilerplate import remove_boilerplate, remove_controls, thread_posts
 from tools.web_fetch.images import drop_unreadable_images
 from tools.web_fetch.main_block import TextSizes, find_main_block, measure, protected_elements
 from tools.web_fetch.markdown import to_markdown
@@ -59,6 +61,9 @@ _MIN_SHARE_OF_MAIN = 0.5
 # little of the block that it missed whatever the rest is.
 _MAX_LEFT_OUT_LINK_DENSITY = 0.1
 _MIN_SHARE_OF_FRAME = 0.1
+# An article is at least this many times as long as the typical comment under it; a forum's
+# opening post is about as long as its replies (reddit's: two and a half times).
+_ARTICLE_OVER_POST = 4
 # Fewer words than this left by pruning means the pruning took the page for furniture.
 _MIN_PRUNED_WORDS = 10
 _DOCUMENT_END = re.compile(r"</(?:body|html)\s*>", re.I)
@@ -71,6 +76,14 @@ class Extracted:
 
     title: str | None
     text: str
+
+
+@dataclass(frozen=True)
+class _Thread:
+    """A main block made of posts: its replies, pruned as a thread, and each post's size."""
+
+    replies: HtmlElement
+    post_chars: list[int]
 
 
 def extract(html: str, url: str) -> Extracted:
@@ -93,7 +106,8 @@ def extract(html: str, url: str) -> Extracted:
     own = remove_boilerplate(body, main, protected)
     content = readability_choice(root, keep=[*own, *main.iterdescendants("header")])
     if thread is not None:
-        content = _joined(content, thread)
+        if not _stands_over(content, thread):
+            content = _joined(content, thread.replies)
     elif content is None or _too_short(content, body) or _misses_main(content, main, body):
         content = main
     if _word_count(content) < _MIN_PRUNED_WORDS:
@@ -113,15 +127,28 @@ def _thread_of(
     main: HtmlElement,
     protected: set[HtmlElement],
     sizes: TextSizes,
-) -> HtmlElement | None:
+) -> _Thread | None:
     # A main block made mostly of posts named as furniture, on a page that does not declare
-    # itself an article, is a thread: its replies are read after the post (or article) that
-    # readability finds once they are pruned. Under a declared article, comments are not read.
-    if main is body or _declares_article(root) or not is_thread(main, protected, sizes):
+    # itself an article, is a thread: its replies are read after the post that readability
+    # finds once they are pruned (unless that post is an article, see _stands_over). Under a
+    # declared article, comments are not read.
+    if main is body or _declares_article(root):
         return None
-    thread = copy.deepcopy(main)
-    remove_boilerplate(thread, thread, {thread}, thread=True)
-    return thread
+    posts = thread_posts(main, protected, sizes)
+    if not posts:
+        return None
+    replies = copy.deepcopy(main)
+    remove_boilerplate(replies, replies, {replies}, thread=True)
+    return _Thread(replies, [sizes.total.get(post, 0) for post in posts])
+
+
+def _stands_over(content: HtmlElement | None, thread: _Thread) -> bool:
+    # What readability found outside the posts is an article, and the posts its comments, when
+    # it is many times as long as the typical post; a forum's opening post is one post of many.
+    if content is None:
+        return False
+    typical = statistics.median(thread.post_chars)
+    return measure(content).total[content] >= _ARTICLE_OVER_POST * typical
 
 
 def _joined(content: HtmlElement | None, thread: HtmlElement) -> HtmlElement:

@@ -91,11 +91,14 @@ def remove_boilerplate(
     ]
 
 
-def is_thread(main: HtmlElement, protected: set[HtmlElement], sizes: TextSizes) -> bool:
-    """Return whether the main block is mostly posts named as furniture (comments, replies).
+def thread_posts(
+    main: HtmlElement, protected: set[HtmlElement], sizes: TextSizes
+) -> list[HtmlElement]:
+    """Return the posts (outermost elements named as comments, replies, ...) of a main block
+    made mostly of them, or an empty list.
 
     On a forum every reply is named a comment, and the replies are the page; under an article
-    (which the caller rules out first) they are not.
+    (which the caller rules out) they are not.
     """
     named = [
         element
@@ -104,8 +107,9 @@ def is_thread(main: HtmlElement, protected: set[HtmlElement], sizes: TextSizes) 
         and names_furniture(element.get("class", ""), element.get("id", ""))
     ]
     inside = {descendant for element in named for descendant in element.iterdescendants()}
-    covered = sum(sizes.total.get(element, 0) for element in named if element not in inside)
-    return covered >= _NAMED_CONTENT_SHARE * sizes.total.get(main, 0) > 0
+    posts = [element for element in named if element not in inside]
+    covered = sum(sizes.total.get(element, 0) for element in posts)
+    return posts if covered >= _NAMED_CONTENT_SHARE * sizes.total.get(main, 0) > 0 else []
 
 
 def _data_tables(own: set[HtmlElement]) -> set[HtmlElement]:

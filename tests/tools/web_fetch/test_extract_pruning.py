@@ -177,6 +177,12 @@ def test_long_article_wins_over_the_short_block_readability_prefers():
         ("credit-terms", False),
         ("wp-caption-text", False),
         ("tag-renewable-energy-credits", False),
+        ("entry-category-social_media entry-type-post entry", False),
+        ("tag-advertising", False),
+        ("author-admin", False),
+        ("comment-author-kevin", True),
+        ("tag-cloud", True),
+        ("post-tags", True),
         ("js-tagsearch-file", False),
         ("header", False),
         ("download", False),
@@ -262,6 +268,43 @@ def test_article_that_does_not_say_it_is_one_keeps_its_text_before_a_longer_thre
 
     assert_article_kept(text)
     assert text.index(SENTENCES[0]) < text.index(replies[0])
+
+
+def _short_comments(count: int) -> str:
+    return "".join(
+        f'<div class="comment"><p>Reader {n} wrote: great post, thanks for sharing this.</p></div>'
+        for n in range(count)
+    )
+
+
+def test_blog_post_classed_by_its_category_and_author_is_kept_above_its_comments():
+    """Regression (TypePad): the post's class named its category, social_media, and the name
+    rule read it as a social bar; its comments outweighed it, so nothing protected it and the
+    page read as its comments."""
+    post_class = "entry-category-social_media entry-author-kevin_dugan entry-type-post entry"
+    html = page(
+        f'<div id="alpha-inner"><h2 class="date-header">09/21/2012</h2>'
+        f'<div class="{post_class}"><h3>Council buys energy credits</h3>'
+        f'<div class="entry-body">{ARTICLE}</div></div>'
+        f'<div id="comments" class="comments">{_short_comments(30)}</div></div>{SIDEBAR}'
+    )
+
+    assert_article_kept(read(html))
+
+
+def test_article_many_times_longer_than_its_comments_is_read_without_them():
+    """A page that does not say it is an article, whose main block is its comment thread:
+    an article many times as long as the typical comment is not one post of a forum, and its
+    comments are not read."""
+    html = page(
+        f'<div class="post"><h1>Council buys energy credits</h1>{ARTICLE}</div>'
+        f'<div id="comments"><ol class="commentlist">{_short_comments(40)}</ol></div>{SIDEBAR}'
+    )
+
+    text = read(html)
+
+    assert_article_kept(text)
+    assert "Reader 3 wrote" not in text
 
 
 def test_a_date_picker_beside_a_review_does_not_pass_for_the_main_text():
