@@ -43,6 +43,22 @@ def _off(module: Any, name: str, value: Any) -> Callable[[], contextlib.Abstract
     return switch
 
 
+def _names_off(name: str, value: Any) -> Callable[[], contextlib.AbstractContextManager]:
+    # The name rule caches its verdicts: they are cleared before and after the switch.
+    switch = _off(class_names_module, name, value)
+
+    @contextlib.contextmanager
+    def cleared() -> Iterator[None]:
+        class_names_module._names_furniture.cache_clear()
+        try:
+            with switch():
+                yield
+        finally:
+            class_names_module._names_furniture.cache_clear()
+
+    return cleared
+
+
 RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "main block protected": _off(
         extract_module, "protected_elements", lambda body, main, sizes: set()
@@ -81,8 +97,17 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "...unless the post is an article four times the typical reply (off: always)": _off(
         extract_module, "_ARTICLE_OVER_POST", float("inf")
     ),
-    "a taxonomy class's slug is not read as a name (category-social-media)": _off(
-        class_names_module, "_TAXONOMY_TOKENS", frozenset()
+    "a taxonomy class's slug is not read as a name (category-social-media)": _names_off(
+        "_TAXONOMY_TOKENS", frozenset()
+    ),
+    "nav and menu name navigation": _names_off(
+        "_FURNITURE_TOKENS", class_names_module._FURNITURE_TOKENS - {"nav", "menu"}
+    ),
+    "a page's declared article body (articleBody, entry-content) is read": _off(
+        extract_module, "_declared_body", lambda body: None
+    ),
+    "...with its parts, siblings of its class": _off(
+        extract_module, "_parts_of", lambda declared: [declared]
     ),
     "a data table's cells are not link lists": _off(
         boilerplate_module, "_data_tables", lambda own: set()

@@ -41,6 +41,8 @@ _FURNITURE_TOKENS = frozenset(
         "consent",
         "popup",
         "modal",
+        "nav",
+        "menu",
         "breadcrumb",
         "breadcrumbs",
         "byline",

@@ -9,9 +9,11 @@ that smaller tree (``readability_choice``); links and images are made absolute a
 page's URL (or its ``<base>``); html2text writes it as Markdown (``markdown``).
 Readability's choice is one candidate: when it holds few words of a much longer page, or less
 than half the words of the main text block and what it left out is prose, that block (or the
-cleaned body) is read instead. On a page that does not declare itself an article, a main block
-made mostly of blocks named as comments is a thread, whose replies are read after the post,
-unless that post is an article many times as long as the typical reply (its comments).
+cleaned body) is read instead. Where the page names its article's body (schema.org's
+``articleBody``, hAtom's ``entry-content``), that body is protected, and read when
+readability's choice does not hold it. On a page that does not declare itself an article, a
+main block made mostly of blocks named as comments is a thread, whose replies are read after
+the post, unless that post is an article many times as long as the typical reply.
 A page whose text exists only inside ``<noscript>`` or ``<template>`` is read from there.
 
 Images of the article that have alt text or a caption come out as Markdown images with
@@ -48,6 +50,14 @@ _UNREAD_XPATH = "//script | //style | //iframe"
 _FURNITURE_XPATH = "//nav | //header | //footer"
 # Read only when the page's text exists nowhere else (a post served inside <noscript>).
 _FALLBACK_XPATH = "//noscript | //template"
+# Where a page says its article's body is: schema.org's articleBody, hAtom's entry-content,
+# microformats2' e-content. Read only when the page names one such element.
+_DECLARED_BODY_XPATH = (
+    "//*[@itemprop='articleBody']"
+    " | //*[contains(concat(' ', normalize-space(@class), ' '), ' entry-content ')]"
+    " | //*[contains(concat(' ', normalize-space(@class), ' '), ' e-content ')]"
+)
+_DECLARED_MARK = "data-lookout-declared"
 _MAYBE_HIDDEN_XPATH = "//*[@hidden or @aria-hidden or @style]"
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
 _FOLLOWABLE_SCHEMES = ("http:", "https:", "mailto:", "ftp:")
@@ -101,11 +111,17 @@ def extract(html: str, url: str) -> Extracted:
         sizes = measure(body)
     main = find_main_block(body, sizes)
     protected = protected_elements(body, main, sizes)
+    declared = _declared_body(body)
+    if declared is not None:
+        protected.update((declared, *declared.iterancestors()))
+        declared.set(_DECLARED_MARK, "")  # readability works on a copy: the mark finds it
     thread = _thread_of(root, body, main, protected, sizes)
     _remove_furniture_tags(root, main, protected)
     own = remove_boilerplate(body, main, protected)
     content = readability_choice(root, keep=[*own, *main.iterdescendants("header")])
-    if thread is not None:
+    if declared is not None:
+        content = _holding_declared(content, declared)
+    elif thread is not None:
         if not _stands_over(content, thread):
             content = _joined(content, thread.replies)
     elif content is None or _too_short(content, body) or _misses_main(content, main, body):
@@ -140,6 +156,48 @@ def _thread_of(
     replies = copy.deepcopy(main)
     remove_boilerplate(replies, replies, {replies}, thread=True)
     return _Thread(replies, [sizes.total.get(post, 0) for post in posts])
+
+
+def _declared_body(body: HtmlElement) -> HtmlElement | None:
+    for element in body.xpath(f"//*[@{_DECLARED_MARK}]"):  # a page's own marks are erased
+        del element.attrib[_DECLARED_MARK]
+    declared = body.xpath(_DECLARED_BODY_XPATH)
+    if len(declared) != 1 or _word_count(declared[0]) < _MIN_PRUNED_WORDS:
+        return None
+    return declared[0]
+
+
+def _holding_declared(content: HtmlElement | None, declared: HtmlElement) -> HtmlElement:
+    # The page says where its article is: readability's choice stands when it holds that
+    # body (with the headline and byline around it), and is replaced by it otherwise (a
+    # sidebar of teasers outscoring a short post, or one part of the body chosen alone).
+    holds = content is not None and bool(content.xpath(f"descendant-or-self::*[@{_DECLARED_MARK}]"))
+    for element in (declared, *(content.iter() if content is not None else ())):
+        element.attrib.pop(_DECLARED_MARK, None)
+    if holds:
+        return content
+    parts = _parts_of(declared)
+    if len(parts) == 1:
+        return declared
+    joined = lxml.html.Element("div")
+    joined.extend(parts)
+    return joined
+
+
+def _parts_of(declared: HtmlElement) -> list[HtmlElement]:
+    # A body cut in parts around a side rail names only its first part; the others are its
+    # siblings of the same tag and class (``article_body entry-content``, ``article_body``).
+    parent = declared.getparent()
+    classes = set(declared.get("class", "").split())
+    if parent is None or not classes:
+        return [declared]
+    return [
+        sibling
+        for sibling in parent
+        if sibling is declared
+        or sibling.tag == declared.tag
+        and not classes.isdisjoint(sibling.get("class", "").split())
+    ]
 
 
 def _stands_over(content: HtmlElement | None, thread: _Thread) -> bool:

@@ -181,6 +181,9 @@ def test_long_article_wins_over_the_short_block_readability_prefers():
         ("tag-advertising", False),
         ("author-admin", False),
         ("comment-author-kevin", True),
+        ("nav-tab has-dropdown", True),
+        ("dropdown-menu", True),
+        ("menuitem", False),
         ("tag-cloud", True),
         ("post-tags", True),
         ("js-tagsearch-file", False),
@@ -305,6 +308,55 @@ def test_article_many_times_longer_than_its_comments_is_read_without_them():
 
     assert_article_kept(text)
     assert "Reader 3 wrote" not in text
+
+
+@pytest.mark.parametrize(
+    "body_attributes",
+    ['class="post-body entry-content"', 'itemprop="articleBody"', 'class="e-content"'],
+)
+def test_a_short_post_in_the_body_the_page_declares_is_read_over_a_longer_sidebar(
+    body_attributes,
+):
+    """Regression (Blogger): a two-paragraph post beside a sidebar of long teasers; readability
+    chose the teasers. The page names its article's body, and that body is read."""
+    teasers = "".join(
+        f'<div class="widget"><h2>Popular post {n}</h2>'
+        f"<p>{SENTENCES[n % 5]} {SENTENCES[(n + 1) % 5]} {SENTENCES[(n + 2) % 5]}</p></div>"
+        for n in range(8)
+    ).replace("council", "committee")
+    post = "<p>Mrs Patel's class built a solar oven from cardboard, foil and an old window.</p>"
+    post += (
+        "<p>The students baked bread in it on Friday, a first for the school's science fair.</p>"
+    )
+    html = page(
+        f'<div class="main"><div class="post hentry"><h3>Sun bread</h3>'
+        f"<div {body_attributes}>{post}</div></div></div>"
+        f'<div class="column-right">{teasers}</div>'
+    )
+
+    text = read(html)
+
+    assert "solar oven from cardboard" in text
+    assert "a first for the school's science fair" in text
+    assert "committee voted" not in text
+
+
+def test_a_declared_body_cut_in_parts_around_a_side_rail_is_read_whole():
+    """Regression (Washington Post): only the story's first part was named entry-content, and
+    readability chose the second; the parts are siblings of one class, and all are read."""
+    lead = (
+        "<p>ISLAMABAD: the school meets under a tree, and the teacher's chair has no cushion.</p>"
+    )
+    rail = '<div class="article-side-rail"><h3>More on this</h3><p>Photos of the valley.</p></div>'
+    html = page(
+        f'<div id="article_body"><div class="article_body entry-content">{lead}</div>{rail}'
+        f'<div class="article_body">{ARTICLE}</div></div>{SIDEBAR}'
+    )
+
+    text = read(html)
+
+    assert "the teacher's chair has no cushion" in text
+    assert_article_kept(text)
 
 
 def test_a_date_picker_beside_a_review_does_not_pass_for_the_main_text():
