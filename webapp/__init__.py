@@ -45,6 +45,7 @@ def register_parts(app: Flask) -> None:
     from webapp.errors import register_error_handlers
     from webapp.pages import BLUEPRINTS as PAGES
     from webapp.security import init_security
+    from webapp.turn import queued
     from webapp.turn import state as turn_state
 
     init_security(app)
@@ -57,6 +58,7 @@ def register_parts(app: Flask) -> None:
     register_api(app)
     queue.init_queue(app)
     turn_state.init_redis(app)
+    queued.init_app(app)
     plugin_host.init_plugins(app)
     commands.init_commands(app)
     app.jinja_env.globals["app_name"] = app.config["APP_NAME"]

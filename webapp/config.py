@@ -351,9 +351,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "TURN_QUEUE_WAIT_SECONDS",
         "600",
-        "A running turn whose next task waited this long in the queue (no worker free to take "
-        "it) is failed as too busy; meanwhile the reaper sends that task again.",
+        "A turn whose next task (its first step too) waited this long in the queue (no worker "
+        "free to take it) is failed as too busy; meanwhile the reaper sends again a task lost.",
         int_parser(2, 86400),
+    ),
+    Setting(
+        "DATABASE_RETRY_SECONDS",
+        "60",
+        "How long a step or tool call runs again while the database does not answer (after 1, "
+        "2, 4, 8, then every 10 s) before it gives up and leaves its turn to the reaper.",
+        int_parser(1, 86400),
     ),
     Setting(
         "SIGN_IN_MAX_FAILURES",

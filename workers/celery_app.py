@@ -6,7 +6,6 @@ import threading
 
 from celery import Celery, Task
 from flask import Flask
-from sqlalchemy.exc import OperationalError
 
 # Modules whose tasks the worker registers; add new task modules here.
 TASK_MODULES = [
@@ -16,17 +15,6 @@ TASK_MODULES = [
     "workers.reaper",
     "workers.admin_tasks",
 ]
-
-# Options for a task that runs again when the database does not answer (a restart, a failover):
-# after 1, 2, 4, 8 and then every 10 seconds, for about a minute. A task that gives up leaves
-# its turn to the reaper.
-RETRY_WHILE_DATABASE_DOWN = {
-    "autoretry_for": (OperationalError,),
-    "retry_backoff": 1,
-    "retry_backoff_max": 10,
-    "retry_jitter": False,
-    "max_retries": 8,
-}
 
 _app_lock = threading.Lock()
 _flask_app: Flask | None = None

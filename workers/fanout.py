@@ -2,7 +2,8 @@
 step; the model step and the reaper (a turn whose calls wait in the queue) both send it here.
 
 The tasks are named, not imported, so the reaper needs no task module: a call or a step sent
-twice runs once (each claims its work atomically), so sending again is always safe.
+twice runs once (each claims its work atomically), so sending again is always safe. Every
+task sent, here or by the chord, marks its work queued (``webapp.turn.queued``).
 """
 
 from __future__ import annotations

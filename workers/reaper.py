@@ -1,13 +1,15 @@
-"""Ends turns whose worker died, and sends again the work of turns whose task may be lost.
+"""Ends turns whose worker died, sends again the work the queue lost, and fails turns that
+waited in the queue too long.
 
 A worker on the threads pool that is killed loses its in-flight tasks until Redis redelivers
 them after ``visibility_timeout`` (half an hour); the reaper ends such turns within about a
 minute instead, with a reason the user reads. A Redis that restarts without persistence (as
-./run's does) loses queued tasks: a turn still queued after ``TURN_STALE_SECONDS`` gets its
-first step sent once more, which runs once however often it is delivered (the step is claimed
-atomically). A running turn whose heartbeat is stale only because its next task waits in a
-long queue is not dead: ``workers.stale`` tells the two apart, and sends its work again or
-fails it as too busy. One worker at a time reaps (a Redis lock).
+./run's does) loses queued tasks. A turn whose heartbeat is stale, or that is still queued,
+only because its next task waits in a long queue is not dead: ``workers.stale`` tells the
+cases apart, sends again only work whose task is no longer in the queue (each task runs its
+work once however often it is delivered: the work is claimed atomically), and fails the turn
+as too busy once it has waited ``TURN_QUEUE_WAIT_SECONDS``. One worker at a time reaps (a
+Redis lock).
 """
 
 from __future__ import annotations
@@ -25,8 +27,7 @@ from webapp.models import Turn
 from webapp.models.base import aware, utcnow
 from webapp.turn.lifecycle import finish_turn
 from webapp.turn.state import get_redis
-from workers.fanout import send_step
-from workers.stale import fail_waiting_turn, find_waiting, send_again
+from workers.stale import Waiting, find_waiting, judge_waiting
 
 DIED = (
     "The worker answering this turn stopped before it finished. Send the message again; "
@@ -37,8 +38,8 @@ log = logging.getLogger("lookout.reaper")
 
 def reap_stale_turns(stale_seconds: float, wait_seconds: float) -> list[str]:
     """Judge every running turn whose heartbeat is older than ``stale_seconds``: fail it when
-    its worker died, send again what it waits for in the queue, or fail it once it has waited
-    ``wait_seconds``; return the ids of the turns failed."""
+    its worker died, send again what it waits for if the queue lost it, or fail it once it has
+    waited ``wait_seconds``; return the ids of the turns failed."""
     now = utcnow()
     stale_before = now - timedelta(seconds=stale_seconds)
     stale = db.session.execute(
@@ -55,11 +56,28 @@ def reap_stale_turns(stale_seconds: float, wait_seconds: float) -> list[str]:
         if waiting is None:
             if fail_dead_turn(turn_id, stale_before):
                 failed.append(turn_id)
-        elif waited >= wait_seconds:
-            if fail_waiting_turn(turn_id, waited, now - timedelta(seconds=wait_seconds)):
-                failed.append(turn_id)
-        else:
-            send_again(turn_id, waiting, stale_seconds)
+        elif judge_waiting(turn_id, waiting, waited, now, stale_seconds, wait_seconds):
+            failed.append(turn_id)
+    return failed
+
+
+def reap_queued_turns(stale_seconds: float, wait_seconds: float) -> list[str]:
+    """Judge every turn queued longer than ``stale_seconds`` (its first step never claimed):
+    send that step again if the queue lost it, or fail the turn once it has waited
+    ``wait_seconds``; return the ids of the turns failed."""
+    now = utcnow()
+    waiting = db.session.execute(
+        db.select(Turn.id, Turn.created_at).filter(
+            Turn.status == "queued", Turn.created_at < now - timedelta(seconds=stale_seconds)
+        )
+    ).all()
+    db.session.rollback()
+    failed = []
+    for turn_id, created_at in waiting:
+        waited = (now - aware(created_at)).total_seconds()
+        first = Waiting(0)
+        if judge_waiting(turn_id, first, waited, now, stale_seconds, wait_seconds, "requeued_turn"):
+            failed.append(turn_id)
     return failed
 
 
@@ -77,27 +95,6 @@ def fail_dead_turn(turn_id: str, stale_before: datetime | None = None) -> bool:
     return True
 
 
-def requeue_lost_turns(stale_seconds: float) -> list[str]:
-    """Send step 0 again for turns queued longer than ``stale_seconds``; return their ids.
-
-    Once per turn for as long as Redis remembers having done it: a restart that lost the task
-    forgets that too, and a turn merely waiting behind others gets one harmless duplicate.
-    """
-    cutoff = utcnow() - timedelta(seconds=stale_seconds)
-    waiting = db.session.scalars(
-        db.select(Turn.id).filter(Turn.status == "queued", Turn.created_at < cutoff)
-    ).all()
-    db.session.rollback()
-    sent = []
-    for turn_id in waiting:
-        if get_redis().set(f"lookout:reaper:requeued:{turn_id}", "1", nx=True, ex=24 * 3600):
-            send_step(turn_id, 0)
-            metrics.reaper_action("requeued_turn")
-            log.warning("turn=%s still queued: its first step was sent again", turn_id)
-            sent.append(turn_id)
-    return sent
-
-
 def reap_once() -> list[str]:
     """Reap while holding the cluster-wide lock; return the turns failed (none without the lock)."""
     config = current_app.config
@@ -106,8 +103,8 @@ def reap_once() -> list[str]:
     if not get_redis().set(lock, "1", nx=True, ex=max(1, int(interval))):
         return []
     metrics.reaper_action("sweep")
-    requeue_lost_turns(config["TURN_STALE_SECONDS"])
-    return reap_stale_turns(config["TURN_STALE_SECONDS"], config["TURN_QUEUE_WAIT_SECONDS"])
+    stale, wait = config["TURN_STALE_SECONDS"], config["TURN_QUEUE_WAIT_SECONDS"]
+    return reap_queued_turns(stale, wait) + reap_stale_turns(stale, wait)
 
 
 def run_forever(app) -> None:

@@ -1,24 +1,28 @@
-"""What a running turn's stale heartbeat means: its worker died, or its next work waits in the
-queue.
+"""What a turn's stale heartbeat means: its worker died, or its work waits in the queue, or
+the queue lost it.
 
 Work that runs beats for its turn (a step from its claim, a tool call from its claim); nothing
-beats while a turn's next task waits. So a turn whose heartbeat is stale is dead only when its
-current step's work is held by someone: the step's model call (no tool calls stored yet) or a
-call started and never finished. Otherwise it is waiting: calls nobody started, or every call
-finished and the next step not yet claimed. The reaper sends the missing work again (a Redis
-restart may have lost it) at most once per (turn, step) per ``TURN_STALE_SECONDS``, and fails
-the turn only once it has waited ``TURN_QUEUE_WAIT_SECONDS``, with a sentence that says why.
+beats while a turn's next task waits. So a running turn whose heartbeat is stale is dead only
+when its current step's work is held by someone: the step's model call (no tool calls stored
+yet) or a call started and never finished. Otherwise it is waiting: calls nobody started, or
+every call finished and the next step not yet claimed; a queued turn waits for its first step.
+The reaper sends the waiting work again only when it is not in the queue (``webapp.turn.
+queued``: a Redis restart lost it, or its task gave up before claiming it), at most once per
+(turn, step) per ``TURN_STALE_SECONDS``; work merely waiting behind other work is left alone,
+as sending it again would only lengthen the queue. The turn fails once it has waited
+``TURN_QUEUE_WAIT_SECONDS``, with a sentence that says why.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from webapp import metrics
 from webapp.extensions import db
 from webapp.models import ToolCall
+from webapp.turn import queued
 from webapp.turn.lifecycle import finish_turn
 from webapp.turn.state import get_redis
 from workers.fanout import dispatch, send_step
@@ -52,9 +56,21 @@ def find_waiting(turn_id: str, step: int) -> Waiting | None:
     return Waiting(step, unstarted) if unstarted else Waiting(step + 1)
 
 
-def send_again(turn_id: str, waiting: Waiting, period: float) -> bool:
-    """Send the work the turn waits for, unless it was sent within ``period`` seconds; return
-    whether it was sent."""
+def is_lost(turn_id: str, waiting: Waiting) -> bool:
+    """Whether some of the work the turn waits for has no task in the queue."""
+    works = [queued.call_work(c) for c in waiting.call_ids] or [queued.step_work(waiting.step)]
+    return not queued.all_queued(turn_id, works)
+
+
+def send_lost(turn_id: str, waiting: Waiting, period: float, action: str = "resent_work") -> bool:
+    """Send the work the turn waits for, if the queue lost some of it and it was not sent
+    within ``period`` seconds; return whether it was sent (counted as ``action``).
+
+    A step's calls go out together, the ones still queued too: the chord sent here runs the
+    next step once its own calls end, so it must hold every call that has no result yet.
+    """
+    if not is_lost(turn_id, waiting):
+        return False
     once = f"lookout:reaper:resent:{turn_id}:{waiting.step}"
     if not get_redis().set(once, "1", nx=True, ex=max(1, int(period))):
         return False
@@ -64,8 +80,8 @@ def send_again(turn_id: str, waiting: Waiting, period: float) -> bool:
     else:
         send_step(turn_id, waiting.step)
         what = f"step {waiting.step}"
-    metrics.reaper_action("resent_work")
-    log.warning("turn=%s waits in the queue: %s sent again", turn_id, what)
+    metrics.reaper_action(action)
+    log.warning("turn=%s waits for work the queue lost: %s sent again", turn_id, what)
     return True
 
 
@@ -77,3 +93,28 @@ def fail_waiting_turn(turn_id: str, waited: float, stale_before: datetime) -> bo
     metrics.reaper_action("failed_waiting_turn")
     log.warning("turn=%s failed: it waited %.0f s in the queue (server too busy)", turn_id, waited)
     return True
+
+
+def judge_waiting(
+    turn_id: str,
+    waiting: Waiting,
+    waited: float,
+    now: datetime,
+    stale_seconds: float,
+    wait_seconds: float,
+    resent: str = "resent_work",
+) -> bool:
+    """Fail a turn that waited ``wait_seconds`` for ``waiting`` (return True), or send that
+    work again if the queue lost it (counted as ``resent``), or leave it to wait."""
+    if waited >= wait_seconds:
+        return fail_waiting_turn(turn_id, waited, now - timedelta(seconds=wait_seconds))
+    if not send_lost(turn_id, waiting, stale_seconds, resent):
+        note_waiting(turn_id, waiting, wait_seconds)
+    return False
+
+
+def note_waiting(turn_id: str, waiting: Waiting, wait_seconds: float) -> None:
+    """Log, once per turn and step, that the turn's work waits in the queue and is left so."""
+    noted = f"lookout:reaper:noted:{turn_id}:{waiting.step}"
+    if get_redis().set(noted, "1", nx=True, ex=max(1, int(wait_seconds))):
+        log.info("turn=%s waits in the queue for step %s: left to wait", turn_id, waiting.step)

@@ -23,7 +23,7 @@ from webapp.turn import events
 from webapp.turn.lifecycle import claim_step, finish_turn, record_usage
 from webapp.turn.replies import step_shown
 from webapp.turn.state import turn_state
-from workers.celery_app import RETRY_WHILE_DATABASE_DOWN, celery
+from workers.celery_app import celery
 from workers.fanout import dispatch
 from workers.offer import (
     Offered,
@@ -38,22 +38,20 @@ from workers.reaper import fail_dead_turn
 from workers.reply import StepReply, stored_call_ids
 from workers.runtime import get_watcher, provider_client
 from workers.streaming import add_usage, stream_reply
+from workers.turn_task import TurnTask
 
+# How often a delivery of a step that another worker runs looks again.
+BUSY_RETRY_SECONDS = 5
 log = logging.getLogger("lookout.turns")
 
 
-@celery.task(
-    name=broker.RUN_TURN_STEP,
-    bind=True,
-    ignore_result=True,
-    **{**RETRY_WHILE_DATABASE_DOWN, "max_retries": None},  # "busy" retries are unbounded too
-)
+@celery.task(name=broker.RUN_TURN_STEP, base=TurnTask, bind=True, ignore_result=True)
 def run_turn_step(self, turn_id: str, step: int) -> str:
-    """Run step ``step`` of a turn, once (again when the database did not answer: the claim
-    and the step's end are each one transaction)."""
+    """Run step ``step`` of a turn, once (again while the database does not answer, as
+    ``TurnTask`` bounds it: the claim and the step's end are each one transaction)."""
     claim, turn = claim_step(turn_id, step)
     if claim == "busy":
-        raise self.retry(countdown=5)
+        raise self.wait(BUSY_RETRY_SECONDS)
     if claim == "taken":  # from a worker that died
         if call_ids := stored_call_ids(turn_id, step):
             dispatch(turn_id, step, call_ids)  # the step had stored its calls: only their

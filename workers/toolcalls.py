@@ -21,10 +21,11 @@ from webapp.turn import events
 from webapp.turn.calls import claim_call
 from webapp.turn.state import turn_state
 from workers.abandoned import abandoned
-from workers.celery_app import RETRY_WHILE_DATABASE_DOWN, celery
+from workers.celery_app import celery
 from workers.context import make_tool_context
 from workers.offer import owner_id, resolve_call
 from workers.runtime import get_watcher
+from workers.turn_task import TurnTask
 
 GRACE_SECONDS = 1.0
 # How often a delivery of a call that another task runs looks for its outcome.
@@ -114,15 +115,11 @@ def _judge(tool: Tool, exc: BaseException, signal: Signal) -> Outcome:
     )
 
 
-@celery.task(
-    name=broker.RUN_TOOL_CALL,
-    bind=True,
-    acks_late=True,
-    **{**RETRY_WHILE_DATABASE_DOWN, "max_retries": None},  # "busy" retries are unbounded too
-)
+@celery.task(name=broker.RUN_TOOL_CALL, base=TurnTask, bind=True, acks_late=True)
 def run_tool_call(self, turn_id: str, call_id: str) -> str:
-    """Run one stored tool call, once: the delivery that claims it runs it (again when the
-    database did not take its outcome), and another delivery waits for its outcome.
+    """Run one stored tool call, once: the delivery that claims it runs it (again while the
+    database does not take its outcome, as ``TurnTask`` bounds it), and another delivery waits
+    for its outcome.
 
     Waiting, not returning, keeps the chord honest: a duplicate that returned at once could
     start the next step before the call it left to another worker had its result.
@@ -132,7 +129,7 @@ def run_tool_call(self, turn_id: str, call_id: str) -> str:
         status = db.session.scalar(db.select(Turn.status).filter_by(id=turn_id))
         db.session.rollback()
         if status == "running":  # its holder beats, or the reaper ends the turn
-            raise self.retry(countdown=BUSY_RETRY_SECONDS)
+            raise self.wait(BUSY_RETRY_SECONDS)
     if claim not in ("claimed", "again"):
         db.session.rollback()
         return "skipped"

@@ -18,6 +18,7 @@ Fixtures:
 
 from __future__ import annotations
 
+import re
 import signal
 import threading
 import time
@@ -164,8 +165,9 @@ class Stack:
 
     @staticmethod
     def received(worker: CeleryWorker, task_name: str) -> int:
-        """How many deliveries of ``task_name`` the worker's log shows."""
-        return worker.log.read_text(errors="replace").count(f"{task_name}[")
+        """How many deliveries of ``task_name`` the worker's log shows (a retry is one more)."""
+        pattern = rf"Task {re.escape(task_name)}\[[^\]]+\] received"
+        return len(re.findall(pattern, worker.log.read_text(errors="replace")))
 
     def pause_workers(self) -> None:
         """Make every worker stop taking tasks from the queue (what it runs goes on, and so

@@ -1,15 +1,22 @@
 """PostgreSQL restarted between two steps of a turn (a private server the test makes with
 initdb, never the machine's): the tool call's result and the next step are stored, the turn
-completes, and every part stored before the restart is still there."""
+completes, and every part stored before the restart is still there; a database down for longer
+than a task runs again is left to the reaper, and the turn still completes."""
 
 from __future__ import annotations
+
+import socket
+import threading
 
 import pytest
 
 from tests.conftest import skip_or_fail
 from tests.faults.conftest import Follower, Stopwatch, record_recovery
+from tests.faults.test_queue_wait import runs_of, start_waiting_turn
 from tests.support import postgres_server
 from tests.support.fake_model import Reply
+from tests.support.processes import wait_until
+from tests.workers.test_failed_turns import reloaded
 
 
 @pytest.fixture
@@ -60,3 +67,54 @@ def test_postgres_restarted_during_a_tool_call_keeps_every_part_and_the_turn_com
     assert shown["messages"][0]["parts"] == [{"type": "text", "text": "rest"}]
     assert page.events[-1].name == "turn.completed"
     assert page.text() == "Resting first. Rested, and here is the answer."
+
+
+@pytest.mark.postgres
+def test_a_tool_call_whose_database_stays_down_gives_up_and_the_reaper_sends_it_again(
+    private_postgres, make_stack, tmp_path
+):
+    """Regression: a tool call's task ran again every 10 s for as long as the database was
+    down (its bound was lifted so that it could wait for a call another task runs). Now it
+    gives up after DATABASE_RETRY_SECONDS; its call, never claimed, is sent again by the
+    reaper once the database answers, runs once, and the turn completes."""
+    stack = make_stack(DATABASE_URL=private_postgres.url, DATABASE_RETRY_SECONDS=2)
+    worker = stack.worker()
+    runs = tmp_path / "runs.txt"
+    conversation, turn_id, _reader = start_waiting_turn(stack, runs)
+    outage = threading.Thread(target=private_postgres.restart, kwargs={"down_seconds": 10})
+    outage.start()
+    wait_until(lambda: not answers(private_postgres.port), 10, "PostgreSQL never stopped")
+    stack.resume_workers()  # the call's task starts, and cannot claim its call
+    wait_until(
+        lambda: "run_tool_call" in gave_up(worker),
+        20,
+        f"the tool call's task never gave up; see {worker.log}",
+    )
+    outage.join()
+    clock = Stopwatch()
+    turn = stack.chat.wait(turn_id, timeout=30)
+    record_recovery(
+        "PostgreSQL down 10 s with a tool call queued: from back up to turn completed",
+        clock.seconds(),
+    )
+    assert turn["status"] == "completed", turn
+    reply, _ = reloaded(stack.chat, conversation, turn_id)
+    assert [p["type"] for p in reply["parts"]] == ["text", "tool-call", "tool-result", "text"]
+    assert reply["parts"][3] == {"type": "text", "text": "Counted once."}
+    assert runs_of(runs) == 1
+    assert f"turn={turn_id} waits for work the queue lost" in worker.log.read_text()
+
+
+def answers(port: int) -> bool:
+    """Whether something accepts connections on the loopback port."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+    except OSError:
+        return False
+    return True
+
+
+def gave_up(worker) -> str:
+    """The worker's log lines that say a task gave up on the database."""
+    lines = worker.log.read_text(errors="replace").splitlines()
+    return "\n".join(line for line in lines if "gives up: the database" in line)

@@ -7,8 +7,11 @@ from __future__ import annotations
 import pytest
 
 from tests.faults.conftest import Follower, Stopwatch, record_recovery
+from tests.faults.test_queue_wait import runs_of, start_waiting_turn
 from tests.support.fake_model import Reply
+from tests.support.processes import wait_until
 from tests.support.redis_server import RedisServer
+from tests.workers.test_failed_turns import reloaded
 
 ANSWER = "One two three four five six seven eight nine ten. " * 4
 
@@ -67,3 +70,30 @@ def test_a_turn_whose_queued_task_redis_lost_is_answered_after_the_stale_limit(
     assert turn["status"] == "completed", turn
     assert stack.chat.reply(turn)["parts"] == [{"type": "text", "text": "Answered after all."}]
     assert len(stack.fake.chat_requests()) == 1
+
+
+def test_a_tool_call_whose_waiting_task_redis_lost_is_sent_again_and_runs_once(
+    private_redis, make_stack, tmp_path
+):
+    """The reaper leaves alone work whose task waits in the queue, and knows it waits by a
+    marker kept in the same Redis: a restart that loses the call's task loses its marker too,
+    so the reaper sends the call again; it runs once and the turn completes."""
+    stack = make_stack(REDIS_URL=private_redis.url)
+    worker = stack.worker()
+    runs = tmp_path / "runs.txt"
+    conversation, turn_id, _reader = start_waiting_turn(stack, runs)
+    clock = Stopwatch()
+    private_redis.restart()  # the call's task, waiting for a free worker, is gone
+    wait_until(
+        lambda: f"turn={turn_id} waits for work the queue lost" in worker.log.read_text(),
+        20,
+        f"the reaper never sent the lost call again; see {worker.log}",
+    )
+    stack.resume_workers()
+    turn = stack.chat.wait(turn_id, timeout=30)
+    record_recovery("Redis restarted with a tool call queued: the turn answered", clock.seconds())
+    assert turn["status"] == "completed", turn
+    reply, _ = reloaded(stack.chat, conversation, turn_id)
+    assert [p["type"] for p in reply["parts"]] == ["text", "tool-call", "tool-result", "text"]
+    assert reply["parts"][3] == {"type": "text", "text": "Counted once."}
+    assert runs_of(runs) == 1

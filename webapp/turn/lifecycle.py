@@ -21,7 +21,7 @@ from typing import Any
 
 import redis
 from flask import current_app
-from sqlalchemy import update
+from sqlalchemy import or_, update
 
 from webapp import metrics, quotas
 from webapp.extensions import db
@@ -281,8 +281,8 @@ def finish_turn(
     if usage is not None:
         values["usage"] = usage
     where = [Turn.id == turn_id, Turn.status.in_(OPEN_STATUSES)]
-    if stale_before is not None:
-        where.append(Turn.heartbeat_at < stale_before)
+    if stale_before is not None:  # a queued turn never beat: a claim would have beaten
+        where.append(or_(Turn.heartbeat_at.is_(None), Turn.heartbeat_at < stale_before))
     ended = db.session.execute(
         update(Turn)
         .where(*where)

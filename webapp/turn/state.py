@@ -4,6 +4,7 @@ Keys, all under ``lookout:turn:<id>:``
     events   a Redis Stream of turn events; the entry id is the SSE ``id:``
     cancel   raised when the turn ends cancelled; every step and tool call watches it
     tasks    the ids of the turn's queued Celery tasks, revoked on cancel
+    queued   the turn's work whose task waits in the queue (``webapp.turn.queued``)
     cited    the URLs the reply cites, so parallel tool calls add each source once
     cache    a hash of JSON values, one field per ``<tool>\\0<key>``
     ended    set when the turn ends: later events and cache writes are dropped

@@ -1,0 +1,104 @@
+"""The base of the step and tool-call tasks: how such a task leaves the queue and runs again.
+
+A task of a turn clears its work's queued marker as it starts (``webapp.turn.queued``): from
+then on, work nobody claimed is lost unless this task runs again. It runs again for two
+reasons, counted apart:
+
+- the database did not answer (a restart, a failover): after 1, 2, 4, 8, then every 10
+  seconds, until ``DATABASE_RETRY_SECONDS`` have passed since the first failure in a row; then
+  the task gives up (it fails, and says so in the log) and leaves its turn to the reaper, which
+  sends its work again if nobody claimed it, and fails the turn if a claim went stale.
+- another task holds its work (``wait``): every few seconds while the holder beats and the
+  turn runs, which the reaper bounds. The database answered, so a wait starts its count afresh.
+
+Both used to share Celery's one count of retries, so each task lifted the database's bound in
+order to wait: a step or tool call ran again every 10 s for as long as the database was down.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import redis
+from celery import Task
+from flask import current_app
+from sqlalchemy.exc import OperationalError
+
+from webapp.turn import queued
+from workers.celery_app import AppContextTask, get_flask_app
+
+# A message header: [when the database first failed this task, in epoch seconds, and how many
+# times the task ran again since]. A retry carries its task's headers on.
+DATABASE_DOWN = "lookout_database_down"
+log = logging.getLogger("lookout.workers")
+
+
+def database_retry_delay(retries: int) -> int:
+    """Return the seconds before running again after ``retries`` runs again: 1, 2, 4, 8, 10."""
+    return min(10, 2**retries)
+
+
+class TurnTask(AppContextTask):
+    """A step or tool-call task: clears its queued marker as it starts, runs again while the
+    database does not answer (for at most ``DATABASE_RETRY_SECONDS``), and waits with ``wait``."""
+
+    abstract = True
+    max_retries = None  # the rule below bounds running again, not Celery's count
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with get_flask_app().app_context():
+            self._started(args)
+            try:
+                return Task.__call__(self, *args, **kwargs)
+            except OperationalError as exc:
+                self._run_again_or_give_up(exc)
+                raise
+
+    def wait(self, countdown: float) -> BaseException:
+        """Return the Retry to raise to run again in ``countdown`` seconds, while another task
+        holds this one's work."""
+        return self.retry(countdown=countdown, headers=self._headers(None))
+
+    def _started(self, args: tuple) -> None:
+        found = queued.work_of(self.name, args)
+        if found is None:
+            return
+        try:
+            queued.mark_started(*found)
+        except redis.RedisError:  # the marker outlives the start: the reaper waits longer
+            log.warning(
+                "%s[%s]: its queued marker could not be cleared", self.name, self.request.id
+            )
+
+    def _run_again_or_give_up(self, exc: OperationalError) -> None:
+        now = time.time()
+        since, retries = self._down_since() or (now, 0)
+        waited = now - since
+        if waited >= current_app.config["DATABASE_RETRY_SECONDS"]:
+            log.error(
+                "%s[%s] gives up: the database has not answered for %.0f s; its turn is left "
+                "to the reaper",
+                self.name,
+                self.request.id,
+                waited,
+            )
+            return
+        raise self.retry(
+            exc=exc,
+            countdown=database_retry_delay(retries),
+            headers=self._headers([since, retries + 1]),
+        )
+
+    def _down_since(self) -> tuple[float, int] | None:
+        value = (self.request.headers or {}).get(DATABASE_DOWN)
+        if value is None:
+            value = getattr(self.request, DATABASE_DOWN, None)
+        return (float(value[0]), int(value[1])) if value else None
+
+    def _headers(self, down: list | None) -> dict[str, Any]:
+        headers = {k: v for k, v in (self.request.headers or {}).items() if k != DATABASE_DOWN}
+        if down is not None:
+            headers[DATABASE_DOWN] = down
+        return headers
