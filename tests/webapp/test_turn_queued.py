@@ -1,0 +1,42 @@
+"""The queued markers: a step or tool-call task published marks its work until it starts, so
+the reaper can tell work waiting in the queue from work the queue lost."""
+
+from __future__ import annotations
+
+import uuid
+
+import redis
+
+from webapp import broker, queue
+from webapp.turn import queued
+
+
+def test_a_published_step_or_call_is_queued_until_its_task_starts(app):
+    turn_id = uuid.uuid4().hex
+    step, call = queued.step_work(0), queued.call_work("c1")
+    with app.app_context():  # no worker takes this app's queue: the tasks stay in it
+        queue.enqueue(broker.RUN_TURN_STEP, turn_id, 0)
+        queue.enqueue(broker.RUN_TOOL_CALL, turn_id, "c1")
+        assert queued.all_queued(turn_id, [step, call])
+        assert not queued.all_queued(turn_id, [queued.step_work(1)])  # never sent
+        queued.mark_started(turn_id, step)
+        assert not queued.all_queued(turn_id, [step, call])
+        assert queued.all_queued(turn_id, [call])
+
+
+def test_the_markers_live_in_the_redis_that_holds_the_queue(app):
+    """A Redis that loses its queue (a restart without persistence) loses the markers too."""
+    turn_id = uuid.uuid4().hex
+    with app.app_context():
+        queue.enqueue(broker.RUN_TOOL_CALL, turn_id, "c1")
+        broker_redis = redis.Redis.from_url(queue.get_client().conf.broker_url)
+        queue_name = app.config["CELERY_QUEUE"]
+        assert broker_redis.llen(queue_name) == 1
+        assert broker_redis.sismember(f"lookout:turn:{turn_id}:queued", "call:c1")
+
+
+def test_only_step_and_tool_call_tasks_are_work_of_a_turn():
+    assert queued.work_of(broker.RUN_TURN_STEP, ["t", 2]) == ("t", "step:2")
+    assert queued.work_of(broker.RUN_TOOL_CALL, ["t", "c"]) == ("t", "call:c")
+    assert queued.work_of(broker.PING, []) is None
+    assert queued.work_of(broker.PROBE_PROVIDER, ["p"]) is None
