@@ -21,7 +21,8 @@ a static server on 127.0.0.1 (another process), then streams its answer for
 Reported per N: turns completed per minute; the time Lookout added to a turn (POST sent to
 stream ended, less the model's scripted answer time), p50 and p95; how long POSTs took;
 errors by kind; the resident memory of the web processes and of the worker (with its parser
-processes), idle and at their peak; and the turns /metrics counted, as a cross-check. The
+processes), idle and at their peak; the turns /metrics counted, as a cross-check; the tasks the
+worker took, by name, and what the reaper did (its sends again among them). The
 clients run in this process and share the machine's cores with everything they measure.
 """
 
@@ -55,12 +56,15 @@ from bench.harness import (
 )
 from tests.support.chat import ChatClient, parse_sse
 from tests.support.processes import free_port, start_process, stop_process, wait_for_port
+from webapp import broker, queue
 from webapp.extensions import db
 from webapp.models import ApiToken, User
 
 PAGE = ROOT / "bench" / "pages" / "html" / "bbc-1.html.gz"
 METRICS_TOKEN = "load-" + uuid.uuid4().hex
 WEB_PROCESSES = 2
+# The tasks of a turn: here two steps and a web_fetch call, three in all.
+TURN_TASKS = (broker.RUN_TURN_STEP, broker.RUN_TOOL_CALL)
 
 
 class PageServer:
@@ -194,8 +198,29 @@ def cpu_seconds(stack: Stack, fake: FakeModelProcess, pages: PageServer) -> dict
     }
 
 
+def tasks_taken(stack: Stack) -> Counter:
+    """Return how many tasks the workers took, by task name (a retry or a duplicate is one
+    more), as their own statistics count them."""
+    with stack.app.app_context():
+        stats = queue.get_client().control.inspect(timeout=10).stats() or {}
+    taken: Counter = Counter()
+    for worker in stats.values():
+        taken.update(worker.get("total", {}))
+    return taken
+
+
+def scrape_reaper(stack: Stack) -> dict[str, float]:
+    """Return /metrics' count of what the reaper did, by action."""
+    return scrape(stack, "lookout_reaper_actions", "action")
+
+
 def scrape_turns(stack: Stack) -> dict[str, float]:
     """Return /metrics' count of ended turns by outcome."""
+    return scrape(stack, "lookout_turns_finished", "outcome")
+
+
+def scrape(stack: Stack, family_name: str, label: str) -> dict[str, float]:
+    """Return a counter of /metrics by the value of its one label."""
     from prometheus_client.parser import text_string_to_metric_families
 
     answer = requests.get(
@@ -205,10 +230,10 @@ def scrape_turns(stack: Stack) -> dict[str, float]:
     )
     counts = {}
     for family in text_string_to_metric_families(answer.text):
-        if family.name == "lookout_turns_finished":
+        if family.name == family_name:
             for sample in family.samples:
                 if sample.name.endswith("_total"):
-                    counts[sample.labels["outcome"]] = sample.value
+                    counts[sample.labels[label]] = sample.value
     return counts
 
 
@@ -285,6 +310,8 @@ def run_once(users: int, args: argparse.Namespace) -> dict:
             sampler.stopping.set()
             sampler.join()
             counted = scrape_turns(stack)
+            reaped = scrape_reaper(stack)
+            taken = tasks_taken(stack)
     shutil.rmtree(directory, ignore_errors=True)
     turns = [turn for out in results for turn in out]
     done = [turn for turn in turns if "error" not in turn]
@@ -304,6 +331,8 @@ def run_once(users: int, args: argparse.Namespace) -> dict:
         "worker_peak": sampler.worker_peak,
         "wall": wall,
         "metrics": counted,
+        "reaper": reaped,
+        "taken": taken,
         "cpu_ms": {
             part: (cpu_after[part] - cpu_before[part]) * 1000 / max(1, len(turns))
             for part in cpu_after
@@ -349,6 +378,15 @@ def report(rounds: list[dict], args: argparse.Namespace) -> str:
             "",
             f"{r['users']} users: /metrics counted turns ended: {metrics}; CPU ms per turn by "
             f"part: {cpu}; load average {r['load'][0]:.1f} before, {r['load'][1]:.1f} after",
+        ]
+        taken = ", ".join(f"{name} {n}" for name, n in sorted(r["taken"].items()))
+        turn_tasks = sum(n for name, n in r["taken"].items() if name in TURN_TASKS)
+        reaper = ", ".join(f"{k} {v:.0f}" for k, v in sorted(r["reaper"].items()))
+        lines += [
+            "",
+            f"{r['users']} users: tasks the worker took (retries and duplicates included): "
+            f"{taken}; steps and tool calls {turn_tasks / max(1, sum(r['metrics'].values())):.2f}"
+            f" a turn ended (a completed turn needs 3); the reaper: {reaper}",
         ]
         if r["errors"]:
             kinds = "; ".join(f"{n}× {kind}" for kind, n in r["errors"].most_common(8))
