@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import logging
 import re
+import secrets
 import statistics
 from dataclasses import dataclass
 from urllib.parse import quote, urljoin
@@ -52,11 +53,10 @@ _FURNITURE_XPATH = "//nav | //header | //footer"
 _FALLBACK_XPATH = "//noscript | //template"
 # Where a page says its article's body is: schema.org's articleBody, hAtom's entry-content,
 # microformats2' e-content. Read only when the page names one such element.
-_DECLARED_BODY_XPATH = (
-    "//*[@itemprop='articleBody']"
-    " | //*[contains(concat(' ', normalize-space(@class), ' '), ' entry-content ')]"
-    " | //*[contains(concat(' ', normalize-space(@class), ' '), ' e-content ')]"
+_DECLARED_BODY_XPATH = lxml.etree.XPath(
+    "descendant::*[@itemprop or @class][@itemprop='articleBody' or contains(@class, 'content')]"
 )
+_DECLARED_CLASSES = frozenset({"entry-content", "e-content"})
 _DECLARED_MARK = "data-lookout-declared"
 _MAYBE_HIDDEN_XPATH = "//*[@hidden or @aria-hidden or @style]"
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
@@ -114,7 +114,8 @@ def extract(html: str, url: str) -> Extracted:
     declared = _declared_body(body)
     if declared is not None:
         protected.update((declared, *declared.iterancestors()))
-        declared.set(_DECLARED_MARK, "")  # readability works on a copy: the mark finds it
+        # readability works on a copy: a mark the page cannot know finds the body in it.
+        declared.set(_DECLARED_MARK, secrets.token_hex(8))
     thread = _thread_of(root, body, main, protected, sizes)
     _remove_furniture_tags(root, main, protected)
     own = remove_boilerplate(body, main, protected)
@@ -159,9 +160,12 @@ def _thread_of(
 
 
 def _declared_body(body: HtmlElement) -> HtmlElement | None:
-    for element in body.xpath(f"//*[@{_DECLARED_MARK}]"):  # a page's own marks are erased
-        del element.attrib[_DECLARED_MARK]
-    declared = body.xpath(_DECLARED_BODY_XPATH)
+    declared = [
+        element
+        for element in _DECLARED_BODY_XPATH(body)
+        if element.get("itemprop") == "articleBody"
+        or not _DECLARED_CLASSES.isdisjoint(element.get("class", "").split())
+    ]
     if len(declared) != 1 or _word_count(declared[0]) < _MIN_PRUNED_WORDS:
         return None
     return declared[0]
@@ -171,9 +175,9 @@ def _holding_declared(content: HtmlElement | None, declared: HtmlElement) -> Htm
     # The page says where its article is: readability's choice stands when it holds that
     # body (with the headline and byline around it), and is replaced by it otherwise (a
     # sidebar of teasers outscoring a short post, or one part of the body chosen alone).
-    holds = content is not None and bool(content.xpath(f"descendant-or-self::*[@{_DECLARED_MARK}]"))
-    for element in (declared, *(content.iter() if content is not None else ())):
-        element.attrib.pop(_DECLARED_MARK, None)
+    mark = declared.attrib.pop(_DECLARED_MARK)
+    copies = [] if content is None else content.xpath(f"descendant-or-self::*[@{_DECLARED_MARK}]")
+    holds = any(copy.attrib.pop(_DECLARED_MARK) == mark for copy in copies)
     if holds:
         return content
     parts = _parts_of(declared)

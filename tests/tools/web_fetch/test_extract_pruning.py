@@ -328,6 +328,8 @@ def test_a_short_post_in_the_body_the_page_declares_is_read_over_a_longer_sideba
     post += (
         "<p>The students baked bread in it on Friday, a first for the school's science fair.</p>"
     )
+    # A page cannot pass its teasers off as holding the body by copying Lookout's mark.
+    teasers = teasers.replace('<div class="widget">', '<div class="widget" data-lookout-declared>')
     html = page(
         f'<div class="main"><div class="post hentry"><h3>Sun bread</h3>'
         f"<div {body_attributes}>{post}</div></div></div>"
