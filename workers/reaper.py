@@ -10,6 +10,10 @@ cases apart, sends again only work whose task is no longer in the queue (each ta
 work once however often it is delivered: the work is claimed atomically), and fails the turn
 as too busy once it has waited ``TURN_QUEUE_WAIT_SECONDS``. One worker at a time reaps (a
 Redis lock).
+
+A turn whose task gave up on the database (``workers.turn_task``) goes stale like a dead
+worker's, or waits like a busy queue's; the reaper ends it with the database's sentence when
+the task's note is newer than the turn's last beat.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from webapp.models.base import aware, utcnow
 from webapp.turn.lifecycle import finish_turn
 from webapp.turn.state import get_redis
 from workers.stale import Waiting, find_waiting, judge_waiting
+from workers.turn_task import GAVE_UP, gave_up_since
 
 DIED = (
     "The worker answering this turn stopped before it finished. Send the message again; "
@@ -54,7 +59,7 @@ def reap_stale_turns(stale_seconds: float, wait_seconds: float) -> list[str]:
         waiting = find_waiting(turn_id, step)
         waited = (now - aware(heartbeat_at)).total_seconds()
         if waiting is None:
-            if fail_dead_turn(turn_id, stale_before):
+            if fail_stopped_turn(turn_id, heartbeat_at, stale_before):
                 failed.append(turn_id)
         elif judge_waiting(turn_id, waiting, waited, now, stale_seconds, wait_seconds):
             failed.append(turn_id)
@@ -79,6 +84,19 @@ def reap_queued_turns(stale_seconds: float, wait_seconds: float) -> list[str]:
         if judge_waiting(turn_id, first, waited, now, stale_seconds, wait_seconds, "requeued_turn"):
             failed.append(turn_id)
     return failed
+
+
+def fail_stopped_turn(turn_id: str, last_beat: datetime, stale_before: datetime) -> bool:
+    """Fail a turn whose work stopped beating at ``last_beat``: as its task gave up on the
+    database, if one did since (the note in Redis), else as its worker died. False if it had
+    ended, or if something beat for it since ``stale_before``."""
+    if not gave_up_since(turn_id, last_beat):
+        return fail_dead_turn(turn_id, stale_before)
+    if not finish_turn(turn_id, "failed", GAVE_UP, stale_before=stale_before):
+        return False
+    metrics.reaper_action("failed_turn")
+    log.warning("turn=%s failed: its task gave up on the database", turn_id)
+    return True
 
 
 def fail_dead_turn(turn_id: str, stale_before: datetime | None = None) -> bool:

@@ -10,7 +10,9 @@ The reaper sends the waiting work again only when it is not in the queue (``weba
 queued``: a Redis restart lost it, or its task gave up before claiming it), at most once per
 (turn, step) per ``TURN_STALE_SECONDS``; work merely waiting behind other work is left alone,
 as sending it again would only lengthen the queue. The turn fails once it has waited
-``TURN_QUEUE_WAIT_SECONDS``, with a sentence that says why.
+``TURN_QUEUE_WAIT_SECONDS``, with a sentence that says why: the server was too busy, or,
+when a task of the turn gave up on the database since it last beat, the database stopped
+answering (a database down longer than that wait leaves the reaper nothing else to do).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from webapp.turn import queued
 from webapp.turn.lifecycle import finish_turn
 from webapp.turn.state import get_redis
 from workers.fanout import dispatch, send_step
+from workers.turn_task import GAVE_UP, gave_up_since
 
 BUSY = "The server was too busy to answer this message in time. Send it again in a few minutes."
 log = logging.getLogger("lookout.reaper")
@@ -85,13 +88,18 @@ def send_lost(turn_id: str, waiting: Waiting, period: float, action: str = "rese
     return True
 
 
-def fail_waiting_turn(turn_id: str, waited: float, stale_before: datetime) -> bool:
-    """Fail a turn that waited too long in the queue, keeping what its reply showed; False if
-    it had ended, or if its work started after all (it beat since ``stale_before``)."""
-    if not finish_turn(turn_id, "failed", BUSY, stale_before=stale_before):
+def fail_waiting_turn(
+    turn_id: str, waited: float, stale_before: datetime, last_beat: datetime
+) -> bool:
+    """Fail a turn that waited too long since ``last_beat``, keeping what its reply showed:
+    as too busy, or as the database's fault if a task of it gave up on the database since;
+    False if it had ended, or if its work started after all (it beat since ``stale_before``)."""
+    database = gave_up_since(turn_id, last_beat)
+    if not finish_turn(turn_id, "failed", GAVE_UP if database else BUSY, stale_before=stale_before):
         return False
     metrics.reaper_action("failed_waiting_turn")
-    log.warning("turn=%s failed: it waited %.0f s in the queue (server too busy)", turn_id, waited)
+    why = "its task gave up on the database" if database else "server too busy"
+    log.warning("turn=%s failed: it waited %.0f s in the queue (%s)", turn_id, waited, why)
     return True
 
 
@@ -107,7 +115,8 @@ def judge_waiting(
     """Fail a turn that waited ``wait_seconds`` for ``waiting`` (return True), or send that
     work again if the queue lost it (counted as ``resent``), or leave it to wait."""
     if waited >= wait_seconds:
-        return fail_waiting_turn(turn_id, waited, now - timedelta(seconds=wait_seconds))
+        last_beat = now - timedelta(seconds=waited)  # or, for a queued turn, its creation
+        return fail_waiting_turn(turn_id, waited, now - timedelta(seconds=wait_seconds), last_beat)
     if not send_lost(turn_id, waiting, stale_seconds, resent):
         note_waiting(turn_id, waiting, wait_seconds)
     return False

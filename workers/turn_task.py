@@ -13,12 +13,19 @@ reasons, counted apart:
 
 Both used to share Celery's one count of retries, so each task lifted the database's bound in
 order to wait: a step or tool call ran again every 10 s for as long as the database was down.
+
+A task that gives up cannot write why to the database, which is what failed, so it leaves a
+note in Redis, ``lookout:turn:<id>:database_gave_up`` (the time it gave up). The reaper reads it
+when it fails the turn: if nothing beat for the turn since the note, the turn ends with
+``GAVE_UP``, which names the database, rather than with the dead worker's or the queue's
+sentence, which would send the user looking for the wrong fault.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from datetime import datetime
 from typing import Any
 
 import redis
@@ -26,12 +33,18 @@ from celery import Task
 from flask import current_app
 from sqlalchemy.exc import OperationalError
 
+from webapp.models.base import aware
 from webapp.turn import queued
+from webapp.turn.state import SAFETY_TTL_SECONDS, get_redis, key
 from workers.celery_app import AppContextTask, get_flask_app
 
 # A message header: [when the database first failed this task, in epoch seconds, and how many
 # times the task ran again since]. A retry carries its task's headers on.
 DATABASE_DOWN = "lookout_database_down"
+GAVE_UP = (
+    "Lookout's database stopped answering before this turn finished. Send the message again; "
+    "if this keeps happening, tell an administrator."
+)
 log = logging.getLogger("lookout.workers")
 
 
@@ -53,7 +66,7 @@ class TurnTask(AppContextTask):
             try:
                 return Task.__call__(self, *args, **kwargs)
             except OperationalError as exc:
-                self._run_again_or_give_up(exc)
+                self._run_again_or_give_up(exc, args)
                 raise
 
     def wait(self, countdown: float) -> BaseException:
@@ -72,7 +85,7 @@ class TurnTask(AppContextTask):
                 "%s[%s]: its queued marker could not be cleared", self.name, self.request.id
             )
 
-    def _run_again_or_give_up(self, exc: OperationalError) -> None:
+    def _run_again_or_give_up(self, exc: OperationalError, args: tuple) -> None:
         now = time.time()
         since, retries = self._down_since() or (now, 0)
         waited = now - since
@@ -84,6 +97,9 @@ class TurnTask(AppContextTask):
                 self.request.id,
                 waited,
             )
+            found = queued.work_of(self.name, args)
+            if found is not None:
+                note_gave_up(found[0], now)
             return
         raise self.retry(
             exc=exc,
@@ -102,3 +118,21 @@ class TurnTask(AppContextTask):
         if down is not None:
             headers[DATABASE_DOWN] = down
         return headers
+
+
+def note_gave_up(turn_id: str, when: float) -> None:
+    """Note in Redis that a task of the turn gave up on the database at ``when`` (epoch s)."""
+    try:
+        get_redis().set(key(turn_id, "database_gave_up"), repr(when), ex=SAFETY_TTL_SECONDS)
+    except redis.RedisError:  # the turn ends as if its worker had died
+        log.warning("turn=%s: the note that its task gave up on the database was lost", turn_id)
+
+
+def gave_up_since(turn_id: str, last_beat: datetime) -> bool:
+    """Whether a task of the turn gave up on the database after ``last_beat``, so that the
+    database, not a worker or the queue, is why it stopped (its work did not run since)."""
+    try:
+        noted = get_redis().get(key(turn_id, "database_gave_up"))
+    except redis.RedisError:
+        return False
+    return noted is not None and float(noted) > aware(last_beat).timestamp()

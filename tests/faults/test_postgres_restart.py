@@ -1,7 +1,8 @@
 """PostgreSQL restarted between two steps of a turn (a private server the test makes with
 initdb, never the machine's): the tool call's result and the next step are stored, the turn
 completes, and every part stored before the restart is still there; a database down for longer
-than a task runs again is left to the reaper, and the turn still completes."""
+than a task runs again is left to the reaper, and the turn still completes, or, when the task
+had claimed its work, fails saying that the database stopped answering."""
 
 from __future__ import annotations
 
@@ -16,7 +17,12 @@ from tests.faults.test_queue_wait import runs_of, start_waiting_turn
 from tests.support import postgres_server
 from tests.support.fake_model import Reply
 from tests.support.processes import wait_until
-from tests.workers.test_failed_turns import reloaded
+from tests.workers.test_failed_turns import reloaded, streamed_text, wait_for_text
+
+GAVE_UP = (
+    "The answer above was cut off. Lookout's database stopped answering before this turn "
+    "finished. Send the message again; if this keeps happening, tell an administrator."
+)
 
 
 @pytest.fixture
@@ -103,6 +109,53 @@ def test_a_tool_call_whose_database_stays_down_gives_up_and_the_reaper_sends_it_
     assert reply["parts"][3] == {"type": "text", "text": "Counted once."}
     assert runs_of(runs) == 1
     assert f"turn={turn_id} waits for work the queue lost" in worker.log.read_text()
+
+
+@pytest.mark.postgres
+def test_a_step_whose_database_stays_down_ends_its_turn_saying_the_database_stopped(
+    private_postgres, make_stack
+):
+    """Regression: a step that claimed its work and then gave up on the database left its turn
+    to the reaper, which failed it with "The worker answering this turn stopped before it
+    finished." though no worker had stopped. The task leaves a note in Redis, and the reaper's
+    ending names the database, keeping every word the page was shown."""
+    stack = make_stack(
+        DATABASE_URL=private_postgres.url,
+        DATABASE_RETRY_SECONDS=2,
+        TURN_STALE_SECONDS=3,
+        REAPER_INTERVAL_SECONDS=1,
+    )
+    worker = stack.worker()
+    release = threading.Event()
+    answer = "Half an answer, and the rest of it."
+    stack.fake.script(Reply.text(answer, chunks=2, pause_after=(1, 60), release=release))
+    conversation, turn_id, reader = stack.start_turn("talk")
+    wait_for_text(reader, "Half")
+    outage = threading.Thread(target=private_postgres.restart, kwargs={"down_seconds": 10})
+    outage.start()
+    wait_until(lambda: not answers(private_postgres.port), 10, "PostgreSQL never stopped")
+    release.set()  # the answer ends, and its step cannot store the ending
+    wait_until(
+        lambda: "run_turn_step" in gave_up(worker),
+        20,
+        f"the step's task never gave up; see {worker.log}",
+    )
+    outage.join()
+    clock = Stopwatch()
+    turn = stack.chat.wait(turn_id, timeout=30)
+    record_recovery(
+        "PostgreSQL down 10 s as a step ended: from back up to turn failed", clock.seconds()
+    )
+    reader.join(10)
+    assert (turn["status"], turn["error"]) == ("failed", GAVE_UP)
+    reply, failure = reloaded(stack.chat, conversation, turn_id)
+    assert streamed_text(reader) == answer
+    assert reply["parts"] == [{"type": "text", "text": answer}]
+    assert failure["error"] == GAVE_UP
+    assert [e.name for e in reader.events][-1] == "turn.failed"
+    assert reader.events[-1].data["error"] == GAVE_UP
+    stack.fake.script(Reply.text("Here again."))
+    assert stack.chat.run(conversation, "again?", "fake/m")["status"] == "completed"
 
 
 def answers(port: int) -> bool:
