@@ -100,9 +100,6 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "a taxonomy class's slug is not read as a name (category-social-media)": _names_off(
         "_TAXONOMY_TOKENS", frozenset()
     ),
-    "nav and menu name navigation": _names_off(
-        "_FURNITURE_TOKENS", class_names_module._FURNITURE_TOKENS - {"nav", "menu"}
-    ),
     "a page's declared article body (articleBody, entry-content) is read": _off(
         extract_module, "_declared_body", lambda body: None
     ),

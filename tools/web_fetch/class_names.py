@@ -41,8 +41,6 @@ _FURNITURE_TOKENS = frozenset(
         "consent",
         "popup",
         "modal",
-        "nav",
-        "menu",
         "breadcrumb",
         "breadcrumbs",
         "byline",
