@@ -143,6 +143,13 @@ def test_stock_messages_become_sentences_naming_the_field(key, message, expected
     assert sentence(key, message, titles_of(Sample)) == expected
 
 
+def test_an_empty_provider_name_is_called_required_not_too_long(admin):
+    """Regression: an empty name was refused as "Name must be at most 100 characters long."."""
+    body = {"name": "", "baseUrl": "http://127.0.0.1:9/v1"}
+    error = refused(admin.post("/api/admin/providers", json=body))
+    assert error["fields"]["name"] == ["Name is required and must be at most 100 characters long."]
+
+
 def test_a_nested_field_is_named_by_its_row():
     titles = {"models": "Models"}
     assert sentence("models.0.name", "Missing data for required field.", titles) == (

@@ -22,8 +22,11 @@ def _number(text: str) -> str:
 
 
 def _length(title: str, low: str, high: str) -> str:
-    if low in ("0", "1"):
+    if low == "0":
         return f"{title} must be at most {_number(high)} characters long."
+    if low == "1":
+        # marshmallow says the same for an empty value and a long one: name both.
+        return f"{title} is required and must be at most {_number(high)} characters long."
     return f"{title} must be {_number(low)} to {_number(high)} characters long."
 
 
