@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.support.chat_page import sign_in
+from webapp.extensions import db
+from webapp.models import Provider
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
 
@@ -71,5 +73,42 @@ def test_the_header_fits_a_phone_without_its_links_running_together(
         ]
         assert all(gap >= 8 for gap in gaps)
         assert page.evaluate("document.documentElement.scrollWidth") <= 360
+    finally:
+        context.close()
+
+
+def test_every_page_fits_a_phone_its_wide_tables_scrolling_in_their_cards(
+    browser, app, live_server, make_user, tmp_path
+):
+    """Regression: on a phone the Users table, the limits in Settings, a provider's base URL
+    and the API documentation's tables widened the page past the screen."""
+    make_user("someone-with-a-long-name")
+    with app.app_context():
+        db.session.add(
+            Provider(
+                name="local",
+                base_url="http://model-server.internal.example:11434/v1",
+                models=[{"name": "a-model", "tools": True}],
+            )
+        )
+        db.session.commit()
+    context = browser.new_context(viewport={"width": 360, "height": 740})
+    page = context.new_page()
+    try:
+        sign_in(page, live_server.url, make_user("root", admin=True))
+        wide = {}
+        for path, ready in (
+            ("/settings", "#usage-limits"),
+            ("/admin/users", ".users-table"),
+            ("/admin/providers", ".provider-facts"),
+            ("/docs/api", ".api-answers"),
+        ):
+            page.goto(live_server.url + path)
+            page.locator(ready).first.wait_for()
+            page.screenshot(path=str(tmp_path / f"phone{path.replace('/', '-')}.png"))
+            width = page.evaluate("document.documentElement.scrollWidth")
+            if width > 360:
+                wide[path] = width
+        assert wide == {}
     finally:
         context.close()

@@ -132,12 +132,12 @@
     var body = el("tbody");
     users.forEach(function (user) { body.appendChild(drawRow(user)); });
     var titles = COLUMNS.map(function (column) { return column.title; }).concat(["Actions"]);
-    return el("table", { class: "token-table users-table" }, [
+    return el("div", { class: "table-scroll" }, [el("table", { class: "token-table users-table" }, [
       el("thead", {}, [el("tr", {}, titles.map(function (title) {
         return el("th", { scope: "col", text: title });
       }))]),
       body,
-    ]);
+    ])]);
   }
 
   function load() {
