@@ -164,11 +164,18 @@ def make_options_schema(engines: Sequence[SearchEngine]) -> type[marshmallow.Sch
         )
         enabledByDefault = fields.Boolean(
             load_default=False,
-            metadata={"title": "On by default", "description": "Offer web search to everyone."},
+            metadata={
+                "title": "On by default",
+                "description": "Offer web search to everyone. Unticked, it stays off until a "
+                "user switches it on in Settings.",
+            },
         )
         userToggle = fields.Boolean(
             load_default=True,
-            metadata={"title": "Users may switch it", "description": "Users may turn it off."},
+            metadata={
+                "title": "Users may switch it",
+                "description": "Users may turn it on or off in their Settings.",
+            },
         )
         userEngines = fields.Boolean(
             load_default=True,

@@ -228,3 +228,14 @@ def test_the_plugin_is_loaded_like_any_other():
 
     assert load_plugin("tools.web_search") is plugin and plugin.id == "web_search"
     assert tool_context_for_test()[0].roles == ["user"]
+
+
+def test_the_admin_form_says_web_search_stays_off_until_switched_on_when_not_on_by_default():
+    """Regression: "Users may switch it: Users may turn it off." while web search was off for
+    everyone until ticked, and an admin who chose an engine did not learn why nobody searched."""
+    properties = json_schema(plugin.options_schema)["properties"]
+    assert properties["enabledByDefault"]["default"] is False
+    assert "stays off until a user switches it on" in properties["enabledByDefault"]["description"]
+    assert properties["userToggle"]["description"] == (
+        "Users may turn it on or off in their Settings."
+    )
