@@ -62,6 +62,8 @@ def assert_first_password_printed_last(log) -> None:
     frame = text[start:end]
     assert "Created the admin account 'admin' with password " in frame
     assert "To set a new password later: flask --app webapp users set-password admin" in frame
+    # Regression: a newcomer pasting that line got "flask: command not found".
+    assert "(flask is in .venv/bin: run 'source .venv/bin/activate' first.)" in frame
     assert "Listening at" in text[:start]  # gunicorn is up
     assert re.search(r"celery@\S+ ready", text[:start])  # and the worker
     assert "Lookout is at http://127.0.0.1:" in text[:start]
