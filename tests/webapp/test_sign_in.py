@@ -58,7 +58,11 @@ def test_a_disabled_account_cannot_sign_in(client, make_user):
     make_user("mallory", disabled=True)
     response = sign_in(client, "mallory", "password")
     assert response.status_code == 403
-    assert "This account is disabled" in response.get_data(as_text=True)
+    # Regression: it named only a command, with NAME in it, to someone who has no shell.
+    assert (
+        "This account is disabled. Ask an administrator to enable it in Admin → Users "
+        "(or with flask --app webapp users enable mallory)."
+    ) in response.get_data(as_text=True)
     assert client.get("/api/me").status_code == 401
 
 
@@ -135,6 +139,10 @@ def test_too_many_failures_lock_the_name_whatever_the_password(client, make_user
     assert locked.status_code == 429
     assert "Too many failed sign-ins for this name. Wait 15 minutes" in locked.get_data(
         as_text=True
+    )
+    assert (
+        "set a new password in Admin → Users (or with flask --app webapp users set-password "
+        "alice)." in locked.get_data(as_text=True)
     )
     assert client.get("/").status_code == 302  # still signed out
     make_user("bob")

@@ -16,13 +16,15 @@ from webapp.models.accounts import password_matches
 bp = Blueprint("auth", __name__)
 
 WRONG_CREDENTIALS = "That name and password do not match. Check them and try again."
+# Said to the account's owner, who passes it on: the admin's page first, then the command.
 DISABLED = (
-    "This account is disabled. Ask an administrator to enable it "
-    "(flask --app webapp users enable NAME)."
+    "This account is disabled. Ask an administrator to enable it in Admin → Users "
+    "(or with flask --app webapp users enable {name})."
 )
 TOO_MANY = (
     "Too many failed sign-ins for this name. Wait {minutes} and try again, or ask an "
-    "administrator to set a new password (flask --app webapp users set-password NAME)."
+    "administrator to set a new password in Admin → Users "
+    "(or with flask --app webapp users set-password {name})."
 )
 TOO_MANY_HERE = "Too many failed sign-ins from your network address. Wait {minutes} and try again."
 
@@ -60,14 +62,14 @@ def sign_in():
         if lock:
             minutes = f"{lock.minutes} minute{'' if lock.minutes == 1 else 's'}"
             message = TOO_MANY if lock.subject == "name" else TOO_MANY_HERE
-            flash(message.format(minutes=minutes), "error")
+            flash(message.format(minutes=minutes, name=name), "error")
             status = 429
         elif not password_matches(user.password_hash if user else None, form.password.data):
             throttle.note_failure(name, address)
             flash(WRONG_CREDENTIALS, "error")
             status = 401
         elif user.disabled:
-            flash(DISABLED, "error")
+            flash(DISABLED.format(name=user.name), "error")
             status = 403
         else:
             throttle.clear_failures(name)
