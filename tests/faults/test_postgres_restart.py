@@ -87,16 +87,8 @@ def test_a_tool_call_whose_database_stays_down_gives_up_and_the_reaper_sends_it_
     worker = stack.worker()
     runs = tmp_path / "runs.txt"
     conversation, turn_id, _reader = start_waiting_turn(stack, runs)
-    outage = threading.Thread(target=private_postgres.restart, kwargs={"down_seconds": 10})
-    outage.start()
-    wait_until(lambda: not answers(private_postgres.port), 10, "PostgreSQL never stopped")
-    stack.resume_workers()  # the call's task starts, and cannot claim its call
-    wait_until(
-        lambda: "run_tool_call" in gave_up(worker),
-        20,
-        f"the tool call's task never gave up; see {worker.log}",
-    )
-    outage.join()
+    # The call's task starts while the database is down, and cannot claim its call.
+    outage_until_gave_up(private_postgres, worker, "run_tool_call", stack.resume_workers)
     clock = Stopwatch()
     turn = stack.chat.wait(turn_id, timeout=30)
     record_recovery(
@@ -131,16 +123,8 @@ def test_a_step_whose_database_stays_down_ends_its_turn_saying_the_database_stop
     stack.fake.script(Reply.text(answer, chunks=2, pause_after=(1, 60), release=release))
     conversation, turn_id, reader = stack.start_turn("talk")
     wait_for_text(reader, "Half")
-    outage = threading.Thread(target=private_postgres.restart, kwargs={"down_seconds": 10})
-    outage.start()
-    wait_until(lambda: not answers(private_postgres.port), 10, "PostgreSQL never stopped")
-    release.set()  # the answer ends, and its step cannot store the ending
-    wait_until(
-        lambda: "run_turn_step" in gave_up(worker),
-        20,
-        f"the step's task never gave up; see {worker.log}",
-    )
-    outage.join()
+    # The answer ends while the database is down, and its step cannot store the ending.
+    outage_until_gave_up(private_postgres, worker, "run_turn_step", release.set)
     clock = Stopwatch()
     turn = stack.chat.wait(turn_id, timeout=30)
     record_recovery(
@@ -156,6 +140,17 @@ def test_a_step_whose_database_stays_down_ends_its_turn_saying_the_database_stop
     assert reader.events[-1].data["error"] == GAVE_UP
     stack.fake.script(Reply.text("Here again."))
     assert stack.chat.run(conversation, "again?", "fake/m")["status"] == "completed"
+
+
+def outage_until_gave_up(private_postgres, worker, task: str, then) -> None:
+    """Stop PostgreSQL for 10 s, call ``then`` once it is down, and return when ``task`` has
+    given up on the database and the database answers again."""
+    outage = threading.Thread(target=private_postgres.restart, kwargs={"down_seconds": 10})
+    outage.start()
+    wait_until(lambda: not answers(private_postgres.port), 10, "PostgreSQL never stopped")
+    then()
+    wait_until(lambda: task in gave_up(worker), 20, f"{task} never gave up; see {worker.log}")
+    outage.join()
 
 
 def answers(port: int) -> bool:
