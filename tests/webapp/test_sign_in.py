@@ -50,6 +50,10 @@ def test_the_home_page_sends_strangers_to_sign_in(client):
 def test_sign_out_ends_the_session(signed_in_client):
     client = signed_in_client("alice")
     assert client.post("/sign-out").status_code == 302
+    # Regression: the sign-in form came back with no word that signing out had worked.
+    assert "You are signed out, in this browser and every other one." in client.get(
+        "/sign-in"
+    ).get_data(as_text=True)
     assert client.get("/").status_code == 302
     assert client.get("/api/me").status_code == 401
 

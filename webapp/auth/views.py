@@ -26,6 +26,7 @@ TOO_MANY = (
     "administrator to set a new password in Admin → Users "
     "(or with flask --app webapp users set-password {name})."
 )
+SIGNED_OUT = "You are signed out, in this browser and every other one."
 TOO_MANY_HERE = "Too many failed sign-ins from your network address. Wait {minutes} and try again."
 
 
@@ -86,5 +87,6 @@ def sign_out():
     """Sign the user out of every browser (a copied cookie too) and go back to the sign-in page."""
     if current_user.is_authenticated:
         accounts.end_sessions(current_user)
+        flash(SIGNED_OUT, "ok")
     logout_user()
     return redirect(url_for("auth.sign_in"))
