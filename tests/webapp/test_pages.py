@@ -30,3 +30,10 @@ def test_a_signed_out_visitor_is_sent_to_sign_in_from_every_page(client):
         response = client.get(path)
         assert response.status_code == 302, path
         assert "/sign-in" in response.headers["Location"], path
+
+
+def test_the_admin_index_says_where_the_search_engine_is_chosen(signed_in_client):
+    """Regression: it listed Plugins as "each plugin's status and options", and a newcomer
+    looking for where to pick a search engine did not find it."""
+    page = signed_in_client("root", admin=True).get("/admin/").get_data(as_text=True)
+    assert "the web search engine and its key (web search is off until one is chosen)" in page
