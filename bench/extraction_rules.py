@@ -106,6 +106,9 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "...with its parts, siblings of its class": _off(
         extract_module, "_parts_of", lambda declared: [declared]
     ),
+    "prose between the headline and the content is read before it": _off(
+        extract_module, "_with_lead", lambda content, body: content
+    ),
     "a data table's cells are not link lists": _off(
         boilerplate_module, "_data_tables", lambda own: set()
     ),

@@ -13,7 +13,9 @@ cleaned body) is read instead. Where the page names its article's body (schema.o
 ``articleBody``, hAtom's ``entry-content``), that body is protected, and read when
 readability's choice does not hold it. On a page that does not declare itself an article, a
 main block made mostly of blocks named as comments is a thread, whose replies are read after
-the post, unless that post is an article many times as long as the typical reply.
+the post, unless that post is an article many times as long as the typical reply. Prose
+between the headline and the content's first paragraph (a standfirst beside the story's body)
+is read before it.
 A page whose text exists only inside ``<noscript>`` or ``<template>`` is read from there.
 
 Images of the article that have alt text or a caption come out as Markdown images with
@@ -76,6 +78,14 @@ _MIN_SHARE_OF_FRAME = 0.1
 _ARTICLE_OVER_POST = 4
 # Fewer words than this left by pruning means the pruning took the page for furniture.
 _MIN_PRUNED_WORDS = 10
+# A lead (a standfirst, a post's own words before an embedded document) is a paragraph of
+# prose, one in which a sentence ends, between the headline and the content's first paragraph,
+# found among the few paragraphs after the headline and sharing a close ancestor with it.
+_SENTENCE_END = re.compile(r"[.!?…][\"'”’)»]?(?:\s|$)")
+_LEAD_MIN_CHARS = 80
+_LEAD_SEARCH = 6
+_LEAD_LEVELS = 3
+_LEAD_MAX_LINK_SHARE = 0.25
 _DOCUMENT_END = re.compile(r"</(?:body|html)\s*>", re.I)
 _CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
 
@@ -129,6 +139,8 @@ def extract(html: str, url: str) -> Extracted:
         content = main
     if _word_count(content) < _MIN_PRUNED_WORDS:
         content = _unpruned_body(html, content)
+    else:
+        content = _with_lead(content, body)
     _make_links_absolute(content, base)
     drop_unreadable_images(content)
     # html2text runs these into the text around them; as paragraphs they stand apart.
@@ -157,6 +169,51 @@ def _thread_of(
     replies = copy.deepcopy(main)
     remove_boilerplate(replies, replies, {replies}, thread=True)
     return _Thread(replies, [sizes.total.get(post, 0) for post in posts])
+
+
+def _with_lead(content: HtmlElement, body: HtmlElement) -> HtmlElement:
+    # Readability and the density pass choose the story's body; a standfirst beside it, or a
+    # post's own paragraph above the press release it quotes, is left out. Prose between the
+    # headline and the content's first paragraph, close to that paragraph in the tree, is read
+    # before it.
+    headline = next(body.iter("h1"), None)
+    texts = (_text(paragraph) for paragraph in content.iter("p"))
+    target = next((text for text in texts if len(text) >= _LEAD_MIN_CHARS), None)
+    if headline is None or target is None:
+        return content
+    lead: list[HtmlElement] = []
+    for paragraph in headline.xpath(f"following::p[position() <= {_LEAD_SEARCH}]"):
+        if _text(paragraph) == target:
+            near = list(paragraph.iterancestors())[:_LEAD_LEVELS]
+            lead = [p for p in lead if any(a in near for a in p.iterancestors())]
+            break
+        if _is_prose(paragraph):
+            lead.append(paragraph)
+    else:
+        return content
+    if not lead:
+        return content
+    joined = lxml.html.Element("div")
+    for paragraph in lead:
+        copied = copy.deepcopy(paragraph)
+        copied.tail = None
+        joined.append(copied)
+    joined.append(content)
+    return joined
+
+
+def _text(element: HtmlElement) -> str:
+    return " ".join(element.text_content().split())
+
+
+def _is_prose(paragraph: HtmlElement) -> bool:
+    text = _text(paragraph)
+    linked = sum(len(_text(link)) for link in paragraph.iter("a"))
+    return (
+        len(text) >= _LEAD_MIN_CHARS
+        and linked <= _LEAD_MAX_LINK_SHARE * len(text)
+        and _SENTENCE_END.search(text) is not None
+    )
 
 
 def _declared_body(body: HtmlElement) -> HtmlElement | None:

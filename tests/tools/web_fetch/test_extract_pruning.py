@@ -358,6 +358,33 @@ def test_a_declared_body_cut_in_parts_around_a_side_rail_is_read_whole():
     assert_article_kept(text)
 
 
+def test_a_standfirst_beside_the_story_body_is_read_before_it():
+    """Regression (Herald Sun): the standfirst sat in the story's header, a sibling of the body
+    that readability and the density pass chose; it is prose between the headline and the
+    body's first paragraph, and is read first. The blog's tagline under the site's name and the
+    byline are not prose of the story: neither is read."""
+    standfirst = (
+        "A HIGH-powered team has been doing the rounds of councils, asking what the credits "
+        "would cost them. Nobody had an answer."
+    )
+    html = page(
+        '<div class="masthead"><p>Local news, every day, from the people who live here and '
+        "care about it.</p></div>"
+        '<div class="story"><div class="story-header"><h1>Council buys energy credits</h1>'
+        f'<p class="standfirst">{standfirst}</p>'
+        '<p class="byline">By Kim Lee | 4 May 2015 | 1:36pm | Updated 5 May 2015 at 8:13pm, '
+        "with reporting by Sam Wu</p></div>"
+        f'<div class="story-body">{ARTICLE}{ARTICLE}</div></div>{SIDEBAR}'
+    )
+
+    text = read(html)
+
+    assert text.index(standfirst) < text.index(SENTENCES[0])
+    assert_article_kept(text)
+    assert "By Kim Lee" not in text
+    assert "Local news, every day" not in text
+
+
 def test_a_date_picker_beside_a_review_does_not_pass_for_the_main_text():
     """Regression: the days and months of a booking form's selects outweighed a hotel review."""
     options = "".join(f"<option>{day}</option>" for day in range(1, 32))

@@ -24,7 +24,6 @@ _WORD = re.compile(r"\w+")
 # word character to \w but an emphasis mark to Markdown, so it separates words on both sides.
 _LINK = re.compile(r"!?\[((?:[^\[\]]|\[[^\[\]]*\])*)\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*[^)]*\)")
 KNOWN_MISSES = {
-    "herald-sun-1": "the standfirst sits beside the story's body, which readability chooses",
     "wikipedia-4": (
         "readability judges a paragraph beside its choice by the text before its first child: "
         "the introduction, which opens in bold, is left out"
