@@ -84,6 +84,12 @@ class AddressNotAllowed(requests.ConnectionError):
         self.address = address
         self.url = url
 
+    @property
+    def why(self) -> str:
+        """Why, for the person who asked. Neither the address a name resolved to nor the kind
+        of network is said: a page's injected instructions could map an internal network so."""
+        return "Lookout reads only public internet addresses"
+
 
 class UnsafeURL(AddressNotAllowed, requests.exceptions.InvalidURL):
     """A URL refused before any connection (credentials, backslash, control character, scheme)."""
@@ -94,6 +100,11 @@ class UnsafeURL(AddressNotAllowed, requests.exceptions.InvalidURL):
         self.host = ""
         self.address = None
         self.url = url
+
+    @property
+    def why(self) -> str:
+        """Why, for the person who asked: what is wrong with the URL itself."""
+        return self.reason
 
 
 class RedirectNotFollowed(requests.RequestException):

@@ -185,7 +185,7 @@ class _Fetch:
         except ValueError:
             raise ToolError(f"{url} is not a valid URL.") from None
         if scheme not in ("http", "https"):
-            self._refuse(url, "a redirect led to a scheme other than http or https")
+            self._refuse(url, "only http and https addresses are read")
         try:
             host = request_host(url)
         except ValueError:
@@ -204,12 +204,14 @@ class _Fetch:
                 timeout=None if math.isinf(timeout) else timeout,
             )
         except AddressNotAllowed as exc:
-            self._refuse(url, str(exc), exc)
+            self._refuse(url, exc.why, exc)
         return response
 
-    def _refuse(self, url: str, reason: str, cause: Exception | None = None) -> NoReturn:
-        self.log.warning("web_fetch refused %s: %s", redact_url(url), reason)
-        raise ToolRefused(f"Fetching {url} is not allowed.") from cause
+    def _refuse(self, url: str, why: str, cause: Exception | None = None) -> NoReturn:
+        # The spec's sentence, then why, so that the person can tell a private address from
+        # the admin's domain lists.
+        self.log.warning("web_fetch refused %s: %s", redact_url(url), why)
+        raise ToolRefused(f"Fetching {url} is not allowed: {why}.") from cause
 
     def _read_file(
         self,

@@ -109,8 +109,8 @@ def _send(
             )
             with response:
                 body = read_body(response, MAX_BODY_BYTES, budget)
-        except AddressNotAllowed:
-            raise ToolRefused(f"Fetching {request.url} is not allowed.") from None
+        except AddressNotAllowed as exc:
+            raise ToolRefused(f"Fetching {request.url} is not allowed: {exc.why}.") from None
         except (requests.RequestException, BodyError, Cancelled) as exc:
             signal.raise_if_cancelled()
             if budget.cancelled or isinstance(exc, requests.Timeout):

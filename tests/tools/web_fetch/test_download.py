@@ -32,9 +32,18 @@ def test_a_redirect_to_a_private_address_is_refused(site, dns, web_fetch, caplog
     site.route("/go", lambda h: h.redirect(302, target))
     with pytest.raises(ToolRefused) as refused:
         web_fetch()(site.url("/go"))
-    assert refused.value.message == f"Fetching {target} is not allowed."
+    assert refused.value.message == (
+        f"Fetching {target} is not allowed: Lookout reads only public internet addresses."
+    )
     assert "private network" in caplog.text
     assert "private network" not in refused.value.message
+
+
+def test_a_redirect_to_a_url_with_credentials_is_refused_saying_why(site, dns, web_fetch):
+    site.route("/go", lambda h: h.redirect(302, "http://admin:hunter2@example.com/"))
+    with pytest.raises(ToolRefused) as refused:
+        web_fetch()(site.url("/go"))
+    assert refused.value.message.endswith("is not allowed: credentials (user@) in the URL.")
 
 
 def test_a_redirect_to_loopback_by_address_is_refused(site, dns, web_fetch):
@@ -57,7 +66,9 @@ def test_a_redirect_to_another_scheme_is_refused(site, dns, web_fetch):
     site.route("/go", lambda h: h.redirect(302, "file:///etc/passwd"))
     with pytest.raises(ToolRefused) as refused:
         web_fetch()(site.url("/go"))
-    assert refused.value.message == "Fetching file:///etc/passwd is not allowed."
+    assert refused.value.message == (
+        "Fetching file:///etc/passwd is not allowed: only http and https addresses are read."
+    )
 
 
 @pytest.mark.parametrize(

@@ -22,7 +22,9 @@ def test_a_denied_host_is_refused_however_it_is_spelled(spelling, site, dns, web
     url = f"http://{spelling}:{site.port}/"
     with pytest.raises(ToolRefused) as refused:
         web_fetch({"denyDomains": ["example.com"]})(url)
-    assert refused.value.message == f"Fetching {url} is not allowed."
+    assert refused.value.message == (
+        f"Fetching {url} is not allowed: example.com is covered by the deny list entry example.com."
+    )
     assert site.requests == []
 
 

@@ -59,7 +59,9 @@ def test_a_denied_domain_or_one_of_its_subdomains_is_refused(site, dns, web_fetc
         url = site.url("/", host=host)
         with pytest.raises(ToolRefused) as refused:
             run(url)
-        assert refused.value.message == f"Fetching {url} is not allowed."
+        assert refused.value.message == (
+            f"Fetching {url} is not allowed: {host} is covered by the deny list entry example.com."
+        )
     assert site.requests == []
     assert "deny list" in caplog.text
 
@@ -87,7 +89,10 @@ def test_a_redirect_to_a_refused_domain_is_refused(site, dns, web_fetch):
     run = web_fetch({"denyDomains": ["tracker.net"]})
     with pytest.raises(ToolRefused) as refused:
         run(site.url("/go", host="docs.example.com"))
-    assert refused.value.message == f"Fetching {target} is not allowed."
+    assert refused.value.message == (
+        f"Fetching {target} is not allowed: "
+        "ads.tracker.net is covered by the deny list entry tracker.net."
+    )
     assert site.paths() == ["/go"]
 
 
@@ -308,7 +313,9 @@ def test_a_url_resolving_to_a_private_address_is_refused(site, dns, web_fetch, c
         url = site.url("/", host=host)
         with pytest.raises(ToolRefused) as refused:
             run(url)
-        assert refused.value.message == f"Fetching {url} is not allowed."
+        assert refused.value.message == (
+            f"Fetching {url} is not allowed: Lookout reads only public internet addresses."
+        )
     assert "private network" in caplog.text
     assert site.requests == []
 

@@ -97,7 +97,10 @@ def test_a_users_base_url_on_a_private_address_is_refused_by_the_guard(
     guarded = GuardedSession(address_allowed=lambda ip: ip == "127.0.0.2")
     with pytest.raises(ToolRefused) as info:
         search(tool, fetch=guarded, settings={"engine": "searxng", "baseURL": users_private.url})
-    assert info.value.message == f"Fetching {users_private.url}/search is not allowed."
+    assert info.value.message == (
+        f"Fetching {users_private.url}/search is not allowed: "
+        "Lookout reads only public internet addresses."
+    )
     assert users_private.seen == []
     output, _ = search(tool, fetch=guarded, settings={"engine": "searxng", "baseURL": public.url})
     assert len(output["results"]) == 3 and len(public.seen) == 1 and admins.seen == []
