@@ -412,6 +412,11 @@ def main() -> None:
         "--setting", action="append", default=[], metavar="NAME=VALUE", help="a Lookout setting"
     )
     args = parser.parse_args()
+    if not PAGE.exists():  # the labelled pages are built from local mirrors, not committed
+        parser.error(
+            f"{PAGE.relative_to(ROOT)} is missing: build the labelled pages first with "
+            "'.venv/bin/python bench/extraction_sets.py pages' (bench/pages/README.md)"
+        )
     rounds = []
     for users in args.users:
         rounds.append(run_once(users, args))
