@@ -44,10 +44,11 @@ class AppContextTask(Task):
 
 def make_celery() -> Celery:
     """Return the workers' Celery app."""
-    from workers import redis_reconnect
+    from workers import ping_logs, redis_reconnect
     from workers.abandoned import install
 
     redis_reconnect.install()
+    ping_logs.install()
     app = Celery("lookout", task_cls=AppContextTask, include=TASK_MODULES)
     app.config_from_object("celeryconfig")
     install(app)

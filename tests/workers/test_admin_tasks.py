@@ -73,6 +73,8 @@ def test_the_api_answers_with_the_models_a_worker_listed(
     response = signed_in_client("root", admin=True).post(f"/api/admin/providers/{provider_id}/test")
     assert response.status_code == 200, response.get_json()
     assert response.get_json() == {"ok": True, "models": ["large", "small"]}
+    # Only the health ping's task lines are kept out of the log (workers/ping_logs.py).
+    assert "Task lookout.probe_provider[" in celery_worker.log.read_text()
 
 
 @pytest.mark.integration

@@ -1,5 +1,7 @@
 """The worker process: configuration, and the ping task answered through the real queue."""
 
+import re
+
 import pytest
 
 import celeryconfig
@@ -72,3 +74,16 @@ def test_a_worker_on_another_queue_does_not_steal_the_ping(make_app, tmp_path):
     with CeleryWorker(serving, tmp_path):
         with other.app_context(), pytest.raises(queue.QueueError, match="No worker answered"):
             queue.call(broker.PING, timeout=1)
+
+
+@pytest.mark.integration
+def test_a_real_workers_log_at_info_keeps_the_routine_pings_out(app, celery_worker):
+    """Regression: every health ping wrote two INFO lines, which buried ./run's first password."""
+    with app.app_context():
+        for _ in range(3):
+            assert queue.call(broker.PING, timeout=5) == "pong"
+    log = celery_worker.log.read_text()
+    assert "ready." in log
+    # An expired ping sent before the worker started is still reported as discarded: that is
+    # news (nobody answered it), not routine.
+    assert re.findall(r"Task lookout\.ping\[\S+\] (?:received|succeeded)", log) == []
