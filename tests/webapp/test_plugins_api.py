@@ -162,10 +162,60 @@ def test_a_users_search_key_is_dropped_when_the_engine_changes(app, signed_in_cl
     assert listed(client)["web_search"]["secretsSet"] == {"apiKey": False}
     client.put("/api/plugins/web_search/settings", json={"engine": "brave", "apiKey": "bk"})
     assert listed(client)["web_search"]["secretsSet"] == {"apiKey": True}
-    client.put("/api/plugins/web_search/settings", json={"engine": "tavily", "apiKey": ""})
+    client.put("/api/plugins/web_search/settings", json={"engine": "duckduckgo", "apiKey": ""})
     assert stored_settings(app, client.user, "web_search")["apiKey"] is None
     client.put("/api/plugins/web_search/settings", json={"engine": "tavily", "apiKey": "tk"})
     assert stored_settings(app, client.user, "web_search")["apiKey"] == "tk"
+
+
+def test_an_own_engine_that_needs_a_key_is_refused_without_one_and_nothing_stored_is_lost(
+    app, signed_in_client
+):
+    """Regression: Brave without a key was "Saved." and failed only later, on the search card."""
+    admin = signed_in_client("root", admin=True)
+    admin.put("/api/admin/plugins/web_search/options", json={"engine": "duckduckgo"})
+    client = signed_in_client("alice")
+    saved = client.put(
+        "/api/plugins/web_search/settings", json={"engine": "tavily", "apiKey": "tk"}
+    )
+    assert saved.status_code == 200, saved.get_json()
+    before = stored_settings(app, client.user, "web_search")
+    response = client.put(
+        "/api/plugins/web_search/settings", json={"engine": "brave", "apiKey": ""}
+    )
+    assert response.status_code == 400
+    error = response.get_json()["error"]
+    assert error["fields"] == {
+        "apiKey": ["Brave needs an API key. Enter yours, or pick another engine."]
+    }
+    assert "Brave needs an API key" in error["message"]
+    assert stored_settings(app, client.user, "web_search") == before
+    assert listed(client)["web_search"]["settings"]["engine"] == "tavily"
+
+
+def test_an_own_engine_that_needs_a_base_url_is_refused_without_one(app, signed_in_client):
+    admin = signed_in_client("root", admin=True)
+    admin.put("/api/admin/plugins/web_search/options", json={"engine": "duckduckgo"})
+    client = signed_in_client("alice")
+    response = client.put("/api/plugins/web_search/settings", json={"engine": "searxng"})
+    assert response.status_code == 400
+    assert response.get_json()["error"]["fields"] == {
+        "baseURL": ["SearXNG needs a base URL. Enter yours, or pick another engine."]
+    }
+    assert stored_settings(app, client.user, "web_search") is None
+
+
+def test_the_admins_engine_may_be_picked_without_a_key_of_ones_own(app, signed_in_client):
+    """The spec: a user who picks the admin's engine without a key still uses the admin's key."""
+    admin = signed_in_client("root", admin=True)
+    options = {"engine": "brave", "apiKey": "admins-key"}
+    assert admin.put("/api/admin/plugins/web_search/options", json=options).status_code == 200
+    client = signed_in_client("alice")
+    response = client.put(
+        "/api/plugins/web_search/settings", json={"engine": "brave", "apiKey": ""}
+    )
+    assert response.status_code == 200, response.get_json()
+    assert stored_settings(app, client.user, "web_search")["engine"] == "brave"
 
 
 def test_settings_need_a_signed_in_user(client):

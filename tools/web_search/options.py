@@ -113,13 +113,15 @@ def _fallback_engine(engines: Sequence[SearchEngine]) -> fields.String:
     )
 
 
-def _credential_errors(engine: SearchEngine, data: dict[str, Any], prefix: str) -> dict:
+def _credential_errors(
+    engine: SearchEngine, data: dict[str, Any], prefix: str, advice: str = ""
+) -> dict:
     errors: dict[str, list[str]] = {}
     key, base_url = ("fallbackApiKey", "fallbackBaseURL") if prefix else ("apiKey", "baseURL")
     if engine.needs_key and not data.get(key):
-        errors[key] = [f"{engine.name} needs an API key."]
+        errors[key] = [f"{engine.name} needs an API key.{advice}"]
     if engine.needs_base_url and not data.get(base_url):
-        errors[base_url] = [f"{engine.name} needs a base URL."]
+        errors[base_url] = [f"{engine.name} needs a base URL.{advice}"]
     return errors
 
 
@@ -218,7 +220,13 @@ def make_options_schema(engines: Sequence[SearchEngine]) -> type[marshmallow.Sch
 def make_user_settings_schema(
     engines: Sequence[SearchEngine],
 ) -> Callable[[dict[str, Any]], type[marshmallow.Schema] | None]:
-    """Return ``(options) -> schema``: the user settings, or None when user engines are off."""
+    """Return ``(options) -> schema``: the user settings, or None when user engines are off.
+
+    The schema refuses an engine of the user's own without the key or base URL it needs, at
+    save time rather than as a failed search later; the admin's engine may leave them blank,
+    since the admin's values fill them (see resolution.py).
+    """
+    by_id = {e.id: e for e in engines}
 
     class WebSearchSettings(_Credentials):
         engine = fields.String(
@@ -232,7 +240,29 @@ def make_user_settings_schema(
         apiKey = _api_key(engines, "Your key for the engine's API.")
         baseURL = _base_url(engines, "The address of your engine's instance.")
 
+        admins_engine: str | None = None
+
+        @validates_schema
+        def check_credentials(self, data: dict[str, Any], **_: Any) -> None:
+            """Refuse an engine other than the admin's without the key or base URL it needs."""
+            engine = by_id.get(data.get("engine", ""))
+            if engine is None or engine.id == self.admins_engine:
+                return
+            errors = _credential_errors(engine, data, "", " Enter yours, or pick another engine.")
+            if errors:
+                raise marshmallow.ValidationError(errors)
+
+    # Built once for each admin engine, not once a request.
+    schemas: dict[str | None, type[marshmallow.Schema]] = {}
+
     def user_settings_schema(options: dict[str, Any]) -> type[marshmallow.Schema] | None:
-        return WebSearchSettings if options.get("userEngines", True) else None
+        if not options.get("userEngines", True):
+            return None
+        admins = options.get("engine")
+        if admins not in schemas:
+            schemas[admins] = type(
+                "WebSearchSettings", (WebSearchSettings,), {"admins_engine": admins}
+            )
+        return schemas[admins]
 
     return user_settings_schema

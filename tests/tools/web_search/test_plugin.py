@@ -176,6 +176,18 @@ def test_user_settings_are_validated_against_the_installed_engines():
         schema().load({"engine": "bing"})
 
 
+def test_user_settings_refuse_an_engine_without_its_key_unless_it_is_the_admins():
+    schema = plugin.settings_schema_for({"userEngines": True, "engine": "duckduckgo"})
+    with pytest.raises(ValidationError) as refused:
+        schema().load({"engine": "kagi", "apiKey": " "})
+    assert refused.value.messages == {
+        "apiKey": ["Kagi needs an API key. Enter yours, or pick another engine."]
+    }
+    assert schema().load({"engine": "kagi", "apiKey": "k"})["apiKey"] == "k"
+    admins_kagi = plugin.settings_schema_for({"userEngines": True, "engine": "kagi"})
+    assert admins_kagi().load({"engine": "kagi"})["apiKey"] is None
+
+
 def test_the_catalog_lists_every_installed_engine():
     assert plugin.catalog() == {
         "engines": [
