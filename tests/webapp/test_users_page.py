@@ -42,12 +42,26 @@ def test_an_admin_manages_accounts_from_the_users_page(app, page, live_server, m
     focused = page.evaluate("document.activeElement.getAttribute('aria-label')")
     assert focused == "Take the admin role from carol"
 
-    # Disable carol: her session ends.
+    # Disable carol: asked first, as it signs her out everywhere; Cancel changes nothing.
     session = app.test_client()
     assert sign_in(session, "carol", password).status_code == 302
     row_of(page, "carol").get_by_role("button", name="Disable carol").click()
+    question = row_of(page, "carol").locator(".confirm")
+    question.get_by_text("carol is signed out everywhere at once").wait_for()
+    page.screenshot(path="/tmp/users-disable-asked.png", full_page=True)
+    question.get_by_role("button", name="Cancel").click()
+    assert question.is_hidden()
+    assert row_of(page, "carol").locator("td").nth(1).inner_text() == "enabled"
+    assert session.get("/api/me").status_code == 200
+    focused = page.evaluate("document.activeElement.getAttribute('aria-label')")
+    assert focused == "Disable carol"
+    # Confirmed, her session ends, and the focus is back on the same action in the redrawn row.
+    row_of(page, "carol").get_by_role("button", name="Disable carol").click()
+    row_of(page, "carol").get_by_role("button", name="Yes, disable carol").click()
     row_of(page, "carol").get_by_text("disabled", exact=True).wait_for()
     assert session.get("/api/me").status_code == 401
+    focused = page.evaluate("document.activeElement.getAttribute('aria-label')")
+    assert focused == "Enable carol"
 
     # carol is disabled, so root is the only administrator left: it keeps its role.
     row_of(page, "root").get_by_role("button", name="Take the admin role from root").click()

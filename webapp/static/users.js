@@ -1,7 +1,8 @@
 /* The admins' Users page: the accounts, a form to create one, and what may be done to each.
  *
  * Every change goes through /api/admin/users (webapp/api/users.py), whose sentences are shown
- * beside the row (the last administrator cannot be disabled or demoted). A generated password
+ * beside the row (the last administrator cannot be disabled or demoted). Disable and Set password
+ * sign the account out everywhere, so they ask first, in the row. A generated password
  * is shown once, in #password-shown. Columns are the COLUMNS list, and the entries of
  * window.LookoutUserColumns set by scripts loaded before this one (user_limits.js).
  */
@@ -90,11 +91,32 @@
     var url = listUrl + "/" + encodeURIComponent(user.id);
     var status = el("span", { class: "status row-status", role: "status", "aria-live": "polite" });
     var confirmBox = el("span", { class: "confirm", hidden: true });
+    /** Ask before an action that signs the account out everywhere: a sentence, Yes, Cancel. */
+    function ask(button, sentence, yesText, onYes) {
+      say(status, "", false);  // an earlier "Saved." would read as the answer to this question
+      confirmBox.textContent = "";
+      confirmBox.appendChild(document.createTextNode(sentence + " "));
+      var yes = el("button", { type: "button", class: "confirm-revoke", text: yesText,
+        onclick: function () { confirmBox.hidden = true; onYes(); } });
+      confirmBox.appendChild(yes);
+      confirmBox.appendChild(el("button", { type: "button", text: "Cancel",
+        onclick: function () { confirmBox.hidden = true; button.focus(); } }));
+      confirmBox.hidden = false;
+      yes.focus();
+    }
     var disable = el("button", { type: "button", "data-action": "disable",
       class: user.disabled ? "" : "danger",
       text: user.disabled ? "Enable" : "Disable",
-      "aria-label": (user.disabled ? "Enable " : "Disable ") + user.name,
-      onclick: function () { change(user, row, status, "PATCH", url, { disabled: !user.disabled }); } });
+      "aria-label": (user.disabled ? "Enable " : "Disable ") + user.name });
+    disable.addEventListener("click", function () {
+      var save = function () { change(user, row, status, "PATCH", url, { disabled: !user.disabled }); };
+      if (user.disabled) { save(); return; }
+      ask(disable, user.name + " is signed out everywhere at once, their API tokens stop working, " +
+        "and they cannot sign in until enabled again.", "Yes, disable " + user.name, function () {
+        disable.focus();  // so that the redrawn row puts the focus back on this action
+        save();
+      });
+    });
     var role = el("button", { type: "button", "data-action": "role",
       text: isAdmin(user) ? "Take admin role" : "Make admin",
       "aria-label": isAdmin(user) ? "Take the admin role from " + user.name : "Make " + user.name + " an administrator",
@@ -102,20 +124,12 @@
     var password = el("button", { type: "button", "data-action": "password", text: "Set password",
       "aria-label": "Set a new password for " + user.name });
     password.addEventListener("click", function () {
-      confirmBox.textContent = "";
-      confirmBox.appendChild(document.createTextNode(
-        "A generated password replaces the current one, and " + user.name + " is signed out everywhere. "));
-      var yes = el("button", { type: "button", class: "confirm-revoke", text: "Yes, set a new password",
-        onclick: function () {
-          change(user, row, status, "POST", url + "/password", {}, function (changed) {
-            showPassword(changed.name, changed.password, "New password for");
-          });
-        } });
-      confirmBox.appendChild(yes);
-      confirmBox.appendChild(el("button", { type: "button", text: "Cancel",
-        onclick: function () { confirmBox.hidden = true; password.focus(); } }));
-      confirmBox.hidden = false;
-      yes.focus();
+      ask(password, "A generated password replaces the current one, and " + user.name +
+        " is signed out everywhere.", "Yes, set a new password", function () {
+        change(user, row, status, "POST", url + "/password", {}, function (changed) {
+          showPassword(changed.name, changed.password, "New password for");
+        });
+      });
     });
     return el("td", { class: "actions-cell" }, [
       el("div", { class: "actions" }, [disable, role, password]), confirmBox, status]);
