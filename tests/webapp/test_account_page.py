@@ -7,6 +7,7 @@ import pytest
 import requests
 
 from tests.support.pages import sign_in_page
+from webapp.auth.accounts import PASSWORDS_DIFFER
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
 
@@ -62,4 +63,37 @@ def test_sign_out_everywhere_refuses_a_copied_cookie(page, live_server, make_use
     page.keyboard.press("Enter")
     page.get_by_text("You are signed out in this browser and every other one.").wait_for()
     assert page.url.startswith(f"{live_server.url}/sign-in")
+    assert me_with(live_server, copied) == 401
+
+
+def test_two_new_passwords_that_differ_are_caught_before_sending_and_nothing_is_lost(
+    page, live_server, make_user
+):
+    """Regression: a mismatch went to the server, whose answer emptied all three fields."""
+    sign_in_page(
+        page, live_server.url, make_user("alice"), "/settings", ready="#plugins[data-ready]"
+    )
+    copied = session_cookie(page)
+    page.get_by_label("Current password").fill("password")
+    page.get_by_label("New password", exact=True).fill("a new passphrase")
+    page.get_by_label("New password again").fill("a new passphrasE")
+    page.get_by_role("button", name="Change password").click()
+    error = page.locator("#confirm_password-error")
+    error.wait_for()
+    assert error.inner_text() == PASSWORDS_DIFFER
+    again = page.get_by_label("New password again")
+    assert again.get_attribute("aria-invalid") == "true"
+    assert page.evaluate("document.activeElement.id") == "confirm_password"
+    page.screenshot(path="/tmp/settings-passwords-differ.png", full_page=True)
+    # Nothing was sent: what was typed is still there, and the password is the same.
+    assert page.get_by_label("Current password").input_value() == "password"
+    assert page.get_by_label("New password", exact=True).input_value() == "a new passphrase"
+    assert again.input_value() == "a new passphrasE"
+    assert page.url == f"{live_server.url}/settings"
+    assert me_with(live_server, copied) == 200
+
+    # Made the same, the form is sent and the password changes.
+    again.fill("a new passphrase")
+    page.keyboard.press("Enter")
+    page.get_by_text("Your password is changed.").wait_for()
     assert me_with(live_server, copied) == 401

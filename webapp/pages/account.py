@@ -46,6 +46,7 @@ def render_settings(password_form: PasswordForm | None = None, status: int = 200
         "settings/index.html",
         api_url=url_for("api_plugins.list_settings"),
         password_form=password_form or PasswordForm(formdata=None),
+        passwords_differ=accounts.PASSWORDS_DIFFER,  # account.js says it before the form is sent
         usage=settings_usage(),
     )
     return page, status
