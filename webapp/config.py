@@ -429,7 +429,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "LOG_LEVEL",
         "INFO",
-        "Logging level: DEBUG, INFO, WARNING, ERROR or CRITICAL.",
+        "Logging level: DEBUG, INFO, WARNING, ERROR or CRITICAL. The workers' health pings "
+        "(every few seconds) are logged at DEBUG only.",
         parse_log_level,
     ),
 )
