@@ -23,6 +23,13 @@ def me_with(live_server, cookie: str) -> int:
     return response.status_code
 
 
+def fill_password_form(page, current: str, new: str, again: str) -> None:
+    """Type into Settings' three password fields, found by their labels."""
+    page.get_by_label("Current password").fill(current)
+    page.get_by_label("New password", exact=True).fill(new)
+    page.get_by_label("New password again").fill(again)
+
+
 def test_changing_the_password_in_settings_refuses_a_copied_cookie(page, live_server, make_user):
     sign_in_page(
         page, live_server.url, make_user("alice"), "/settings", ready="#plugins[data-ready]"
@@ -30,9 +37,7 @@ def test_changing_the_password_in_settings_refuses_a_copied_cookie(page, live_se
     copied = session_cookie(page)
     assert me_with(live_server, copied) == 200
 
-    page.get_by_label("Current password").fill("wrong")
-    page.get_by_label("New password", exact=True).fill("a new passphrase")
-    page.get_by_label("New password again").fill("a new passphrase")
+    fill_password_form(page, "wrong", "a new passphrase", "a new passphrase")
     page.get_by_role("button", name="Change password").click()
     error = page.locator("#current_password-error")
     error.wait_for()
@@ -42,9 +47,7 @@ def test_changing_the_password_in_settings_refuses_a_copied_cookie(page, live_se
     assert me_with(live_server, copied) == 200
 
     # By keyboard only: type into each field and press Enter.
-    page.get_by_label("Current password").fill("password")
-    page.get_by_label("New password", exact=True).fill("a new passphrase")
-    page.get_by_label("New password again").fill("a new passphrase")
+    fill_password_form(page, "password", "a new passphrase", "a new passphrase")
     page.keyboard.press("Enter")
     page.get_by_text("Your password is changed.").wait_for()
     page.screenshot(path="/tmp/settings-password-changed.png", full_page=True)
@@ -74,9 +77,7 @@ def test_two_new_passwords_that_differ_are_caught_before_sending_and_nothing_is_
         page, live_server.url, make_user("alice"), "/settings", ready="#plugins[data-ready]"
     )
     copied = session_cookie(page)
-    page.get_by_label("Current password").fill("password")
-    page.get_by_label("New password", exact=True).fill("a new passphrase")
-    page.get_by_label("New password again").fill("a new passphrasE")
+    fill_password_form(page, "password", "a new passphrase", "a new passphrasE")
     page.get_by_role("button", name="Change password").click()
     error = page.locator("#confirm_password-error")
     error.wait_for()
