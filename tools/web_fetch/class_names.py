@@ -97,8 +97,9 @@ def _names_furniture(classes: str, id: str) -> bool:
     GitHub and MediaWiki do this), which names the section's subject, not its role:
     ``sharing-with-a-single-developer`` is a chapter, not a sharing bar.
     """
-    words = classes.split() + ([] if len(name_tokens(id)) > _MAX_ID_WORDS else [id])
-    tokens = [name_tokens(word) for word in words]
+    id_tokens = name_tokens(id)
+    tokens = [name_tokens(word) for word in classes.split()]
+    tokens += [] if len(id_tokens) > _MAX_ID_WORDS else [id_tokens]
     if any(
         pair in _FURNITURE_PAIRS for word in tokens for pair in zip(word, word[1:], strict=False)
     ):

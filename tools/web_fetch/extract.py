@@ -41,7 +41,7 @@ from tools.web_fetch.extract_boilerplate import remove_boilerplate, remove_contr
 from tools.web_fetch.images import drop_unreadable_images
 from tools.web_fetch.main_block import TextSizes, find_main_block, measure, protected_elements
 from tools.web_fetch.markdown import to_markdown
-from tools.web_fetch.readability_choice import readability_choice
+from tools.web_fetch.readability_choice import readability_choice, text_length
 from tools.web_fetch.tree_limits import bound_tree
 
 log = logging.getLogger(__name__)
@@ -183,32 +183,29 @@ def _with_lead(content: HtmlElement, body: HtmlElement) -> HtmlElement:
         return content
     lead: list[HtmlElement] = []
     for paragraph in headline.xpath(f"following::p[position() <= {_LEAD_SEARCH}]"):
-        if _text(paragraph) == target:
+        text = _text(paragraph)
+        if text == target:
             near = list(paragraph.iterancestors())[:_LEAD_LEVELS]
             lead = [p for p in lead if any(a in near for a in p.iterancestors())]
             break
-        if _is_prose(paragraph):
+        if _is_prose(paragraph, text):
             lead.append(paragraph)
     else:
         return content
     if not lead:
         return content
-    joined = lxml.html.Element("div")
-    for paragraph in lead:
-        copied = copy.deepcopy(paragraph)
+    copies = [copy.deepcopy(paragraph) for paragraph in lead]
+    for copied in copies:
         copied.tail = None
-        joined.append(copied)
-    joined.append(content)
-    return joined
+    return _joined(*copies, content)
 
 
 def _text(element: HtmlElement) -> str:
     return " ".join(element.text_content().split())
 
 
-def _is_prose(paragraph: HtmlElement) -> bool:
-    text = _text(paragraph)
-    linked = sum(len(_text(link)) for link in paragraph.iter("a"))
+def _is_prose(paragraph: HtmlElement, text: str) -> bool:
+    linked = sum(text_length(link) for link in paragraph.iter("a"))
     return (
         len(text) >= _LEAD_MIN_CHARS
         and linked <= _LEAD_MAX_LINK_SHARE * len(text)
@@ -238,11 +235,7 @@ def _holding_declared(content: HtmlElement | None, declared: HtmlElement) -> Htm
     if holds:
         return content
     parts = _parts_of(declared)
-    if len(parts) == 1:
-        return declared
-    joined = lxml.html.Element("div")
-    joined.extend(parts)
-    return joined
+    return declared if len(parts) == 1 else _joined(*parts)
 
 
 def _parts_of(declared: HtmlElement) -> list[HtmlElement]:
@@ -270,11 +263,10 @@ def _stands_over(content: HtmlElement | None, thread: _Thread) -> bool:
     return measure(content).total[content] >= _ARTICLE_OVER_POST * typical
 
 
-def _joined(content: HtmlElement | None, thread: HtmlElement) -> HtmlElement:
+def _joined(*parts: HtmlElement | None) -> HtmlElement:
+    # One <div> holding the parts read together, in order (a missing part is left out).
     joined = lxml.html.Element("div")
-    if content is not None:
-        joined.append(content)
-    joined.append(thread)
+    joined.extend(part for part in parts if part is not None)
     return joined
 
 
