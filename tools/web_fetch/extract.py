@@ -14,8 +14,8 @@ cleaned body) is read instead. Where the page names its article's body (schema.o
 readability's choice does not hold it. On a page that does not declare itself an article, a
 main block made mostly of blocks named as comments is a thread, whose replies are read after
 the post, unless that post is an article many times as long as the typical reply. Prose
-between the headline and the content's first paragraph (a standfirst beside the story's body)
-is read before it.
+between the headline (the heading the page's title repeats, or the h1) and the content's first
+paragraph (a standfirst beside the story's body) is read before it.
 A page whose text exists only inside ``<noscript>`` or ``<template>`` is read from there.
 
 Images of the article that have alt text or a caption come out as Markdown images with
@@ -86,6 +86,8 @@ _LEAD_MIN_CHARS = 80
 _LEAD_SEARCH = 6
 _LEAD_LEVELS = 3
 _LEAD_MAX_LINK_SHARE = 0.25
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+_WORD = re.compile(r"\w+")
 _DOCUMENT_END = re.compile(r"</(?:body|html)\s*>", re.I)
 _CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
 
@@ -140,7 +142,7 @@ def extract(html: str, url: str) -> Extracted:
     if _word_count(content) < _MIN_PRUNED_WORDS:
         content = _unpruned_body(html, content)
     else:
-        content = _with_lead(content, body)
+        content = _with_lead(content, _headline(body, title))
     _make_links_absolute(content, base)
     drop_unreadable_images(content)
     # html2text runs these into the text around them; as paragraphs they stand apart.
@@ -171,12 +173,27 @@ def _thread_of(
     return _Thread(replies, [sizes.total.get(post, 0) for post in posts])
 
 
-def _with_lead(content: HtmlElement, body: HtmlElement) -> HtmlElement:
+def _headline(body: HtmlElement, title: str | None) -> HtmlElement | None:
+    # The story's headline is the heading the page's title repeats (the title adds the site's
+    # name; a site's own name is too short a part of it to count), whatever its level: many
+    # blogs write their headline as an h2 or h4 and their logo as the h1. Without one, the h1.
+    words = _WORD.findall((title or "").lower())
+    for heading in body.iter(_HEADINGS):
+        found = _WORD.findall(heading.text_content().lower())
+        if len(found) * 2 >= len(words) and _in_a_row(found, words):
+            return heading
+    return next(body.iter("h1"), None)
+
+
+def _in_a_row(found: list[str], words: list[str]) -> bool:
+    return bool(found) and f" {' '.join(found)} " in f" {' '.join(words)} "
+
+
+def _with_lead(content: HtmlElement, headline: HtmlElement | None) -> HtmlElement:
     # Readability and the density pass choose the story's body; a standfirst beside it, or a
     # post's own paragraph above the press release it quotes, is left out. Prose between the
     # headline and the content's first paragraph, close to that paragraph in the tree, is read
     # before it.
-    headline = next(body.iter("h1"), None)
     texts = (_text(paragraph) for paragraph in content.iter("p"))
     target = next((text for text in texts if len(text) >= _LEAD_MIN_CHARS), None)
     if headline is None or target is None:

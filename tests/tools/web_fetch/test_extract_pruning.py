@@ -385,6 +385,32 @@ def test_a_standfirst_beside_the_story_body_is_read_before_it():
     assert "Local news, every day" not in text
 
 
+def test_a_post_headed_by_an_h4_is_read_with_the_press_release_it_quotes():
+    """Regression (Engadget, 2012): the page has no h1 (the logo is an h3), the post's title is
+    an h4 the page's <title> repeats, and its one paragraph of its own sits above the press
+    release it quotes, which readability and the density pass choose. The heading the title
+    repeats is the headline: the post's paragraph is read before the release."""
+    own = (
+        "Green Power has signed the city as a customer, the first town of its size to buy "
+        "credits for every building. Now all the council needs is the money to pay for them."
+    )
+    release = "".join(f"<p>{sentence} {sentence}</p>" for sentence in SENTENCES * 2)
+    html = page(
+        '<div class="logo"><h3>The Example Gazette</h3></div>'
+        '<div class="post"><h4 class="post-title">Council buys energy credits</h4>'
+        '<div class="byline">By Kim Lee</div>'
+        f'<div class="post-body"><p>{own}</p><div id="release"><div id="release-text">{release}'
+        f"</div></div></div></div>{SIDEBAR}",
+        title="Council buys energy credits -- The Example Gazette",
+    )
+
+    text = read(html)
+
+    assert text.index(own) < text.index(SENTENCES[0])
+    assert_article_kept(text)
+    assert "Ten best parks" not in text
+
+
 def test_a_date_picker_beside_a_review_does_not_pass_for_the_main_text():
     """Regression: the days and months of a booking form's selects outweighed a hotel review."""
     options = "".join(f"<option>{day}</option>" for day in range(1, 32))
