@@ -97,6 +97,9 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "...unless the post is an article four times the typical reply (off: always)": _off(
         extract_module, "_ARTICLE_OVER_POST", float("inf")
     ),
+    "...under a declared article, unless it is shorter than the typical reply (off: never read)": (
+        _off(extract_module, "_DECLARED_ARTICLE_OVER_POST", 0)
+    ),
     "a taxonomy class's slug is not read as a name (category-social-media)": _names_off(
         "_TAXONOMY_TOKENS", frozenset()
     ),
@@ -107,7 +110,10 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
         extract_module, "_parts_of", lambda declared: [declared]
     ),
     "prose between the headline and the content is read before it": _off(
-        extract_module, "_with_lead", lambda content, body: content
+        extract_module, "_with_lead", lambda content, headline: content
+    ),
+    "...from the heading the title repeats (off: from the first h1)": _off(
+        extract_module, "_headline", lambda body, title: next(body.iter("h1"), None)
     ),
     "a data table's cells are not link lists": _off(
         boilerplate_module, "_data_tables", lambda own: set()

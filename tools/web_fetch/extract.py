@@ -11,9 +11,9 @@ Readability's choice is one candidate: when it holds few words of a much longer 
 than half the words of the main text block and what it left out is prose, that block (or the
 cleaned body) is read instead. Where the page names its article's body (schema.org's
 ``articleBody``, hAtom's ``entry-content``), that body is protected, and read when
-readability's choice does not hold it. On a page that does not declare itself an article, a
-main block made mostly of blocks named as comments is a thread, whose replies are read after
-the post, unless that post is an article many times as long as the typical reply. Prose
+readability's choice does not hold it. A main block made mostly of blocks named as comments is
+a thread, whose replies are read after the post, unless that post is an article many times as
+long as the typical reply (on a page that declares itself an article: at least as long). Prose
 between the headline (the heading the page's title repeats, or the h1) and the content's first
 paragraph (a standfirst beside the story's body) is read before it.
 A page whose text exists only inside ``<noscript>`` or ``<template>`` is read from there.
@@ -76,6 +76,9 @@ _MIN_SHARE_OF_FRAME = 0.1
 # An article is at least this many times as long as the typical comment under it; a forum's
 # opening post is about as long as its replies (reddit's: two and a half times).
 _ARTICLE_OVER_POST = 4
+# A page that declares itself an article is one unless its article is shorter than the typical
+# comment under it: an "open thread" whose post only opens the discussion.
+_DECLARED_ARTICLE_OVER_POST = 1
 # Fewer words than this left by pruning means the pruning took the page for furniture.
 _MIN_PRUNED_WORDS = 10
 # A lead (a standfirst, a post's own words before an embedded document) is a paragraph of
@@ -106,6 +109,7 @@ class _Thread:
 
     replies: HtmlElement
     post_chars: list[int]
+    article_over_post: float
 
 
 def extract(html: str, url: str) -> Extracted:
@@ -159,18 +163,18 @@ def _thread_of(
     protected: set[HtmlElement],
     sizes: TextSizes,
 ) -> _Thread | None:
-    # A main block made mostly of posts named as furniture, on a page that does not declare
-    # itself an article, is a thread: its replies are read after the post that readability
-    # finds once they are pruned (unless that post is an article, see _stands_over). Under a
-    # declared article, comments are not read.
-    if main is body or _declares_article(root):
+    # A main block made mostly of posts named as furniture is a thread: its replies are read
+    # after the post that readability finds once they are pruned, unless that post is an
+    # article many times as long as the typical reply (see _stands_over).
+    if main is body:
         return None
     posts = thread_posts(main, protected, sizes)
     if not posts:
         return None
     replies = copy.deepcopy(main)
     remove_boilerplate(replies, replies, {replies}, thread=True)
-    return _Thread(replies, [sizes.total.get(post, 0) for post in posts])
+    over = _DECLARED_ARTICLE_OVER_POST if _declares_article(root) else _ARTICLE_OVER_POST
+    return _Thread(replies, [sizes.total.get(post, 0) for post in posts], over)
 
 
 def _headline(body: HtmlElement, title: str | None) -> HtmlElement | None:
@@ -277,7 +281,7 @@ def _stands_over(content: HtmlElement | None, thread: _Thread) -> bool:
     if content is None:
         return False
     typical = statistics.median(thread.post_chars)
-    return measure(content).total[content] >= _ARTICLE_OVER_POST * typical
+    return measure(content).total[content] >= thread.article_over_post * typical
 
 
 def _joined(*parts: HtmlElement | None) -> HtmlElement:

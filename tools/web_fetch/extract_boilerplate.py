@@ -98,7 +98,7 @@ def thread_posts(
     made mostly of them, or an empty list.
 
     On a forum every reply is named a comment, and the replies are the page; under an article
-    (which the caller rules out) they are not.
+    they are not (the caller weighs the post against the typical reply).
     """
     named = [
         element

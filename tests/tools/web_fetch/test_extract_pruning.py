@@ -247,6 +247,30 @@ def test_article_named_by_its_author_is_kept_when_its_comments_are_longer():
     assert "Reader 3 wrote" not in text
 
 
+def test_an_open_thread_shorter_than_its_typical_comment_is_read_with_its_comments():
+    """Regression (SB Nation, 2012): a sports blog's "open thread" declares itself an article,
+    but its post is two lines that open the discussion, shorter than the typical comment under
+    it; the comments are the page, and were not read. An article at least as long as its
+    typical comment keeps its comments out (the test above)."""
+    prompt = "Practice starts at 10:30. Post what you see from camp here."
+    comments = "".join(
+        f'<li class="comment"><p>Reader {n} wrote: {SENTENCES[n % 5]} {SENTENCES[n % 4]}</p></li>'
+        for n in range(8)
+    )
+    html = page(
+        f'<main><article class="entry"><h1>Training camp open thread</h1><p>{prompt}</p>'
+        f'</article><div class="comments-area" id="comments"><ol>{comments}</ol></div></main>'
+        "<footer>%d bloggers like this:</footer>",
+        title="Training camp open thread",
+    ).replace("<title>", '<meta property="og:type" content="article"><title>')
+
+    text = read(html)
+
+    assert text.index(prompt) < text.index("Reader 0 wrote")
+    assert "Reader 7 wrote" in text
+    assert "bloggers like this" not in text
+
+
 def test_article_that_does_not_say_it_is_one_keeps_its_text_before_a_longer_thread():
     """Without a declaration, a main block made of comments may be a forum's replies: they are
     read, after the article, which must not be lost to them."""
