@@ -94,6 +94,9 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "a thread's replies named as comments are read": _off(
         extract_module, "thread_posts", lambda main, protected, sizes: []
     ),
+    "...or the block is itself named as comments, its children the replies": _off(
+        boilerplate_module, "names_comments", lambda classes, id="": False
+    ),
     "...unless the post is an article four times the typical reply (off: always)": _off(
         extract_module, "_ARTICLE_OVER_POST", float("inf")
     ),

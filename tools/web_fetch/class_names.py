@@ -56,6 +56,8 @@ _FURNITURE_TOKENS = frozenset(
         "ads",
     }
 )
+# Of those, the tokens that name comments (a forum names its replies so).
+_COMMENT_TOKENS = frozenset({"comment", "comments", "disqus"})
 _FURNITURE_PAIRS = frozenset(
     {
         ("sr", "only"),
@@ -97,14 +99,25 @@ def _names_furniture(classes: str, id: str) -> bool:
     GitHub and MediaWiki do this), which names the section's subject, not its role:
     ``sharing-with-a-single-developer`` is a chapter, not a sharing bar.
     """
-    id_tokens = name_tokens(id)
-    tokens = [name_tokens(word) for word in classes.split()]
-    tokens += [] if len(id_tokens) > _MAX_ID_WORDS else [id_tokens]
+    tokens = _role_tokens(classes, id)
     if any(
         pair in _FURNITURE_PAIRS for word in tokens for pair in zip(word, word[1:], strict=False)
     ):
         return True
     return any(not _FURNITURE_TOKENS.isdisjoint(_without_slug(word)) for word in tokens)
+
+
+def names_comments(classes: str, id: str = "") -> bool:
+    """Return whether class or id names name a comment list or a comment, by whole tokens."""
+    tokens = _role_tokens(classes[:_MAX_NAME_CHARS], id[:_MAX_NAME_CHARS])
+    return any(not _COMMENT_TOKENS.isdisjoint(_without_slug(word)) for word in tokens)
+
+
+def _role_tokens(classes: str, id: str) -> list[list[str]]:
+    # Each class's tokens, and the id's unless it is a heading's anchor.
+    id_tokens = name_tokens(id)
+    tokens = [name_tokens(word) for word in classes.split()]
+    return tokens if len(id_tokens) > _MAX_ID_WORDS else [*tokens, id_tokens]
 
 
 def _without_slug(tokens: list[str]) -> list[str]:

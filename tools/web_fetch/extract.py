@@ -11,11 +11,12 @@ Readability's choice is one candidate: when it holds few words of a much longer 
 than half the words of the main text block and what it left out is prose, that block (or the
 cleaned body) is read instead. Where the page names its article's body (schema.org's
 ``articleBody``, hAtom's ``entry-content``), that body is protected, and read when
-readability's choice does not hold it. A main block made mostly of blocks named as comments is
-a thread, whose replies are read after the post, unless that post is an article many times as
-long as the typical reply (on a page that declares itself an article: at least as long). Prose
-between the headline (the heading the page's title repeats, or the h1) and the content's first
-paragraph (a standfirst beside the story's body) is read before it.
+readability's choice does not hold it. A main block made mostly of blocks named as comments,
+or itself named as comments, is a thread, whose replies are read after the post, unless that
+post is an article many times as long as the typical reply (on a page that declares itself an
+article: at least as long). Prose between the headline (the heading the page's title repeats,
+or the h1) and the content's first paragraph (a standfirst beside the story's body) is read
+before it.
 A page whose text exists only inside ``<noscript>`` or ``<template>`` is read from there.
 
 Images of the article that have alt text or a caption come out as Markdown images with
@@ -173,6 +174,8 @@ def _thread_of(
         return None
     replies = copy.deepcopy(main)
     remove_boilerplate(replies, replies, {replies}, thread=True)
+    for post in posts:  # read as replies; readability looks for the post among the rest
+        _drop(post)
     over = _DECLARED_ARTICLE_OVER_POST if _declares_article(root) else _ARTICLE_OVER_POST
     return _Thread(replies, [sizes.total.get(post, 0) for post in posts], over)
 

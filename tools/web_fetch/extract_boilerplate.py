@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from lxml.html import HtmlElement
 
-from tools.web_fetch.class_names import names_furniture
+from tools.web_fetch.class_names import names_comments, names_furniture
 from tools.web_fetch.images import keep_image
 from tools.web_fetch.main_block import TextSizes, measure
 
@@ -95,11 +95,14 @@ def thread_posts(
     main: HtmlElement, protected: set[HtmlElement], sizes: TextSizes
 ) -> list[HtmlElement]:
     """Return the posts (outermost elements named as comments, replies, ...) of a main block
-    made mostly of them, or an empty list.
+    made mostly of them, the children of a main block named as comments, or an empty list.
 
     On a forum every reply is named a comment, and the replies are the page; under an article
     they are not (the caller weighs the post against the typical reply).
     """
+    if names_comments(main.get("class", ""), main.get("id", "")):
+        # The density found the comment list itself (its replies unnamed): they are its posts.
+        return [child for child in main if sizes.total.get(child, 0)]
     named = [
         element
         for element in main.xpath(".//*[@class or @id]")

@@ -271,6 +271,35 @@ def test_an_open_thread_shorter_than_its_typical_comment_is_read_with_its_commen
     assert "bloggers like this" not in text
 
 
+def test_a_short_description_is_read_above_an_unnamed_comment_list_far_longer_than_it():
+    """Regression (a video tutorial's page, 2012): the density pass found the comment list
+    itself (``id="comments_displayed"``, its replies unnamed divs), which as the main block
+    was protected, and readability read the comments alone: the video's description was lost.
+    A main block named as comments is a thread whose posts are its children: the description
+    is read, then the replies."""
+    lines = ["Use a Z-pass render to combine 2D stock footage", "Use most 3D programs, like C4D"]
+    description = "".join(f"&bull; {line}<br>" for line in lines)
+    replies = "".join(
+        f"<div><div><b>Viewer {n}</b></div><div>10/{n + 1}/2012</div>"
+        f"<div>{SENTENCES[n % 5]} {SENTENCES[(n + 1) % 5]}</div></div>"
+        for n in range(12)
+    )
+    html = page(
+        '<div class="tutorial"><div class="title">133. Depth Compositing</div>'
+        f'<div class="description">{description}</div></div><div class="page"><div class="left">'
+        f'<h3>Comments</h3><div id="comments_displayed">{replies}</div></div>{SIDEBAR}</div>',
+        title="Depth Compositing",
+    )
+
+    text = read(html)
+
+    for line in lines:
+        assert line in text
+    assert text.index(lines[1]) < text.index("Viewer 0")
+    assert "Viewer 11" in text
+    assert "Ten best parks" not in text
+
+
 def test_article_that_does_not_say_it_is_one_keeps_its_text_before_a_longer_thread():
     """Without a declaration, a main block made of comments may be a forum's replies: they are
     read, after the article, which must not be lost to them."""
