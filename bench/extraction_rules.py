@@ -107,10 +107,13 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
         "_TAXONOMY_TOKENS", frozenset()
     ),
     "a page's declared article body (articleBody, entry-content) is read": _off(
-        extract_module, "_declared_body", lambda body: None
+        extract_module, "declared_body", lambda body, min_words: None
     ),
     "...with its parts, siblings of its class": _off(
-        extract_module, "_parts_of", lambda declared: [declared]
+        extract_module, "parts_of", lambda declared: [declared]
+    ),
+    "a page's declared recipe (schema.org Recipe, hRecipe) is read whole": _off(
+        extract_module, "declared_recipe", lambda body, min_words: None
     ),
     "prose between the headline and the content is read before it": _off(
         extract_module, "_with_lead", lambda content, headline: content

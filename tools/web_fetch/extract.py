@@ -11,12 +11,13 @@ Readability's choice is one candidate: when it holds few words of a much longer 
 than half the words of the main text block and what it left out is prose, that block (or the
 cleaned body) is read instead. Where the page names its article's body (schema.org's
 ``articleBody``, hAtom's ``entry-content``), that body is protected, and read when
-readability's choice does not hold it. A main block made mostly of blocks named as comments,
-or itself named as comments, is a thread, whose replies are read after the post, unless that
-post is an article many times as long as the typical reply (on a page that declares itself an
-article: at least as long). Prose between the headline (the heading the page's title repeats,
-or the h1) and the content's first paragraph (a standfirst beside the story's body) is read
-before it.
+readability's choice does not hold it; a recipe the page declares (schema.org's ``Recipe``,
+``hrecipe``) is read whole, after the story beside it (``declared``). A main block made mostly
+of blocks named as comments, or itself named as comments, is a thread, whose replies are read
+after the post, unless that post is an article many times as long as the typical reply (on a
+page that declares itself an article: at least as long). Prose between the headline (the
+heading the page's title repeats, or the h1) and the content's first paragraph (a standfirst
+beside the story's body) is read before it.
 A page whose text exists only inside ``<noscript>`` or ``<template>`` is read from there.
 
 Images of the article that have alt text or a caption come out as Markdown images with
@@ -29,7 +30,6 @@ from __future__ import annotations
 import copy
 import logging
 import re
-import secrets
 import statistics
 from dataclasses import dataclass
 from urllib.parse import quote, urljoin
@@ -38,6 +38,13 @@ import lxml.etree
 import lxml.html
 from lxml.html import HtmlElement
 
+from tools.web_fetch.declared import (
+    Declared,
+    declared_body,
+    declared_recipe,
+    declares_article,
+    parts_of,
+)
 from tools.web_fetch.extract_boilerplate import remove_boilerplate, remove_controls, thread_posts
 from tools.web_fetch.images import drop_unreadable_images
 from tools.web_fetch.main_block import TextSizes, find_main_block, measure, protected_elements
@@ -54,13 +61,6 @@ _UNREAD_XPATH = "//script | //style | //iframe"
 _FURNITURE_XPATH = "//nav | //header | //footer"
 # Read only when the page's text exists nowhere else (a post served inside <noscript>).
 _FALLBACK_XPATH = "//noscript | //template"
-# Where a page says its article's body is: schema.org's articleBody, hAtom's entry-content,
-# microformats2' e-content. Read only when the page names one such element.
-_DECLARED_BODY_XPATH = lxml.etree.XPath(
-    "descendant::*[@itemprop or @class][@itemprop='articleBody' or contains(@class, 'content')]"
-)
-_DECLARED_CLASSES = frozenset({"entry-content", "e-content"})
-_DECLARED_MARK = "data-lookout-declared"
 _MAYBE_HIDDEN_XPATH = "//*[@hidden or @aria-hidden or @style]"
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
 _FOLLOWABLE_SCHEMES = ("http:", "https:", "mailto:", "ftp:")
@@ -128,11 +128,8 @@ def extract(html: str, url: str) -> Extracted:
         sizes = measure(body)
     main = find_main_block(body, sizes)
     protected = protected_elements(body, main, sizes)
-    declared = _declared_body(body)
-    if declared is not None:
-        protected.update((declared, *declared.iterancestors()))
-        # readability works on a copy: a mark the page cannot know finds the body in it.
-        declared.set(_DECLARED_MARK, secrets.token_hex(8))
+    declared = _protected_mark(declared_body(body, _MIN_PRUNED_WORDS), protected)
+    recipe = _protected_mark(declared_recipe(body, _MIN_PRUNED_WORDS), protected)
     thread = _thread_of(root, body, main, protected, sizes)
     _remove_furniture_tags(root, main, protected)
     own = remove_boilerplate(body, main, protected)
@@ -144,6 +141,8 @@ def extract(html: str, url: str) -> Extracted:
             content = _joined(content, thread.replies)
     elif content is None or _too_short(content, body) or _misses_main(content, main, body):
         content = main
+    if recipe is not None:
+        content = _with_recipe(content, recipe)
     if _word_count(content) < _MIN_PRUNED_WORDS:
         content = _unpruned_body(html, content)
     else:
@@ -176,7 +175,7 @@ def _thread_of(
     remove_boilerplate(replies, replies, {replies}, thread=True)
     for post in posts:  # read as replies; readability looks for the post among the rest
         _drop(post)
-    over = _DECLARED_ARTICLE_OVER_POST if _declares_article(root) else _ARTICLE_OVER_POST
+    over = _DECLARED_ARTICLE_OVER_POST if declares_article(root) else _ARTICLE_OVER_POST
     return _Thread(replies, [sizes.total.get(post, 0) for post in posts], over)
 
 
@@ -237,45 +236,33 @@ def _is_prose(paragraph: HtmlElement, text: str) -> bool:
     )
 
 
-def _declared_body(body: HtmlElement) -> HtmlElement | None:
-    declared = [
-        element
-        for element in _DECLARED_BODY_XPATH(body)
-        if element.get("itemprop") == "articleBody"
-        or not _DECLARED_CLASSES.isdisjoint(element.get("class", "").split())
-    ]
-    if len(declared) != 1 or _word_count(declared[0]) < _MIN_PRUNED_WORDS:
+def _protected_mark(element: HtmlElement | None, protected: set[HtmlElement]) -> Declared | None:
+    # What the page declares no rule may remove; readability's copy is searched for its mark.
+    if element is None:
         return None
-    return declared[0]
+    protected.update((element, *element.iterancestors()))
+    return Declared.mark(element)
 
 
-def _holding_declared(content: HtmlElement | None, declared: HtmlElement) -> HtmlElement:
+def _holding_declared(content: HtmlElement | None, declared: Declared) -> HtmlElement:
     # The page says where its article is: readability's choice stands when it holds that
     # body (with the headline and byline around it), and is replaced by it otherwise (a
     # sidebar of teasers outscoring a short post, or one part of the body chosen alone).
-    mark = declared.attrib.pop(_DECLARED_MARK)
-    copies = [] if content is None else content.xpath(f"descendant-or-self::*[@{_DECLARED_MARK}]")
-    holds = any(copy.attrib.pop(_DECLARED_MARK) == mark for copy in copies)
-    if holds:
+    if declared.held_by(content):
         return content
-    parts = _parts_of(declared)
-    return declared if len(parts) == 1 else _joined(*parts)
+    parts = parts_of(declared.element)
+    return parts[0] if len(parts) == 1 else _joined(*parts)
 
 
-def _parts_of(declared: HtmlElement) -> list[HtmlElement]:
-    # A body cut in parts around a side rail names only its first part; the others are its
-    # siblings of the same tag and class (``article_body entry-content``, ``article_body``).
-    parent = declared.getparent()
-    classes = set(declared.get("class", "").split())
-    if parent is None or not classes:
-        return [declared]
-    return [
-        sibling
-        for sibling in parent
-        if sibling is declared
-        or sibling.tag == declared.tag
-        and not classes.isdisjoint(sibling.get("class", "").split())
-    ]
+def _with_recipe(content: HtmlElement | None, recipe: Declared) -> HtmlElement:
+    # The page says it holds a recipe: readability's choice stands when it holds the whole
+    # recipe; a part of it (the method, without the ingredients beside it) gives way to the
+    # recipe, and a story beside the recipe card is read before it.
+    if recipe.held_by(content):
+        return content
+    if content is None or recipe.part_held_by(content):
+        return recipe.element
+    return _joined(content, recipe.element)
 
 
 def _stands_over(content: HtmlElement | None, thread: _Thread) -> bool:
@@ -317,19 +304,6 @@ def _looks_binary(html: str) -> bool:
     head = html[:4096]
     controls = len(_CONTROL_CHARS.findall(head))
     return not head.strip() or controls > len(head) // 10
-
-
-_ARTICLE_TYPES = frozenset({"article", "newsarticle", "blogposting", "reportagenewsarticle"})
-
-
-def _declares_article(root: HtmlElement) -> bool:
-    og_type = root.xpath("string(//meta[@property='og:type']/@content)").strip().lower()
-    if og_type == "article":
-        return True
-    for itemtype in root.xpath("//*[@itemtype]/@itemtype"):
-        if itemtype.rstrip("/").rsplit("/", 1)[-1].lower() in _ARTICLE_TYPES:
-            return True
-    return False
 
 
 def _find_title(root: HtmlElement) -> str | None:

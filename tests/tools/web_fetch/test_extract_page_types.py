@@ -1,8 +1,8 @@
 """Page types beyond articles: each keeps its content and drops its navigation.
 
 The structures follow the markup of common platforms: a Sphinx/Read the Docs page with its
-sidebar, a Stack Exchange-style question with three answers, a PunBB-style forum thread and a
-MediaWiki article with an infobox.
+sidebar, a Stack Exchange-style question with three answers, a PunBB-style forum thread, a
+MediaWiki article with an infobox, and recipes as food blogs and recipe sites declare them.
 """
 
 from tools.web_fetch.extract import extract
@@ -140,3 +140,76 @@ def test_wiki_page_keeps_its_infobox_and_tables():
     )
     assert sentences(3, "the river") in text and "## Course" in text
     assert "Random article" not in text
+
+
+INGREDIENTS = ["2 cups of flour", "1 teaspoon of salt", "3 eggs, beaten", "1 cup of milk"]
+METHOD = (
+    "<ol>"
+    f"<li><p>{sentences(2, 'mixing the flour and the salt')}</p></li>"
+    f"<li><p>{sentences(2, 'whisking the eggs into the milk')}</p></li>"
+    "</ol>"
+)
+RELATED = (
+    '<div class="more-recipes"><h3>You may also like</h3><ul>'
+    '<li><a href="/pancakes">Pancakes for a crowd</a></li>'
+    '<li><a href="/waffles">Crisp waffles</a></li></ul></div>'
+)
+
+
+def ingredient_list() -> str:
+    return "<ul>" + "".join(f'<li class="ingredient">{item}</li>' for item in INGREDIENTS) + "</ul>"
+
+
+def test_recipe_card_after_the_post_is_read_with_its_ingredients():
+    """A food blog's story in its entry-content, the recipe card after it (schema.org Recipe
+    microdata, as recipe plugins write it): readability and the declared body chose the story;
+    the card the page declares is read after it, ingredients and method."""
+    html = f"""<html><head><title>Crepes</title></head><body>
+    <article class="post"><h1>Crepes</h1><div class="entry-content">
+    <p>{sentences(6, "the crepes my grandmother made on Sundays")}</p></div>
+    <div class="recipe-card" itemscope itemtype="https://schema.org/Recipe">
+    <h2 itemprop="name">Crepes</h2><h3>Ingredients</h3>{ingredient_list()}
+    <h3>Method</h3>{METHOD}</div></article>{RELATED}</body></html>"""
+
+    text = read(html)
+
+    assert text.index("grandmother") < text.index(INGREDIENTS[0])
+    for item in INGREDIENTS:
+        assert item in text
+    assert sentences(2, "whisking the eggs into the milk") in text
+    assert "Pancakes for a crowd" not in text
+
+
+def test_recipe_page_keeps_its_ingredients_beside_the_method():
+    """Regression (recipe.com, hRecipe): the ingredients sat in a row of their own beside the
+    method, which readability and the density pass chose; the recipe the page declares holds
+    both, and is read whole."""
+    html = f"""<html><head><title>Crepes</title></head><body>
+    <div class="recipe-detail hrecipe"><div class="row"><h1 class="fn">Crepes</h1></div>
+    <div class="row"><div class="column">{ingredient_list()}</div></div>
+    <div class="row"><div class="column instructions">{METHOD}</div></div></div>
+    {RELATED}</body></html>"""
+
+    text = read(html)
+
+    for item in INGREDIENTS:
+        assert item in text
+    assert text.index(INGREDIENTS[-1]) < text.index("whisking")
+    assert "Pancakes for a crowd" not in text
+
+
+def test_a_round_up_of_recipes_reads_every_one():
+    """A page of several recipes declares none of them as its own: all are read."""
+    cards = "".join(
+        f'<div itemscope itemtype="https://schema.org/Recipe"><h2>Crepes {n}</h2>'
+        f"{ingredient_list()}{METHOD}</div>"
+        for n in (1, 2)
+    )
+    html = f"""<html><head><title>Two crepes</title></head><body><main>
+    <h1>Two crepes</h1><p>{sentences(3, "why two recipes are better than one")}</p>
+    {cards}</main>{RELATED}</body></html>"""
+
+    text = read(html)
+
+    assert "Crepes 1" in text and "Crepes 2" in text
+    assert text.count(INGREDIENTS[0]) == 2
