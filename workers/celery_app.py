@@ -33,13 +33,18 @@ def get_flask_app() -> Flask:
 
 
 class AppContextTask(Task):
-    """A task that runs inside the Flask app's context, so models and settings work."""
+    """A task that runs inside the Flask app's context, so models and settings work; a base
+    that does more around the body extends ``run_in_context``, inside the one context."""
 
     abstract = True
 
     def __call__(self, *args, **kwargs):
         with get_flask_app().app_context():
-            return super().__call__(*args, **kwargs)
+            return self.run_in_context(*args, **kwargs)
+
+    def run_in_context(self, *args, **kwargs):
+        """Run the task's body and return its result; called inside the app context."""
+        return super().__call__(*args, **kwargs)
 
 
 def make_celery() -> Celery:

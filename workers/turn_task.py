@@ -29,14 +29,13 @@ from datetime import datetime
 from typing import Any
 
 import redis
-from celery import Task
 from flask import current_app
 from sqlalchemy.exc import OperationalError
 
 from webapp.models.base import aware
 from webapp.turn import queued
 from webapp.turn.state import SAFETY_TTL_SECONDS, get_redis, key
-from workers.celery_app import AppContextTask, get_flask_app
+from workers.celery_app import AppContextTask
 
 # A message header: [when the database first failed this task, in epoch seconds, and how many
 # times the task ran again since]. A retry carries its task's headers on.
@@ -60,14 +59,15 @@ class TurnTask(AppContextTask):
     abstract = True
     max_retries = None  # the rule below bounds running again, not Celery's count
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        with get_flask_app().app_context():
-            self._started(args)
-            try:
-                return Task.__call__(self, *args, **kwargs)
-            except OperationalError as exc:
-                self._run_again_or_give_up(exc, args)
-                raise
+    def run_in_context(self, *args: Any, **kwargs: Any) -> Any:
+        """Clear the queued marker, then run the task's body (again, while the database does
+        not answer) and return its result."""
+        self._started(args)
+        try:
+            return super().run_in_context(*args, **kwargs)
+        except OperationalError as exc:
+            self._run_again_or_give_up(exc, args)
+            raise
 
     def wait(self, countdown: float) -> BaseException:
         """Return the Retry to raise to run again in ``countdown`` seconds, while another task
