@@ -79,7 +79,7 @@ class TurnTask(AppContextTask):
         if found is None:
             return
         try:
-            queued.mark_started(*found)
+            queued.mark_left(*found)
         except redis.RedisError:  # the marker outlives the start: the reaper waits longer
             log.warning(
                 "%s[%s]: its queued marker could not be cleared", self.name, self.request.id

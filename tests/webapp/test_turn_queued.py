@@ -9,6 +9,7 @@ import redis
 
 from webapp import broker, queue
 from webapp.turn import queued
+from webapp.turn.state import get_redis, key, turn_state
 
 
 def test_a_published_step_or_call_is_queued_until_its_task_starts(app):
@@ -19,9 +20,22 @@ def test_a_published_step_or_call_is_queued_until_its_task_starts(app):
         queue.enqueue(broker.RUN_TOOL_CALL, turn_id, "c1")
         assert queued.all_queued(turn_id, [step, call])
         assert not queued.all_queued(turn_id, [queued.step_work(1)])  # never sent
-        queued.mark_started(turn_id, step)
+        queued.mark_left(turn_id, step)
         assert not queued.all_queued(turn_id, [step, call])
         assert queued.all_queued(turn_id, [call])
+
+
+def test_a_turns_end_deletes_its_markers_and_a_later_publish_marks_nothing(app):
+    """Regression: a Stop revoked the turn's queued tasks, which workers drop unrun, so their
+    markers stayed for a day; and a publish after the end (a late callback) marked anew."""
+    turn_id = uuid.uuid4().hex
+    with app.app_context():
+        queue.enqueue(broker.RUN_TURN_STEP, turn_id, 0)
+        turn_state(turn_id).end(60, cancelled=True)
+        assert not get_redis().exists(key(turn_id, "queued"))
+        queue.enqueue(broker.RUN_TURN_STEP, turn_id, 1)
+        assert not queued.all_queued(turn_id, [queued.step_work(1)])
+        assert not get_redis().exists(key(turn_id, "queued"))
 
 
 def test_the_markers_live_in_the_redis_that_holds_the_queue(app):

@@ -8,10 +8,13 @@ keeps its data keeps both. Every publish of a step or tool-call task sets its ma
 publishes it (a Celery signal): the web side's first step, a step's chord of calls, the
 chord's callback (the next step, sent by the worker that ran the last call), a task's retry,
 the reaper. The task clears it as it starts, before it claims its work, so a task that fails
-or gives up before its claim leaves its work unmarked: lost, for the reaper.
+or gives up before its claim leaves its work unmarked: lost, for the reaper; so does a task
+the worker drops unrun (revoked, expired, rejected: ``workers.turn_task``).
 
 A marker is read only for work nobody claimed, so one left behind on claimed work (a task that
 started before its publisher set the marker, a duplicate of a claimed call) misleads nobody.
+The turn's end deletes its markers (``TurnState.end``), and a publish after the end (a Stop's
+revoked tasks, a late callback) marks nothing, so no marker outlives its turn.
 
 Key: ``lookout:turn:<id>:queued``, a set of ``step:<n>`` and ``call:<id>``.
 """
@@ -27,6 +30,13 @@ from flask import Flask, current_app, has_app_context
 from webapp import broker
 from webapp.turn.state import SAFETY_TTL_SECONDS, key
 
+# KEYS: the marker set, the turn's ended marker; ARGV: work, safety TTL.
+_MARK = """
+if redis.call('exists', KEYS[2]) == 1 then return 0 end
+redis.call('sadd', KEYS[1], ARGV[1])
+redis.call('expire', KEYS[1], ARGV[2])
+return 1
+"""
 _app: Flask | None = None
 
 
@@ -50,15 +60,13 @@ def work_of(task_name: str, args: Sequence[Any]) -> tuple[str, str] | None:
 
 
 def mark_queued(turn_id: str, work: str) -> None:
-    """Record that a task for ``work`` was published."""
-    pipe = _client().pipeline(transaction=False)
-    pipe.sadd(key(turn_id, "queued"), work)
-    pipe.expire(key(turn_id, "queued"), SAFETY_TTL_SECONDS)
-    pipe.execute()
+    """Record that a task for ``work`` was published, unless its turn has ended."""
+    script = _client().register_script(_MARK)
+    script(keys=[key(turn_id, "queued"), key(turn_id, "ended")], args=[work, SAFETY_TTL_SECONDS])
 
 
-def mark_started(turn_id: str, work: str) -> None:
-    """Record that a task for ``work`` left the queue and runs."""
+def mark_left(turn_id: str, work: str) -> None:
+    """Record that a task for ``work`` left the queue: it runs, or the worker dropped it."""
     _client().srem(key(turn_id, "queued"), work)
 
 

@@ -7,11 +7,11 @@ Keys, all under ``lookout:turn:<id>:``
     queued   the turn's work whose task waits in the queue (``webapp.turn.queued``)
     cited    the URLs the reply cites, so parallel tool calls add each source once
     cache    a hash of JSON values, one field per ``<tool>\\0<key>``
-    ended    set when the turn ends: later events and cache writes are dropped
-The cache is deleted when the turn ends; the stream and the cancel flag expire a while later
-(the flag is never deleted: work still running must see it). Other TTLs are only the safety
-net. Nothing outlives its turn: work that finishes late (a tool call abandoned at its
-deadline) neither recreates the cache nor extends the stream.
+    ended    set when the turn ends: later events, cache writes and queued markers are dropped
+The cache and the queued markers are deleted when the turn ends; the stream and the cancel
+flag expire a while later (the flag is never deleted: work still running must see it). Other
+TTLs are only the safety net. Nothing outlives its turn: work that finishes late (a tool call
+abandoned at its deadline) neither recreates the cache or the markers nor extends the stream.
 """
 
 from __future__ import annotations
@@ -181,7 +181,10 @@ class TurnState:
         if cancelled:
             pipe.set(key(self.turn_id, "cancel"), "1", ex=stream_ttl_seconds)
         pipe.delete(
-            key(self.turn_id, "cache"), key(self.turn_id, "tasks"), key(self.turn_id, "cited")
+            key(self.turn_id, "cache"),
+            key(self.turn_id, "tasks"),
+            key(self.turn_id, "cited"),
+            key(self.turn_id, "queued"),
         )
         pipe.expire(key(self.turn_id, "events"), stream_ttl_seconds)
         pipe.execute()
