@@ -1,8 +1,13 @@
 """The base of the step and tool-call tasks: how such a task leaves the queue and runs again.
 
 A task of a turn clears its work's queued marker as it starts (``webapp.turn.queued``): from
-then on, work nobody claimed is lost unless this task runs again. It runs again for two
-reasons, counted apart:
+then on, work nobody claimed is lost unless this task runs again. A task the worker drops
+unrun clears it too (Celery's signals): revoked (a Stop revokes its turn's queued tasks, an
+operator may revoke one), expired, or rejected (a message the worker cannot read). Its work
+is then lost for the reaper, which sends it again while the turn is open, rather than taken
+for waiting until the turn's queue limit fails it.
+
+A task runs again for two reasons, counted apart:
 
 - the database did not answer (a restart, a failover): after 1, 2, 4, 8, then every 10
   seconds, until ``DATABASE_RETRY_SECONDS`` have passed since the first failure in a row; then
@@ -25,17 +30,20 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 import redis
+from celery.signals import task_rejected, task_revoked
 from flask import current_app
+from kombu.exceptions import KombuError
 from sqlalchemy.exc import OperationalError
 
 from webapp.models.base import aware
 from webapp.turn import queued
 from webapp.turn.state import SAFETY_TTL_SECONDS, get_redis, key
-from workers.celery_app import AppContextTask
+from workers.celery_app import AppContextTask, get_flask_app
 
 # A message header: [when the database first failed this task, in epoch seconds, and how many
 # times the task ran again since]. A retry carries its task's headers on.
@@ -62,7 +70,7 @@ class TurnTask(AppContextTask):
     def run_in_context(self, *args: Any, **kwargs: Any) -> Any:
         """Clear the queued marker, then run the task's body (again, while the database does
         not answer) and return its result."""
-        self._started(args)
+        left_queue(self.name, self.request.id, args)
         try:
             return super().run_in_context(*args, **kwargs)
         except OperationalError as exc:
@@ -73,17 +81,6 @@ class TurnTask(AppContextTask):
         """Return the Retry to raise to run again in ``countdown`` seconds, while another task
         holds this one's work."""
         return self.retry(countdown=countdown, headers=self._headers(None))
-
-    def _started(self, args: tuple) -> None:
-        found = queued.work_of(self.name, args)
-        if found is None:
-            return
-        try:
-            queued.mark_left(*found)
-        except redis.RedisError:  # the marker outlives the start: the reaper waits longer
-            log.warning(
-                "%s[%s]: its queued marker could not be cleared", self.name, self.request.id
-            )
 
     def _run_again_or_give_up(self, exc: OperationalError, args: tuple) -> None:
         now = time.time()
@@ -118,6 +115,42 @@ class TurnTask(AppContextTask):
         if down is not None:
             headers[DATABASE_DOWN] = down
         return headers
+
+
+def left_queue(task_name: str, task_id: str | None, args: Sequence[Any]) -> None:
+    """Clear the queued marker of a step or tool-call task that left the queue (it starts, or
+    the worker dropped it unrun); in an app context."""
+    found = queued.work_of(task_name, args)
+    if found is None:
+        return
+    try:
+        queued.mark_left(*found)
+    except redis.RedisError:  # the marker stays: the reaper takes the work for waiting
+        log.warning("%s[%s]: its queued marker could not be cleared", task_name, task_id)
+
+
+@task_revoked.connect(dispatch_uid="lookout.turn_task.revoked")
+def _revoked(sender: Any = None, request: Any = None, **_kwargs: Any) -> None:
+    # Revoked or expired: sent for a task dropped unrun, and for one stopped as it ran.
+    args = getattr(request, "args", None) or ()
+    with get_flask_app().app_context():
+        left_queue(getattr(sender, "name", ""), getattr(request, "id", None), args)
+
+
+@task_rejected.connect(dispatch_uid="lookout.turn_task.rejected")
+def _rejected(message: Any = None, **_kwargs: Any) -> None:
+    headers = message.headers or {}
+    with get_flask_app().app_context():
+        left_queue(headers.get("task", ""), headers.get("id"), message_args(message))
+
+
+def message_args(message: Any) -> Sequence[Any]:
+    """Return the positional arguments a task message carries; none when it cannot be read."""
+    try:
+        args = message.payload[0]  # the protocol's body: (args, kwargs, embed)
+    except (KombuError, ValueError, LookupError, TypeError):
+        return ()
+    return args if isinstance(args, (list, tuple)) else ()
 
 
 def note_gave_up(turn_id: str, when: float) -> None:
