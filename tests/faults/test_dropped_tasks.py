@@ -103,7 +103,10 @@ def test_a_waiting_step_the_worker_cannot_read_is_sent_again_by_the_reaper_and_a
     conversation, turn_id, reader = stack.start_turn("anyone there?")
     with stack.app.app_context():
         broker_redis = redis.Redis.from_url(stack.app.config["REDIS_URL"])
-        assert broker_redis.delete(stack.app.config["CELERY_QUEUE"]) == 1  # the queue lost it
+        name = stack.app.config["CELERY_QUEUE"]
+        # A read the worker began before its pause may take the step and put it back.
+        wait_until(lambda: broker_redis.llen(name) == 1, 10, "the step never came back")
+        assert broker_redis.delete(name) == 1  # the queue lost it
         queue.enqueue(broker.RUN_TURN_STEP, turn_id, 0, eta="not a date")
     assert markers(stack, turn_id) == {"step:0"}
     stack.resume_workers()
