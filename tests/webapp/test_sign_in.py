@@ -79,6 +79,37 @@ def test_disabling_an_account_ends_its_open_sessions(app, signed_in_client):
     assert client.get("/api/me").status_code == 401
 
 
+def test_a_user_disabled_while_signed_in_is_told_why_on_the_sign_in_page(signed_in_client):
+    """Regression: the next page sent them to the sign-in form with no word of why."""
+    alice = signed_in_client("alice")
+    admin = signed_in_client("root", admin=True)
+    disabled = admin.patch(f"/api/admin/users/{alice.user.id}", json={"disabled": True})
+    assert disabled.status_code == 200
+    response = alice.get("/settings")
+    assert response.status_code == 302
+    assert response.headers["Location"].startswith("/sign-in")
+    page = alice.get(response.headers["Location"]).get_data(as_text=True)
+    assert (
+        "You were signed out because an administrator disabled your account (alice). Ask an "
+        "administrator to enable it again in Admin → Users "
+        "(or with flask --app webapp users enable alice)."
+    ) in page
+    # Said once: the next visit is a plain sign-in page, and alice is still signed out.
+    assert "disabled" not in alice.get("/sign-in").get_data(as_text=True)
+    assert alice.get("/api/me").status_code == 401
+
+
+def test_a_session_ended_elsewhere_gets_no_word_about_a_disabled_account(
+    signed_in_client, make_user
+):
+    user = make_user("alice")
+    laptop, phone = signed_in_client(user), signed_in_client(user)
+    laptop.post("/sign-out")  # ends the phone's session too, with its cookie still there
+    response = phone.get("/settings")
+    assert response.headers["Location"].startswith("/sign-in")
+    assert "disabled" not in phone.get(response.headers["Location"]).get_data(as_text=True)
+
+
 def test_the_sign_in_form_without_its_csrf_token_is_refused(client, make_user):
     make_user("alice")
     response = client.post("/sign-in", data={"name": "alice", "password": "password"})

@@ -58,12 +58,17 @@ def load_session_user(session_id: str) -> User | None:
 
     The session keeps "id:version" (User.get_id); a version other than the account's current
     one is a cookie from before a sign-out, a new password or a disabling, and is refused.
+    A disabled account's name is kept in ``g.disabled_account``, so that the sign-in page can
+    say why the session ended.
     """
     if find_bearer_token() is not None:
         return None
     user_id, _, version = session_id.partition(":")
     user = db.session.get(User, user_id)
-    if user is None or user.disabled or version != str(user.session_version):
+    if user is not None and user.disabled:
+        g.disabled_account = user.name
+        return None
+    if user is None or version != str(user.session_version):
         return None
     return user
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask import Blueprint, flash, g, redirect, render_template, request, url_for
 from flask_login import current_user, login_user, logout_user
 from flask_wtf import FlaskForm
 from wtforms import PasswordField, StringField
@@ -25,6 +25,12 @@ TOO_MANY = (
     "Too many failed sign-ins for this name. Wait {minutes} and try again, or ask an "
     "administrator to set a new password in Admin → Users "
     "(or with flask --app webapp users set-password {name})."
+)
+# Said on the sign-in page to someone whose account was disabled while they were signed in.
+DISABLED_WHILE_SIGNED_IN = (
+    "You were signed out because an administrator disabled your account ({name}). Ask an "
+    "administrator to enable it again in Admin → Users "
+    "(or with flask --app webapp users enable {name})."
 )
 SIGNED_OUT = "You are signed out, in this browser and every other one."
 TOO_MANY_HERE = "Too many failed sign-ins from your network address. Wait {minutes} and try again."
@@ -54,6 +60,10 @@ def sign_in():
     """Show the sign-in form, or sign the user in."""
     if current_user.is_authenticated:
         return redirect(url_for("home.index"))
+    if request.method == "GET" and g.get("disabled_account"):
+        # Said once: the dead session is dropped, so the next visit is a plain sign-in page.
+        flash(DISABLED_WHILE_SIGNED_IN.format(name=g.disabled_account), "error")
+        logout_user()
     form = SignInForm()
     status = 200
     if form.validate_on_submit():
