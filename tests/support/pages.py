@@ -18,3 +18,15 @@ def sign_in_page(page, base_url: str, user, path: str = "/", ready: str | None =
         page.goto(f"{base_url}{path}")
     if ready is not None:
         page.wait_for_selector(ready)
+
+
+def key_fields(page) -> list[dict]:
+    """Return every input of the page labelled as a key (shown or not): its id, type and
+    autocomplete attribute, for checking that no browser offers to save a key as a password."""
+    return page.evaluate(
+        """() => Array.from(document.querySelectorAll("input"))
+          .filter((input) => Array.from(input.labels || [])
+            .some((label) => /\\bkey\\b/i.test(label.textContent)))
+          .map((input) => ({ id: input.id, type: input.type,
+                             autocomplete: input.getAttribute("autocomplete") }))"""
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.support.pages import sign_in_page
+from tests.support.pages import key_fields, sign_in_page
 from webapp.extensions import db
 from webapp.models import UserPluginSettings
 
@@ -84,7 +84,6 @@ def test_the_engine_form_shows_the_key_only_for_keyed_engines(
     assert not key.is_visible() and not base_url.is_visible()
     engine.select_option("brave")
     assert key.is_visible() and not base_url.is_visible()
-    assert key.get_attribute("type") == "password"
     engine.select_option("searxng")
     assert base_url.is_visible() and not key.is_visible()
     engine.select_option("duckduckgo")
@@ -112,6 +111,25 @@ def test_a_saved_key_is_never_shown_and_a_blank_keeps_it(
     with app.app_context():
         row = db.session.get(UserPluginSettings, (user.id, "web_search"))
         assert row.settings["apiKey"] == "brave-secret"
+
+
+@pytest.mark.parametrize(
+    ("admin", "path", "ids"),
+    [
+        (False, "/settings", ["setting-web_search-apiKey"]),
+        (True, "/admin/plugins", ["option-web_search-apiKey", "option-web_search-fallbackApiKey"]),
+    ],
+)
+def test_no_browser_offers_to_save_a_search_key_as_a_password(
+    page, live_server, make_user, search_configured, admin, path, ids
+):
+    """Regression: key fields were password inputs with autocomplete="new-password", so the
+    browser offered to save an engine's key as the user's password for Lookout."""
+    sign_in(page, live_server, make_user("alice", admin=admin), path)
+    fields = key_fields(page)
+    assert [f["id"] for f in fields] == ids
+    for field in fields:
+        assert field["autocomplete"] == "off" and field["type"] == "text", field
 
 
 def test_an_engine_no_longer_installed_stays_selected_and_named(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.fake_model import FakeModel
-from tests.support.pages import sign_in_page
+from tests.support.pages import key_fields, sign_in_page
 from webapp.extensions import db
 from webapp.models import Provider
 
@@ -146,6 +146,20 @@ def test_test_connection_shows_a_rejected_key_without_the_key(
         "The provider fake rejected its API key. An admin can update it in the provider settings."
     )
     assert "sk-wrong-key-1111" not in page.content()
+
+
+def test_no_browser_offers_to_save_a_providers_key_as_a_password(app, page, live_server, make_user):
+    """Regression: key fields were password inputs with autocomplete="new-password", so the
+    browser offered to save the provider's key as the admin's password for Lookout."""
+    store_provider(app, "local", "http://127.0.0.1:11434/v1", KEY, [{"name": "m", "tools": True}])
+    sign_in(page, live_server, make_user("root", admin=True))
+    page.get_by_role("button", name="Add provider").click()
+    page.locator("section.provider[data-name=local]").get_by_role("button", name="Edit").click()
+    fields = key_fields(page)
+    local = stored(app, "local")
+    assert [f["id"] for f in fields] == ["provider-new-apiKey", f"provider-{local.id}-apiKey"]
+    for field in fields:
+        assert field["autocomplete"] == "off" and field["type"] == "text", field
 
 
 def test_a_user_gets_a_403_on_the_providers_page(page, live_server, make_user):

@@ -2,8 +2,8 @@
  *
  * Strings and URLs become inputs, booleans checkboxes, integers number inputs with their
  * bounds, enums selects with their x-enum-labels, arrays of strings one-per-line textareas,
- * writeOnly fields empty password inputs ("set — leave blank to keep" when secretsSet says a
- * value is stored), and x-show-when fields are shown only while the named field holds one of the
+ * writeOnly fields empty key inputs ("set — leave blank to keep" when secretsSet says a
+ * value is stored; see keyInput), and x-show-when fields are shown only while the named field holds one of the
  * listed values; hidden fields are not sent. Fields come in the schema's x-order when given. A stored enum value the schema no longer offers
  * (an uninstalled engine) stays selected as "<value> (not installed)".
  */
@@ -65,15 +65,22 @@
     return select;
   }
 
+  /* The attributes of an input for an API key: a text input that nothing remembers.
+   * A password input makes browsers offer to save the key as the site's password (new-password
+   * even invites them to suggest one), and they ignore autocomplete="off" on password inputs;
+   * on a text input they honour it. No spell checker reads the key, and none capitalises it. */
+  function keyInput(attrs) {
+    var out = { type: "text", autocomplete: "off", spellcheck: "false", autocapitalize: "off" };
+    Object.keys(attrs).forEach(function (key) { out[key] = attrs[key]; });
+    return out;
+  }
+
   function makeControl(id, key, schema, value, required, secretSet) {
     switch (kindOf(schema)) {
       case "enum":
         return makeSelect(id, schema, value, required);
       case "secret":
-        return element("input", {
-          id: id, type: "password", autocomplete: "new-password",
-          placeholder: secretSet ? "••••••••" : "",
-        });
+        return element("input", keyInput({ id: id, placeholder: secretSet ? "••••••••" : "" }));
       case "boolean":
         var box = element("input", { id: id, type: "checkbox" });
         box.checked = value === true;
@@ -235,5 +242,5 @@
     return isNaN(date.getTime()) ? iso : date.toLocaleString();
   }
 
-  root.LookoutForms = { element: element, render: render, say: say, when: when };
+  root.LookoutForms = { element: element, keyInput: keyInput, render: render, say: say, when: when };
 })(window);

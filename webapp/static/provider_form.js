@@ -105,8 +105,8 @@
       baseUrl: field(prefix + "-baseUrl", "baseUrl", "Base URL *", el("input", { type: "url" }),
         ["The API's address, often ending in /v1."]),
       apiKey: field(prefix + "-apiKey", "apiKey", "API key",
-        el("input", { type: "password", autocomplete: "new-password",
-          placeholder: provider && provider.keySet ? "••••••••" : "" }), keyHint),
+        el("input", LookoutForms.keyInput({ placeholder: provider && provider.keySet ? "••••••••" : "" })),
+        keyHint),
     };
     fields.name.control.value = provider ? provider.name : "";
     fields.baseUrl.control.value = provider ? provider.baseUrl : "";
