@@ -17,8 +17,9 @@ Errors raised through this API::
 
 from __future__ import annotations
 
+import inspect
 import logging
-from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -327,24 +328,38 @@ class PluginContext:
 class Plugin:
     """A plugin: an id (its module's last name), an options schema and a setup function.
 
-    ``user_settings_schema`` is a Schema class, or a callable ``(options) -> Schema class | None``.
-    ``catalog`` is an optional callable returning JSON for the admin pages.
+    ``user_settings_schema`` is a Schema class, or a callable ``(options) -> Schema class | None``,
+    or ``(options, roles) -> Schema class | None`` for settings that also depend on the roles of
+    the user whose settings they are. ``catalog`` is an optional callable returning JSON for the
+    admin pages.
     """
 
     id: str
     options_schema: SchemaClass
     setup: Callable[[PluginContext], None]
-    user_settings_schema: SchemaClass | Callable[[dict[str, Any]], SchemaClass | None] | None = None
+    user_settings_schema: SchemaClass | Callable[..., SchemaClass | None] | None = None
     catalog: Callable[[], Any] | None = None
 
-    def settings_schema_for(self, options: dict[str, Any]) -> SchemaClass | None:
-        """Return the user settings schema that applies under ``options``, or None."""
+    def settings_schema_for(
+        self, options: dict[str, Any], roles: Sequence[str] = ()
+    ) -> SchemaClass | None:
+        """Return the user settings schema that applies under ``options`` to a user holding
+        ``roles``, or None."""
         schema = self.user_settings_schema
         if schema is None:
             return None
         if isinstance(schema, type) and issubclass(schema, marshmallow.Schema):
             return schema
+        if _takes_roles(schema):
+            return schema(options, list(roles))
         return schema(options)
+
+
+def _takes_roles(factory: Callable[..., Any]) -> bool:
+    """Whether a settings schema factory takes the roles after the options."""
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    parameters = inspect.signature(factory).parameters.values()
+    return sum(1 for p in parameters if p.kind in positional) >= 2
 
 
 def validate_options(schema: SchemaClass, data: Any, what: str) -> dict[str, Any]:

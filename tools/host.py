@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -52,11 +52,12 @@ class PluginState:
     stored: dict[str, Any] = field(default_factory=dict)
     tools: list[Tool] = field(default_factory=list)
 
-    def settings_schema(self) -> Any:
-        """Return the user settings schema under the current options, or None."""
+    def settings_schema(self, roles: Sequence[str] = ()) -> Any:
+        """Return the user settings schema under the current options for a user holding
+        ``roles``, or None."""
         if self.plugin is None or self.status != "active":
             return None
-        return self.plugin.settings_schema_for(self.options)
+        return self.plugin.settings_schema_for(self.options, roles)
 
 
 def load_plugin(module_path: str) -> Plugin:

@@ -218,6 +218,43 @@ def test_the_admins_engine_may_be_picked_without_a_key_of_ones_own(app, signed_i
     assert stored_settings(app, client.user, "web_search")["engine"] == "brave"
 
 
+@pytest.mark.parametrize(
+    ("settings", "field", "sentence"),
+    [
+        (
+            {"engine": "default"},
+            "engine",
+            "The admin's engine is not open to your account. Pick an engine of your own and "
+            "enter its key, or ask an administrator to let you use theirs.",
+        ),
+        (
+            {"engine": "brave", "apiKey": ""},
+            "apiKey",
+            "Brave needs an API key. Enter yours, or pick another engine.",
+        ),
+    ],
+)
+def test_a_user_outside_admin_engine_roles_cannot_save_the_admins_engine_without_a_key(
+    app, signed_in_client, settings, field, sentence
+):
+    """Regression: the save succeeded, and the user learned only on searching that the admin's
+    engine was not theirs to use."""
+    admin = signed_in_client("root", admin=True)
+    options = {"engine": "brave", "apiKey": "admins-key", "adminEngineRoles": ["admin"]}
+    assert admin.put("/api/admin/plugins/web_search/options", json=options).status_code == 200
+    client = signed_in_client("alice")
+    response = client.put("/api/plugins/web_search/settings", json=settings)
+    assert response.status_code == 400
+    error = response.get_json()["error"]
+    assert error["fields"] == {field: [sentence]}
+    assert sentence in error["message"]
+    assert stored_settings(app, client.user, "web_search") is None
+    own = client.put("/api/plugins/web_search/settings", json={"engine": "brave", "apiKey": "k"})
+    assert own.status_code == 200, own.get_json()
+    # The admin, holding the role, may still pick it without a key.
+    assert admin.put("/api/plugins/web_search/settings", json=settings).status_code == 200
+
+
 def test_settings_need_a_signed_in_user(client):
     assert client.get("/api/plugins/settings").status_code == 401
     stranger = {"Authorization": "Bearer not-a-token"}

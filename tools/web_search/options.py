@@ -13,6 +13,12 @@ from tools.web_search.engine import SearchEngine
 DEFAULT = "default"
 NO_FALLBACK = "none"
 _CREDENTIALS = ("apiKey", "baseURL", "fallbackApiKey", "fallbackBaseURL")
+# Said at save time to a user who picks the admin's engine while holding no role in
+# adminEngineRoles: they would learn it only when a search failed.
+ADMINS_ENGINE_CLOSED = (
+    "The admin's engine is not open to your account. Pick an engine of your own and enter its "
+    "key, or ask an administrator to let you use theirs."
+)
 
 
 def _keyed(engines: Sequence[SearchEngine]) -> list[str]:
@@ -219,12 +225,15 @@ def make_options_schema(engines: Sequence[SearchEngine]) -> type[marshmallow.Sch
 
 def make_user_settings_schema(
     engines: Sequence[SearchEngine],
-) -> Callable[[dict[str, Any]], type[marshmallow.Schema] | None]:
-    """Return ``(options) -> schema``: the user settings, or None when user engines are off.
+) -> Callable[[dict[str, Any], Sequence[str]], type[marshmallow.Schema] | None]:
+    """Return ``(options, roles) -> schema``: the user settings of a user holding ``roles``, or
+    None when user engines are off.
 
-    The schema refuses an engine of the user's own without the key or base URL it needs, at
-    save time rather than as a failed search later; the admin's engine may leave them blank,
-    since the admin's values fill them (see resolution.py).
+    The schema refuses, at save time rather than as a failed search later, an engine of the
+    user's own without the key or base URL it needs, and the admin's engine ("default") for a
+    user holding no role in adminEngineRoles. The admin's engine may leave the key and base URL
+    blank only for a user who may use the admin's, since the admin's values fill them (see
+    resolution.py).
     """
     by_id = {e.id: e for e in engines}
 
@@ -241,28 +250,37 @@ def make_user_settings_schema(
         baseURL = _base_url(engines, "The address of your engine's instance.")
 
         admins_engine: str | None = None
+        may_use_admins: bool = True
 
         @validates_schema
         def check_credentials(self, data: dict[str, Any], **_: Any) -> None:
-            """Refuse an engine other than the admin's without the key or base URL it needs."""
+            """Refuse the admin's engine to a user who may not use it, and an engine other than
+            the admin's without the key or base URL it needs."""
+            if data.get("engine") == DEFAULT and not self.may_use_admins:
+                raise marshmallow.ValidationError({"engine": [ADMINS_ENGINE_CLOSED]})
             engine = by_id.get(data.get("engine", ""))
-            if engine is None or engine.id == self.admins_engine:
+            if engine is None or (engine.id == self.admins_engine and self.may_use_admins):
                 return
             errors = _credential_errors(engine, data, "", " Enter yours, or pick another engine.")
             if errors:
                 raise marshmallow.ValidationError(errors)
 
-    # Built once for each admin engine, not once a request.
-    schemas: dict[str | None, type[marshmallow.Schema]] = {}
+    # Built once for each admin engine and access to it, not once a request.
+    schemas: dict[tuple[str | None, bool], type[marshmallow.Schema]] = {}
 
-    def user_settings_schema(options: dict[str, Any]) -> type[marshmallow.Schema] | None:
+    def user_settings_schema(
+        options: dict[str, Any], roles: Sequence[str]
+    ) -> type[marshmallow.Schema] | None:
         if not options.get("userEngines", True):
             return None
         admins = options.get("engine")
-        if admins not in schemas:
-            schemas[admins] = type(
-                "WebSearchSettings", (WebSearchSettings,), {"admins_engine": admins}
+        may_use_admins = any(role in options.get("adminEngineRoles", ()) for role in roles)
+        if (admins, may_use_admins) not in schemas:
+            schemas[(admins, may_use_admins)] = type(
+                "WebSearchSettings",
+                (WebSearchSettings,),
+                {"admins_engine": admins, "may_use_admins": may_use_admins},
             )
-        return schemas[admins]
+        return schemas[(admins, may_use_admins)]
 
     return user_settings_schema

@@ -60,7 +60,7 @@ def form_schema(schema: Any) -> dict[str, Any]:
 
 def show_user_plugin(state: PluginState, choices: dict[str, bool]) -> dict[str, Any]:
     """Return one plugin's block of the settings page for the signed-in user."""
-    schema = state.settings_schema()
+    schema = state.settings_schema(current_user.roles)
     settings, secrets_set = mask(schema, plugin_host.find_settings(current_user.id, state.id))
     return {
         "id": state.id,
@@ -90,7 +90,10 @@ def list_settings():
         show_user_plugin(state, choices)
         for state in plugin_host.get_host().plugins.values()
         if state.status == "active"
-        and (state.settings_schema() is not None or any(t.user_toggle for t in state.tools))
+        and (
+            state.settings_schema(current_user.roles) is not None
+            or any(t.user_toggle for t in state.tools)
+        )
     ]
     return jsonify(UserPluginListSchema().dump({"plugins": shown}))
 
@@ -142,7 +145,7 @@ def switch_tool(plugin_id: str, name: str):
 def save_settings(plugin_id: str):
     """Validate and store the user's settings for a plugin; 400 with per-field messages."""
     state = get_active_plugin(plugin_id)
-    schema = state.settings_schema()
+    schema = state.settings_schema(current_user.roles)
     if schema is None:
         raise ApiError(f"The plugin {plugin_id} has no settings for users.", 404)
     stored = plugin_host.find_settings(current_user.id, plugin_id)

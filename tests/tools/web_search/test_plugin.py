@@ -170,7 +170,9 @@ def test_the_key_field_shows_only_for_keyed_engines_and_the_base_url_only_for_ba
 
 
 def test_user_settings_are_validated_against_the_installed_engines():
-    schema = plugin.settings_schema_for({"userEngines": True})
+    schema = plugin.settings_schema_for(
+        {"userEngines": True, "adminEngineRoles": ["user"]}, ["user"]
+    )
     assert schema().load({})["engine"] == "default"
     with pytest.raises(ValidationError):
         schema().load({"engine": "bing"})
@@ -184,8 +186,32 @@ def test_user_settings_refuse_an_engine_without_its_key_unless_it_is_the_admins(
         "apiKey": ["Kagi needs an API key. Enter yours, or pick another engine."]
     }
     assert schema().load({"engine": "kagi", "apiKey": "k"})["apiKey"] == "k"
-    admins_kagi = plugin.settings_schema_for({"userEngines": True, "engine": "kagi"})
+    admins_kagi = plugin.settings_schema_for(
+        {"userEngines": True, "engine": "kagi", "adminEngineRoles": ["user"]}, ["user"]
+    )
     assert admins_kagi().load({"engine": "kagi"})["apiKey"] is None
+
+
+def test_user_settings_refuse_the_admins_engine_to_a_user_outside_admin_engine_roles():
+    options = {"userEngines": True, "engine": "kagi", "adminEngineRoles": ["admin"]}
+    outsider = plugin.settings_schema_for(options, ["user"])
+    with pytest.raises(ValidationError) as refused:
+        outsider().load({})
+    assert refused.value.messages == {
+        "engine": [
+            "The admin's engine is not open to your account. Pick an engine of your own and "
+            "enter its key, or ask an administrator to let you use theirs."
+        ]
+    }
+    with pytest.raises(ValidationError) as refused:
+        outsider().load({"engine": "kagi"})
+    assert refused.value.messages == {
+        "apiKey": ["Kagi needs an API key. Enter yours, or pick another engine."]
+    }
+    assert outsider().load({"engine": "kagi", "apiKey": "k"})["apiKey"] == "k"
+    insider = plugin.settings_schema_for(options, ["user", "admin"])
+    assert insider().load({})["engine"] == "default"
+    assert insider().load({"engine": "kagi"})["apiKey"] is None
 
 
 def test_the_catalog_lists_every_installed_engine():
