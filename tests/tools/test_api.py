@@ -13,6 +13,7 @@ from tools.api import (
     IngesterRegistry,
     IngestInput,
     IngestResult,
+    Plugin,
     PluginConfigError,
     Signal,
     Tool,
@@ -141,3 +142,16 @@ def test_invalid_options_raise_plugin_config_error_with_per_field_messages():
         validate_options(QueryInput, {"limit": 99}, "options of echo")
     assert set(caught.value.fields) == {"query", "limit"}
     assert "query" in caught.value.message
+
+
+def test_a_settings_schema_factory_gets_the_users_roles_only_when_it_takes_them():
+    class Settings(Schema):
+        colour = fields.String()
+
+    heard = []
+    by_options = Plugin("a", Schema, lambda ctx: None, lambda options: heard.append(options))
+    by_roles = Plugin("b", Schema, lambda ctx: None, lambda o, roles: heard.append(roles))
+    by_options.settings_schema_for({"x": 1}, ["user"])
+    by_roles.settings_schema_for({"x": 1}, ["user", "admin"])
+    assert heard == [{"x": 1}, ["user", "admin"]]
+    assert Plugin("c", Schema, lambda ctx: None, Settings).settings_schema_for({}) is Settings
