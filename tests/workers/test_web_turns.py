@@ -141,3 +141,45 @@ def test_a_turn_whose_engine_is_down_is_answered_by_the_fallback_and_the_part_sa
         assert searched["output"]["fallbackReason"] == (
             "SearXNG could not be reached. Check its address, or try again later."
         )
+
+
+def test_a_user_whose_admins_engine_is_down_is_told_to_tell_an_administrator(web_app, tmp_path):
+    """Regression: the search card told users to check the address of the admin's engine,
+    which they can neither see nor change; the admin still reads the engine's own words."""
+    from tests.support.live_server import LiveServer
+    from tests.support.processes import free_port
+    from tests.support.workers import CeleryWorker
+
+    down = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    with FakeModel() as fake, LiveServer(web_app) as web, CeleryWorker(web_app, tmp_path):
+        with web_app.app_context():
+            db.session.add(
+                Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
+            )
+            db.session.commit()
+        _admin, admin_token = token_for(web_app, admin=True)
+        admin = ChatClient(web.url, admin_token)
+        saved = admin.call(
+            "PUT",
+            "/api/admin/plugins/web_search/options",
+            json={"engine": "searxng", "baseURL": down, "enabledByDefault": True},
+        )
+        assert saved.status_code == 200, saved.text
+        _user, user_token = token_for(web_app)
+        said = {}
+        for who, chat in (("user", ChatClient(web.url, user_token)), ("admin", admin)):
+            fake.script(
+                Reply.tool_calls([("web_search", {"query": "lighthouse brittany"})]),
+                Reply.text("The search failed."),
+            )
+            turn = chat.run(chat.new_conversation(), "Find the lighthouse", "fake/m")
+            assert turn["status"] == "completed", turn
+            parts = chat.reply(turn)["parts"]
+            searched = next(p for p in parts if p.get("name") == "web_search" and "error" in p)
+            assert searched["outcome"] == "error"
+            said[who] = searched["error"]
+        assert said == {
+            "user": "The site's search engine (SearXNG) failed, so web search does not work for "
+            "now. Tell an administrator; the cause is in the server's log.",
+            "admin": "SearXNG could not be reached. Check its address, or try again later.",
+        }

@@ -36,6 +36,11 @@ def failure_reason(error: ToolError) -> str:
     return "refused" if isinstance(error, ToolRefused) else "error"
 
 
+class QuotaSpent(ToolError):
+    """The user's daily searches on the admin's key are used up: theirs to wait out, not a
+    failure of the engine."""
+
+
 @dataclass(frozen=True)
 class Answer:
     """The results, the engine that gave them, and, after a fallback, why the first did not."""
@@ -93,7 +98,7 @@ def ask(
         try:
             ctx.quotas.take(SEARCHES)
         except QuotaUsed as exc:
-            raise ToolError(exc.message) from None
+            raise QuotaSpent(exc.message) from None
     bucket = bucket_name(engine, resolved.api_key, resolved.base_url)
     reserve = REQUEST_RESERVE_SECONDS + leave
     search = Search(search.query, search.count, resolved.api_key, resolved.base_url)

@@ -11,15 +11,26 @@ import marshmallow
 import requests
 from marshmallow import fields, validate
 
-from tools.api import Plugin, PluginContext, Tool, ToolContext
+from tools.api import Plugin, PluginContext, Tool, ToolContext, ToolError
 from tools.usage import SEARCHES
 from tools.web_search.engine import Search, SearchEngine
-from tools.web_search.failover import Answer, search_with_fallback
+from tools.web_search.failover import Answer, QuotaSpent, failure_reason, search_with_fallback
 from tools.web_search.options import make_options_schema, make_user_settings_schema
-from tools.web_search.resolution import resolve_engine, resolve_fallback
+from tools.web_search.resolution import Resolved, resolve_engine, resolve_fallback
 
 DESCRIPTION = "Search the web. Returns a title, URL, and snippet for each result."
 TIMEOUT_SECONDS = 20
+# The role of those who can change the admin's engine (docs/plugins.md: roles).
+ADMIN_ROLE = "admin"
+# What someone who cannot change the admin's engine reads when it fails: its own sentence
+# ("Check its address…") asks for what only an administrator can do.
+SITE_ENGINE_FAILED = (
+    "The site's search engine ({name}) failed, so web search does not work for now. Tell an "
+    "administrator; the cause is in the server's log."
+)
+# The same, after the fallback engine answered: the search card reads "3 results from
+# DuckDuckGo, the fallback: SearXNG failed."
+SITE_ENGINE_FAILED_BRIEFLY = "{name} failed."
 
 
 class WebSearchInput(marshmallow.Schema):
@@ -61,6 +72,33 @@ def log_answer(logger: logging.Logger, answer: Answer, user: str) -> None:
     )
 
 
+def hides_cause(first: Resolved, roles: Sequence[str], reason: str) -> bool:
+    """Whether the caller reads only that the admin's engine failed, not the engine's words:
+    they ask for what only an administrator can do ("Check its address…"), and the caller is
+    no administrator. A rate limit says itself when to try again, so it is told as it is."""
+    return first.admins and ADMIN_ROLE not in roles and reason != "rate-limited"
+
+
+def log_cause(logger: logging.Logger, first: Resolved, user: str, cause: str) -> None:
+    """Log the engine's words that the caller was not shown."""
+    logger.warning(
+        "web_search failed with the admin's engine=%s user=%s: %s",
+        first.engine.id,
+        user,
+        cause,
+        extra={"engine": first.engine.id, "user": user},
+    )
+
+
+def fallback_reason(answer: Answer, ctx: ToolContext, logger: logging.Logger) -> str | None:
+    """Return why the first engine did not answer, as the caller may read it."""
+    first = answer.first
+    if first is None or not hides_cause(first, ctx.roles, answer.reason or "error"):
+        return answer.first_error
+    log_cause(logger, first, ctx.user, answer.first_error or "")
+    return SITE_ENGINE_FAILED_BRIEFLY.format(name=first.engine.name)
+
+
 def create_web_search(engines: Sequence[SearchEngine]) -> Plugin:
     """Return the web_search plugin offering ``engines``; all engine specifics come from them."""
     by_id = {engine.id: engine for engine in engines}
@@ -79,7 +117,17 @@ def create_web_search(engines: Sequence[SearchEngine]) -> Plugin:
             resolved = resolve_engine(by_id, options, tool_ctx.settings, tool_ctx.roles, logger)
             fallback = resolve_fallback(by_id, options, tool_ctx.roles)
             search = Search(query=input["query"], count=options["maxResults"])
-            answer = search_with_fallback(resolved, fallback, search, tool_ctx, plain, user_agent)
+            try:
+                answer = search_with_fallback(
+                    resolved, fallback, search, tool_ctx, plain, user_agent
+                )
+            except QuotaSpent:
+                raise  # the user's own quota, not a failure of the engine
+            except ToolError as exc:
+                if not hides_cause(resolved, tool_ctx.roles, failure_reason(exc)):
+                    raise
+                log_cause(logger, resolved, tool_ctx.user, exc.message)
+                raise ToolError(SITE_ENGINE_FAILED.format(name=resolved.engine.name)) from None
             log_answer(logger, answer, tool_ctx.user)
             tool_ctx.meter.add(SEARCHES, 1, answer.answered.engine.id)
             results = answer.results[: options["maxResults"]]
@@ -92,7 +140,7 @@ def create_web_search(engines: Sequence[SearchEngine]) -> Plugin:
             }
             if answer.first is not None:
                 output["fallbackFrom"] = answer.first.engine.name
-                output["fallbackReason"] = answer.first_error
+                output["fallbackReason"] = fallback_reason(answer, tool_ctx, logger)
             return output
 
         ctx.tools.register(

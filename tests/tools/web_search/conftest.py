@@ -71,9 +71,14 @@ def web_search() -> Callable[..., Tool]:
 
 @pytest.fixture
 def search() -> Callable[..., tuple[dict[str, Any], list[Citation]]]:
-    """Return ``run(tool, query, **context)``: the tool's output and the citations it made."""
+    """Return ``run(tool, query, **context)``: the tool's output and the citations it made.
+
+    The caller is an administrator unless ``roles`` says otherwise, so that a failure reads in
+    the engine's own words; what other users read instead is tested in test_plugin.py.
+    """
 
     def run(tool: Tool, query: str = "python requests", **context: Any) -> tuple[dict, list]:
+        context.setdefault("roles", ["user", "admin"])
         ctx, citations = tool_context_for_test(**context)
         return tool.execute(tool.validate_input({"query": query}), ctx), citations
 

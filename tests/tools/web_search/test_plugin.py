@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
 from marshmallow import ValidationError
 
+from tests.support.processes import free_port
 from tools.api import PluginConfigError, ToolError
 from tools.schema import json_schema
 from tools.testing import start_plugin, tool_context_for_test
@@ -276,4 +278,72 @@ def test_the_admin_form_says_web_search_stays_off_until_switched_on_when_not_on_
     assert "stays off until a user switches it on" in properties["enabledByDefault"]["description"]
     assert properties["userToggle"]["description"] == (
         "Users may turn it on or off in their Settings."
+    )
+
+
+SITE_ENGINE_FAILED = (
+    "The site's search engine (SearXNG) failed, so web search does not work for now. Tell an "
+    "administrator; the cause is in the server's log."
+)
+
+
+def test_a_user_who_cannot_change_the_admins_engine_is_told_to_tell_an_administrator(
+    web_search, search, engine_replies, caplog
+):
+    """Regression: users read "SearXNG could not be reached. Check its address…", an address
+    only an administrator can see or change."""
+    down = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    engine_replies.add_passthru(down)
+    tool = web_search(engine="searxng", baseURL=down)
+    caplog.set_level(logging.WARNING, logger="lookout.plugins.web_search")
+    with pytest.raises(ToolError) as told:
+        search(tool, roles=["user"], user="alice")
+    assert told.value.message == SITE_ENGINE_FAILED
+    [record] = [r for r in caplog.records if r.name == "lookout.plugins.web_search"]
+    assert record.levelno == logging.WARNING
+    assert record.getMessage() == (
+        "web_search failed with the admin's engine=searxng user=alice: "
+        "SearXNG could not be reached. Check its address, or try again later."
+    )
+    with pytest.raises(ToolError) as told:
+        search(tool, roles=["user", "admin"])
+    assert told.value.message == (
+        "SearXNG could not be reached. Check its address, or try again later."
+    )
+
+
+def test_a_failing_engine_of_the_users_own_is_told_in_its_own_words(
+    web_search, search, engine_replies
+):
+    engine_replies.get(brave.URL, status=401, json={})
+    tool = web_search(engine="duckduckgo")
+    with pytest.raises(ToolError) as told:
+        search(tool, roles=["user"], settings={"engine": "brave", "apiKey": USER_KEY})
+    assert told.value.message == "The Brave API key was rejected."
+
+
+def test_a_busy_admins_engine_says_when_to_try_again_to_every_user(
+    web_search, search, engine_replies
+):
+    engine_replies.get(brave.URL, status=429, json={})
+    tool = web_search(engine="brave", apiKey=BRAVE_KEY)
+    with pytest.raises(ToolError) as told:
+        search(tool, roles=["user"])
+    assert told.value.message == "Brave's rate limit was reached."
+
+
+def test_after_a_fallback_a_user_reads_only_that_the_admins_engine_failed(
+    web_search, search, engine_replies, caplog
+):
+    down = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    engine_replies.add_passthru(down)
+    engine_replies.get(brave.URL, json=ONE_RESULT)
+    tool = web_search(engine="searxng", baseURL=down, fallbackEngine="brave", fallbackApiKey="k")
+    caplog.set_level(logging.WARNING, logger="lookout.plugins.web_search")
+    output, _ = search(tool, roles=["user"])
+    assert (output["fallbackFrom"], output["fallbackReason"]) == ("SearXNG", "SearXNG failed.")
+    assert "SearXNG could not be reached" in caplog.text
+    output, _ = search(tool, roles=["user", "admin"])
+    assert output["fallbackReason"] == (
+        "SearXNG could not be reached. Check its address, or try again later."
     )
