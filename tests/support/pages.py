@@ -7,7 +7,9 @@ def sign_in_page(page, base_url: str, user, path: str = "/", ready: str | None =
     """Sign ``user`` (password "password") in through the form, then open ``path``.
 
     ``ready`` is a CSS selector the page's script marks once it has drawn (e.g.
-    ``#chat[data-ready]``); the call waits for it.
+    ``#chat[data-ready]``); the call waits for it. The chat page that signing in lands on is
+    drawn before ``path`` is opened: left at once, its requests went on in the server while
+    the test ran, and past its end into the app's teardown.
     """
     page.goto(f"{base_url}/sign-in")
     page.get_by_label("Name").fill(user.name)
@@ -15,6 +17,7 @@ def sign_in_page(page, base_url: str, user, path: str = "/", ready: str | None =
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url(f"{base_url}/")
     if path != "/":
+        page.wait_for_selector("#chat[data-ready]")
         page.goto(f"{base_url}{path}")
     if ready is not None:
         page.wait_for_selector(ready)
