@@ -6,9 +6,9 @@ hRecipe's ``hrecipe``, microformats2' ``e-content`` and ``h-recipe``). A declara
 only where the page makes one, once: two article bodies, or two recipes (a round-up of ten),
 say nothing about which is the page's own.
 
-readability works on a copy of the tree; a declared element and everything inside it carry a
-mark whose value is random, so that a page cannot forge one, and the copy of readability's
-choice shows whether it holds the element, or only a part of it.
+readability works on a copy of the tree; a declared element (and, where it matters, everything
+inside it) carries a mark whose value is random, so that a page cannot forge one, and the copy
+of readability's choice shows whether it holds the element, or only a part of it.
 """
 
 from __future__ import annotations
@@ -42,13 +42,15 @@ class Declared:
     token: str
 
     @classmethod
-    def mark(cls, element: HtmlElement) -> Declared:
-        """Mark ``element`` and its descendants with a new random token."""
+    def mark(cls, element: HtmlElement, *, parts: bool = False) -> Declared:
+        """Mark ``element`` with a new random token, and with ``parts`` all it holds too (a
+        few milliseconds on a long body: only what asks ``part_held_by`` pays for them)."""
         token = secrets.token_hex(8)
         element.set(_MARK, token)
-        for descendant in element.iterdescendants():
-            if isinstance(descendant.tag, str):
-                descendant.set(_MARK, token + _PART)
+        if parts:
+            for descendant in element.iterdescendants():
+                if isinstance(descendant.tag, str):
+                    descendant.set(_MARK, token + _PART)
         return cls(element, token)
 
     def held_by(self, content: HtmlElement | None) -> bool:

@@ -129,7 +129,7 @@ def extract(html: str, url: str) -> Extracted:
     main = find_main_block(body, sizes)
     protected = protected_elements(body, main, sizes)
     declared = _protected_mark(declared_body(body, _MIN_PRUNED_WORDS), protected)
-    recipe = _protected_mark(declared_recipe(body, _MIN_PRUNED_WORDS), protected)
+    recipe = _protected_mark(declared_recipe(body, _MIN_PRUNED_WORDS), protected, parts=True)
     thread = _thread_of(root, body, main, protected, sizes)
     _remove_furniture_tags(root, main, protected)
     own = remove_boilerplate(body, main, protected)
@@ -236,12 +236,14 @@ def _is_prose(paragraph: HtmlElement, text: str) -> bool:
     )
 
 
-def _protected_mark(element: HtmlElement | None, protected: set[HtmlElement]) -> Declared | None:
+def _protected_mark(
+    element: HtmlElement | None, protected: set[HtmlElement], parts: bool = False
+) -> Declared | None:
     # What the page declares no rule may remove; readability's copy is searched for its mark.
     if element is None:
         return None
     protected.update((element, *element.iterancestors()))
-    return Declared.mark(element)
+    return Declared.mark(element, parts=parts)
 
 
 def _holding_declared(content: HtmlElement | None, declared: Declared) -> HtmlElement:
