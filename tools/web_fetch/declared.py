@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import lxml.etree
 from lxml.html import HtmlElement
 
+from tools.web_fetch.main_block import word_count
+
 _BODY_XPATH = lxml.etree.XPath(
     "descendant::*[@itemprop or @class][@itemprop='articleBody' or contains(@class, 'content')]"
 )
@@ -123,7 +125,7 @@ def parts_of(declared: HtmlElement) -> list[HtmlElement]:
 
 
 def _only(found: list[HtmlElement], min_words: int) -> HtmlElement | None:
-    if len(found) != 1 or len(found[0].text_content().split()) < min_words:
+    if len(found) != 1 or word_count(found[0]) < min_words:
         return None
     return found[0]
 

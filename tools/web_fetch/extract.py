@@ -47,7 +47,13 @@ from tools.web_fetch.declared import (
 )
 from tools.web_fetch.extract_boilerplate import remove_boilerplate, remove_controls, thread_posts
 from tools.web_fetch.images import drop_unreadable_images
-from tools.web_fetch.main_block import TextSizes, find_main_block, measure, protected_elements
+from tools.web_fetch.main_block import (
+    TextSizes,
+    find_main_block,
+    measure,
+    protected_elements,
+    word_count,
+)
 from tools.web_fetch.markdown import to_markdown
 from tools.web_fetch.readability_choice import readability_choice, text_length
 from tools.web_fetch.tree_limits import bound_tree
@@ -85,7 +91,7 @@ _MIN_PRUNED_WORDS = 10
 # A lead (a standfirst, a post's own words before an embedded document) is a paragraph of
 # prose, one in which a sentence ends, between the headline and the content's first paragraph,
 # found among the few paragraphs after the headline and sharing a close ancestor with it.
-_SENTENCE_END = re.compile(r"[.!?…][\"'”’)»]?(?:\s|$)")
+_SENTENCE_END = re.compile(r"[.!?…][\"'”’)»]?(?:\s|$)|[。！？]")
 _LEAD_MIN_CHARS = 80
 _LEAD_SEARCH = 6
 _LEAD_LEVELS = 3
@@ -143,7 +149,7 @@ def extract(html: str, url: str) -> Extracted:
         content = main
     if recipe is not None:
         content = _with_recipe(content, recipe)
-    if _word_count(content) < _MIN_PRUNED_WORDS:
+    if word_count(content) < _MIN_PRUNED_WORDS:
         content = _unpruned_body(html, content)
     else:
         content = _with_lead(content, _headline(body, title))
@@ -418,8 +424,8 @@ def _make_links_absolute(content: HtmlElement, base: str) -> None:
 
 def _too_short(content: HtmlElement, body: HtmlElement) -> bool:
     # A few words out of a much longer page mean readability missed, as on pages with no article.
-    found = _word_count(content)
-    return found < _MIN_ARTICLE_WORDS and found < _word_count(body) / 2
+    found = word_count(content)
+    return found < _MIN_ARTICLE_WORDS and found < word_count(body) / 2
 
 
 def _misses_main(content: HtmlElement, main: HtmlElement, body: HtmlElement) -> bool:
@@ -428,7 +434,7 @@ def _misses_main(content: HtmlElement, main: HtmlElement, body: HtmlElement) -> 
     # it left out of the block reads as prose. Left-out link lists, teasers and widgets mean the
     # block was the page's frame and readability found the article in it; a choice of under a
     # tenth of the block missed it whatever the rest is.
-    if main is body or _word_count(content) >= _word_count(main) * _MIN_SHARE_OF_MAIN:
+    if main is body or word_count(content) >= word_count(main) * _MIN_SHARE_OF_MAIN:
         return False
     chosen, block = measure(content), measure(main)
     left_out = block.total[main] - chosen.total[content]
@@ -447,8 +453,4 @@ def _unpruned_body(html: str, content: HtmlElement) -> HtmlElement:
     _remove_unread(root)
     for element in root.xpath(f"{_FURNITURE_XPATH} | {_FALLBACK_XPATH}"):
         _drop(element)
-    return root.body if _word_count(root.body) > _word_count(content) else content
-
-
-def _word_count(element: HtmlElement) -> int:
-    return len(element.text_content().split())
+    return root.body if word_count(root.body) > word_count(content) else content

@@ -9,6 +9,7 @@ element holding a large share of the body's text, and all their ancestors are pr
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -20,6 +21,12 @@ from lxml.html import HtmlElement
 _DESCEND_SHARE = 0.7
 # An element holding at least this share of the body's text is content, whatever its name.
 PROTECTED_SHARE = 0.4
+# Scripts written without spaces between words (Han, kana, Thai, Lao, Myanmar, Khmer): each
+# letter counts as a word, so that a Chinese article is not taken for a few words.
+_UNSPACED_LETTER = re.compile(
+    "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3041-\u3096\u30a1-\u30fa"
+    "\u0e01-\u0e30\u0e81-\u0eb0\u1000-\u102a\u1780-\u17b3]"
+)
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,14 @@ def measure(
             continue
         total[element], linked[element] = size, links
     return TextSizes(total, linked)
+
+
+def word_count(element: HtmlElement) -> int:
+    """Return the words of ``element``'s text: runs between spaces, and in scripts written
+    without spaces, letters."""
+    text = element.text_content()
+    words = len(text.split())
+    return words if text.isascii() else words + len(_UNSPACED_LETTER.findall(text))
 
 
 def find_main_block(body: HtmlElement, sizes: TextSizes) -> HtmlElement:

@@ -213,3 +213,30 @@ def test_a_round_up_of_recipes_reads_every_one():
 
     assert "Crepes 1" in text and "Crepes 2" in text
     assert text.count(INGREDIENTS[0]) == 2
+
+
+def test_an_article_in_chinese_drops_its_sidebar_and_footer():
+    """Regression: words were counted between spaces, and Chinese has none, so a Chinese
+    article counted as a handful of words, was taken for a page the pruning had emptied, and
+    was read again whole, menus, sidebar and footer included. In scripts written without
+    spaces each letter counts as a word."""
+    paragraphs = [
+        "市议会周二投票决定为每一座市政建筑购买可再生能源证书。",
+        "官员表示，这些证书将覆盖图书馆、游泳池和两个消防站的用电。",
+        "在会议上发言的居民询问这笔钱是否可以改用于安装太阳能电池板。",
+        "市长回答说，在旧屋顶上安装电池板需要预算无法承担的维修费用。",
+    ]
+    article = "".join(f"<p>{paragraph}{paragraph}</p>" for paragraph in paragraphs)
+    sidebar = "".join(f"<li><a href='/s{n}'>十大最佳公园第{n}名推荐</a></li>" for n in range(8))
+    html = f"""<html><head><title>市议会购买能源证书</title></head><body>
+    <div class="wrap"><div class="story"><h1>市议会购买能源证书</h1>{article}</div>
+    <div class="sidebar"><h3>热门</h3><ul>{sidebar}</ul></div></div>
+    <div class="site-info"><p>版权所有 © 2024 示例新闻网。保留所有权利。联系我们。</p></div>
+    </body></html>"""
+
+    text = read(html)
+
+    for paragraph in paragraphs:
+        assert paragraph in text
+    assert "十大最佳公园" not in text
+    assert "版权所有" not in text
