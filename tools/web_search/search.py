@@ -13,13 +13,16 @@ may answer instead.
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Mapping
+from urllib.parse import urlsplit, urlunsplit
 
 import requests
 
 from tools.api import Cancelled, Signal, ToolError, ToolRefused
 from tools.bodies import BodyError, read_body, time_budget
 from tools.charset import charset_from_content_type, decode_page
-from tools.citations import is_presentable_url
+from tools.citations import cut_title, is_presentable_url
 from tools.net import AddressNotAllowed
 from tools.web_search.engine import (
     UNREADABLE_CHARACTERS,
@@ -64,11 +67,15 @@ def run_search(
     limit = TIMEOUT_SECONDS
     if leave:
         limit = max(1.0, min(limit, signal.remaining() - leave))
-    status, body = _send(engine, request, session, signal, user_agent, limit)
+    status, body, headers = _send(engine, request, session, signal, user_agent, limit)
     if status != 200:
         message = error_message(engine, status, body, search.api_key)
         reason = engine.unavailable(status)
-        raise ToolError(message) if reason is None else EngineUnavailable(message, reason)
+        if reason is None:
+            raise ToolError(message)
+        if reason in ("rate-limited", "down"):
+            message = _with_retry_hint(message, engine.retry_after(headers))
+        raise EngineUnavailable(message, reason)
     try:
         found = engine.parse(body)
     except EngineBlocked as exc:
@@ -90,7 +97,7 @@ def _send(
     signal: Signal,
     user_agent: str,
     limit: float,
-) -> tuple[int, str]:
+) -> tuple[int, str, Mapping[str, str]]:
     timeout = signal.timeout(limit)
     headers = {"User-Agent": user_agent, **(request.headers or {})}
     # One budget for the request and its body: the engine's time limit or the turn's deadline.
@@ -127,7 +134,19 @@ def _send(
         raise ToolError(unreadable(engine))
     content_type = response.headers.get("Content-Type", "")
     text = decode_page(body.data, "application/json", charset_from_content_type(content_type))
-    return response.status_code, text
+    return response.status_code, text, response.headers
+
+
+def _with_retry_hint(message: str, seconds: float | None) -> str:
+    """Return ``message`` followed by when to try again, when the engine said."""
+    if seconds is None:
+        return message
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        # The largest unit there are two of, rounded up: never sooner than the engine said.
+        if seconds >= 2 * size:
+            return f"{message} Try again in {math.ceil(seconds / size)} {unit}s."
+    count = math.ceil(seconds)
+    return f"{message} Try again in {count} second{'' if count == 1 else 's'}."
 
 
 def _too_slow(engine: SearchEngine, limit: float) -> str:
@@ -177,21 +196,42 @@ def scrub(text: str, secret: str | None) -> str:
 
 
 def clean_results(found: list[SearchResult], count: int) -> list[SearchResult]:
-    """Return at most ``count`` results with http(s) URLs, each URL once, text cleaned."""
+    """Return at most ``count`` results with http(s) URLs, each page once, text cleaned and
+    cut: a title as its citation keeps it, a snippet to ``MAX_SNIPPET_CHARS``."""
     out: list[SearchResult] = []
     seen: set[str] = set()
     for result in found:
-        url = result.url.strip()
-        if not is_presentable_url(url) or url in seen:
+        url = result.url.strip() if isinstance(result.url, str) else ""
+        if url.startswith("//"):
+            url = f"https:{url}"  # protocol-relative: the secure scheme is the safe guess
+        if not is_presentable_url(url) or page_key(url) in seen:
             continue
-        seen.add(url)
+        seen.add(page_key(url))
         snippet = clean_text(result.snippet)
         if len(snippet) > MAX_SNIPPET_CHARS:
             snippet = snippet[: MAX_SNIPPET_CHARS - 1].rstrip() + "…"
-        out.append(SearchResult(clean_text(result.title), url, snippet))
+        out.append(SearchResult(cut_title(clean_text(result.title)) or "", url, snippet))
         if len(out) >= count:
             break
     return out
+
+
+def page_key(url: str) -> str:
+    """Return what two URLs of the same page share: scheme and host in lower case, no
+    default port, no fragment, and ``/`` for an empty path."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        return url  # a port no server has: nothing to compare but the URL itself
+    netloc = host if port in (None, {"http": 80, "https": 443}.get(scheme)) else f"{host}:{port}"
+    if parts.username or parts.password:
+        netloc = f"{parts.username or ''}:{parts.password or ''}@{netloc}"
+    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
 
 
 def clean_text(text: str | None) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import json
 import logging
 import threading
@@ -176,3 +178,78 @@ def test_no_key_appears_when_a_stored_engine_is_gone_or_a_key_is_missing(
             search(tool, settings=settings, roles=["user"])
         assert api_key not in info.value.message
     assert api_key not in caplog.text
+
+
+def test_a_huge_title_is_cut_to_what_its_citation_keeps(
+    web_search, search, engine_replies, api_key
+):
+    """Regression: titles were never cut, so one engine's megabyte title reached the model."""
+    page = {"title": "word " * 200_000, "url": "https://example.com/", "content": "c"}
+    engine_replies.post(tavily.URL, json={"results": [page]})
+    output, citations = search(web_search(engine="tavily", apiKey=api_key))
+    title = output["results"][0]["title"]
+    assert title.startswith("word word") and len(title) <= 1200
+    assert title == citations[0].title
+
+
+def test_one_page_under_several_spellings_of_its_url_is_one_result(
+    web_search, search, engine_replies, api_key
+):
+    """Regression: the same page with another host case, a default port or a #fragment came
+    back twice."""
+    urls = [
+        "https://Example.com/a#intro",
+        "https://example.com/a",
+        "HTTPS://EXAMPLE.COM:443/a",
+        "https://example.com/A",
+        "https://example.com",
+        "https://example.com/",
+    ]
+    pages = [{"title": f"T{i}", "url": url, "content": ""} for i, url in enumerate(urls)]
+    engine_replies.post(tavily.URL, json={"results": pages})
+    output, citations = search(web_search(engine="tavily", apiKey=api_key, maxResults=10))
+    assert [r["url"] for r in output["results"]] == [
+        "https://Example.com/a#intro",
+        "https://example.com/A",
+        "https://example.com",
+    ]
+    assert [c.url for c in citations] == [r["url"] for r in output["results"]]
+
+
+def _in(seconds: float) -> str:
+    return email.utils.format_datetime(
+        datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=seconds), usegmt=True
+    )
+
+
+@pytest.mark.parametrize(
+    ("status", "retry_after", "message"),
+    [
+        (429, "1", "Brave's rate limit was reached. Try again in 1 second."),
+        (429, "0", "Brave's rate limit was reached. Try again in 1 second."),
+        (429, "90", "Brave's rate limit was reached. Try again in 90 seconds."),
+        (429, "3601", "Brave's rate limit was reached. Try again in 61 minutes."),
+        pytest.param(
+            429,
+            _in(2.5 * 3600),
+            "Brave's rate limit was reached. Try again in 3 hours.",
+            id="429-http-date",
+        ),
+        (503, "120", "Brave search failed (HTTP 503). Try again in 2 minutes."),
+        (429, "soon", "Brave's rate limit was reached."),
+        (429, "-5", "Brave's rate limit was reached."),
+        (429, "99999999999999", "Brave's rate limit was reached."),
+        (400, "30", "Brave search failed (HTTP 400)."),
+    ],
+)
+def test_retry_after_says_when_to_try_an_engine_that_is_busy_or_down(
+    web_search, search, engine_replies, api_key, status, retry_after, message
+):
+    """Regression: the engine's Retry-After was dropped, so the sentence for a rate limit
+    said nothing of when to try again."""
+    engine_replies.get(
+        brave.URL, body="Too Many Requests", status=status, headers={"Retry-After": retry_after}
+    )
+    with pytest.raises(ToolError) as info:
+        search(web_search(engine="brave", apiKey=api_key))
+    assert info.value.message == message
