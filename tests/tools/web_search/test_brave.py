@@ -156,3 +156,71 @@ def test_brave_is_asked_for_at_most_max_results(web_search, search, engine_repli
     )
     output, citations = search(tool)
     assert len(output["results"]) == 2 and len(citations) == 2
+
+
+def test_one_odd_brave_result_costs_that_result_not_the_page(
+    brave, search, engine_replies, recording
+):
+    """Regression: a null title or description, or one entry that is not a result, made the
+    whole response unreadable and lost every good result beside it."""
+    engine_replies.get(URL, body=recording("brave_odd_entries.json"))
+    output, citations = search(brave)
+    assert output["results"] == [
+        {
+            "title": "Requests: HTTP for Humans",
+            "url": "https://requests.readthedocs.io/en/latest/",
+            "snippet": "Requests is an elegant and simple HTTP library.",
+        },
+        {"title": "", "url": "https://pypi.org/project/requests/", "snippet": ""},
+        {
+            "title": "Python's Requests Library",
+            "url": "https://realpython.com/python-requests/",
+            "snippet": "",
+        },
+    ]
+    assert [c.url for c in citations] == [r["url"] for r in output["results"]]
+
+
+def test_brave_without_web_results_answers_with_its_news_and_videos_in_its_order(
+    brave, search, engine_replies, recording
+):
+    """Regression: a query Brave answered only with news and videos came back empty."""
+    engine_replies.get(URL, body=recording("brave_news_only.json"))
+    output, _ = search(brave)
+    assert [(r["title"], r["url"], r["snippet"]) for r in output["results"]] == [
+        ("Lookout in 5 minutes", "https://video.example.com/watch?v=abc", "A short demo."),
+        (
+            "What changed in Lookout",
+            "https://blog.example.net/lookout-changes",
+            "A tour of the changes.",
+        ),
+        ("Lookout 2.0 is out", "https://news.example.org/lookout-2", "The release notes."),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "remaining", "reset", "when"),
+    [
+        ("brave_429.json", "0, 1988", "1, 1419704", "Try again in 1 second."),
+        ("brave_429_quota.json", "1, 0", "1, 1419704", "Try again in 17 days."),
+    ],
+)
+def test_brave_rate_limit_says_when_its_exhausted_window_resets(
+    brave, search, engine_replies, recording, name, remaining, reset, when
+):
+    """Regression: a 429 said the limit was reached but not when to try again, though Brave's
+    X-RateLimit headers say when each window (a second, a month) starts again."""
+    engine_replies.get(
+        URL,
+        body=recording(name),
+        status=429,
+        headers={
+            "X-RateLimit-Limit": "1, 2000",
+            "X-RateLimit-Remaining": remaining,
+            "X-RateLimit-Reset": reset,
+        },
+    )
+    with pytest.raises(ToolError) as info:
+        search(brave)
+    assert info.value.message.startswith("Brave's rate limit was reached. Brave said: ")
+    assert info.value.message.endswith(f'." {when}')

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from typing import Any
 
+import marshmallow
 from marshmallow import fields, validate
 
 from tools.web_search.engine import (
@@ -12,32 +15,49 @@ from tools.web_search.engine import (
     Search,
     SearchEngine,
     SearchResult,
+    load_entries,
     load_json,
     text_from_html,
     validation_messages,
+    wait_seconds,
 )
 
 URL = "https://api.search.brave.com/res/v1/web/search"
+# The kinds of result that link a page, besides web: what Brave answers when it has no web
+# results (a breaking news query, say). Its FAQ answers, infobox and places are no pages.
+OTHER_PAGES = ("news", "videos", "discussions")
 
 
 class _Result(Lenient):
-    title = fields.String(required=True)
+    title = fields.String(load_default="", allow_none=True)
     url = fields.String(required=True)
-    description = fields.String(load_default="")
+    description = fields.String(load_default="", allow_none=True)
 
 
-class _Web(Lenient):
-    results = fields.List(fields.Nested(_Result), load_default=list)
+class _Section(Lenient):
+    results = fields.Raw(load_default=list, allow_none=True)
+
+
+class _Reference(Lenient):
+    type = fields.String(required=True)
+    index = fields.Integer(load_default=None, allow_none=True)
+    all = fields.Boolean(load_default=False, allow_none=True)
 
 
 class _Response(Lenient):
     type = fields.String(required=True, validate=validate.Equal("search"))
-    # Brave leaves out ``web`` altogether when nothing was found.
-    web = fields.Nested(_Web, load_default=None)
+    # Brave leaves out ``web`` (and every other section) when nothing was found.
+    web = fields.Nested(_Section, load_default=None, allow_none=True)
+    news = fields.Nested(_Section, load_default=None, allow_none=True)
+    videos = fields.Nested(_Section, load_default=None, allow_none=True)
+    discussions = fields.Nested(_Section, load_default=None, allow_none=True)
+    # The ranking of the sections: a hint, read only as far as it makes sense.
+    mixed = fields.Raw(load_default=None, allow_none=True)
 
 
 class BraveEngine(SearchEngine):
-    """Brave Search: web.results[] with title, url and description.
+    """Brave Search: web.results[] with title, url and description; without any, its news,
+    videos and discussions, which have the same three fields.
 
     Titles and descriptions come as HTML: escaped text with ``<strong>`` around the words
     that matched.
@@ -60,13 +80,29 @@ class BraveEngine(SearchEngine):
         )
 
     def parse(self, body: str) -> list[SearchResult]:
-        """Return web.results[]; raise ``MalformedResponse`` for any other body."""
+        """Return web.results[], or without any the news, videos and discussions in the
+        order of mixed.main; raise ``MalformedResponse`` for any other body."""
         data = load_json(body, _Response)
-        web = data["web"] or {"results": []}
+        found = _results(data["web"])
+        if not found:
+            found = _other_pages(data)
         return [
-            SearchResult(text_from_html(r["title"]), r["url"], text_from_html(r["description"]))
-            for r in web["results"]
+            SearchResult(
+                text_from_html(r["title"] or ""), r["url"], text_from_html(r["description"] or "")
+            )
+            for r in found
         ]
+
+    def retry_after(self, headers: Mapping[str, str]) -> float | None:
+        """Retry-After, or when the window that ran out starts again: Brave counts a second
+        and a month, listed in X-RateLimit-Remaining and X-RateLimit-Reset ("1, 1419704")."""
+        seconds = super().retry_after(headers)
+        if seconds is not None:
+            return seconds
+        remaining = _numbers(headers.get("X-RateLimit-Remaining"))
+        resets = _numbers(headers.get("X-RateLimit-Reset"))
+        spent = [reset for left, reset in zip(remaining, resets, strict=False) if left <= 0]
+        return wait_seconds(max(spent)) if spent else None
 
     def describe_error(self, status: int, body: str) -> str | None:
         """Brave rejects a key with a 422 whose code is SUBSCRIPTION_TOKEN_INVALID."""
@@ -83,3 +119,36 @@ class BraveEngine(SearchEngine):
         meta = error.get("meta")
         where = validation_messages(meta.get("errors")) if isinstance(meta, dict) else None
         return " ".join(part for part in (detail, where) if part) or None
+
+
+def _results(section: dict[str, Any] | None) -> list[dict[str, Any]]:
+    if not section or section["results"] is None:
+        return []
+    return load_entries(section["results"], _Result)
+
+
+def _other_pages(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The news, videos and discussions, in the order mixed.main ranks them, then the rest."""
+    sections = {kind: _results(data[kind]) for kind in OTHER_PAGES}
+    ranked: list[dict[str, Any]] = []
+    mixed = data["mixed"] if isinstance(data["mixed"], dict) else {}
+    main = mixed.get("main") if isinstance(mixed.get("main"), list) else []
+    for entry in main:
+        try:
+            reference = _Reference().load(entry)
+        except (TypeError, ValueError, marshmallow.ValidationError):
+            continue  # the order is a hint: an odd reference loses no result
+        results = sections.get(reference["type"], [])
+        if reference["all"]:
+            ranked.extend(results)
+        elif reference["index"] is not None and 0 <= reference["index"] < len(results):
+            ranked.append(results[reference["index"]])
+    return ranked + [r for kind in OTHER_PAGES for r in sections[kind] if r not in ranked]
+
+
+def _numbers(header: str | None) -> list[float]:
+    try:
+        numbers = [float(part) for part in (header or "").split(",") if part.strip()]
+    except ValueError:
+        return []
+    return numbers if all(math.isfinite(n) for n in numbers) else []
