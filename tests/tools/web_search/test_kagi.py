@@ -104,3 +104,33 @@ def test_kagi_error_statuses_become_sentences_naming_kagi(
     with pytest.raises(ToolError) as info:
         search(kagi)
     assert info.value.message == message
+
+
+def test_kagi_skips_entries_it_cannot_read_and_kinds_it_does_not_know(
+    kagi, search, engine_replies, recording
+):
+    """Regression: one search entry without a url, a null title, or an entry of a kind Kagi
+    added later made the whole response unreadable, losing the good results beside it."""
+    engine_replies.get(URL, body=recording("kagi_odd_entries.json"))
+    output, citations = search(kagi)
+    assert output["results"] == [
+        {
+            "title": "Requests: HTTP for Humans",
+            "url": "https://requests.readthedocs.io/en/latest/",
+            "snippet": "Requests is an elegant and simple HTTP library.",
+        },
+        {"title": "", "url": "https://pypi.org/project/requests/", "snippet": ""},
+        {
+            "title": "Python's Requests Library",
+            "url": "https://realpython.com/python-requests/",
+            "snippet": "",
+        },
+    ]
+    assert len(citations) == 3
+
+
+def test_kagi_with_only_related_searches_found_nothing(kagi, search, engine_replies):
+    body = {"meta": {"id": "x"}, "data": [{"t": 1, "list": ["python requests post"]}]}
+    engine_replies.get(URL, json=body)
+    output, citations = search(kagi)
+    assert output["results"] == [] and citations == []

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import fields
+from marshmallow import fields, validate
 
 from tools.web_search.engine import (
     EngineRequest,
     Lenient,
-    MalformedResponse,
     Search,
     SearchEngine,
     SearchResult,
+    load_entries,
     load_json,
     text_from_html,
 )
@@ -22,19 +22,20 @@ URL = "https://kagi.com/api/v0/search"
 SEARCH_RESULT = 0
 
 
-class _Entry(Lenient):
-    t = fields.Integer(required=True)
-    url = fields.String()
-    title = fields.String()
+class _SearchResult(Lenient):
+    t = fields.Integer(required=True, validate=validate.Equal(SEARCH_RESULT))
+    url = fields.String(required=True)
+    title = fields.String(load_default="", allow_none=True)
     snippet = fields.String(load_default="", allow_none=True)
 
 
 class _Response(Lenient):
-    data = fields.List(fields.Nested(_Entry), required=True)
+    data = fields.List(fields.Raw(allow_none=True), required=True)
 
 
 class KagiEngine(SearchEngine):
-    """Kagi: data[] entries with t 0 (search results); related searches (t 1) are skipped.
+    """Kagi: data[] entries with t 0 (search results); related searches (t 1) and other
+    kinds are skipped, and so is a result without a url.
 
     Titles and snippets come as HTML: escaped text with ``<b>`` around the words that matched.
     """
@@ -56,19 +57,18 @@ class KagiEngine(SearchEngine):
         )
 
     def parse(self, body: str) -> list[SearchResult]:
-        """Return the t 0 entries; raise ``MalformedResponse`` for any other body."""
+        """Return the t 0 entries that link a page; raise ``MalformedResponse`` for any other
+        body, or when no search entry could be read."""
         data = load_json(body, _Response)
-        results = []
-        for entry in data["data"]:
-            if entry["t"] != SEARCH_RESULT:
-                continue
-            if not entry.get("url") or "title" not in entry:
-                raise MalformedResponse("a search result without url or title")
-            title, snippet = entry["title"], entry["snippet"] or ""
-            results.append(
-                SearchResult(text_from_html(title), entry["url"], text_from_html(snippet))
+        # Related searches (t 1) and any kind Kagi adds later are no results; an entry whose
+        # kind cannot be told is read as a result, so that it is counted when it is odd.
+        entries = [e for e in data["data"] if not _is_other_kind(e)]
+        return [
+            SearchResult(
+                text_from_html(e["title"] or ""), e["url"], text_from_html(e["snippet"] or "")
             )
-        return results
+            for e in load_entries(entries, _SearchResult)
+        ]
 
     def describe_error(self, status: int, body: str) -> str | None:
         """Kagi reports an empty API balance as a 400."""
@@ -83,3 +83,8 @@ class KagiEngine(SearchEngine):
             return None
         messages = [str(e["msg"]) for e in errors if isinstance(e, dict) and e.get("msg")]
         return "; ".join(messages) or None
+
+
+def _is_other_kind(entry: Any) -> bool:
+    kind = entry.get("t") if isinstance(entry, dict) else None
+    return isinstance(kind, int) and not isinstance(kind, bool) and kind != SEARCH_RESULT
