@@ -112,3 +112,39 @@ def test_tavily_error_statuses_become_sentences_naming_tavily(
     with pytest.raises(ToolError) as info:
         search(tavily)
     assert info.value.message == message
+
+
+def test_one_odd_tavily_result_costs_that_result_not_the_page(
+    tavily, search, engine_replies, recording
+):
+    """Regression: a null title or content, a result without a url, or an answer and image
+    objects beside the results made the whole response unreadable."""
+    engine_replies.post(URL, body=recording("tavily_odd_entries.json"))
+    output, citations = search(tavily)
+    assert output["results"] == [
+        {
+            "title": "Requests: HTTP for Humans",
+            "url": "https://requests.readthedocs.io/en/latest/",
+            "snippet": "Requests is an elegant and simple HTTP library.",
+        },
+        {"title": "", "url": "https://pypi.org/project/requests/", "snippet": ""},
+        {
+            "title": "Python's Requests Library",
+            "url": "https://realpython.com/python-requests/",
+            "snippet": "A guide.",
+        },
+    ]
+    assert len(citations) == 3
+
+
+def test_tavily_rate_limit_says_when_to_try_again(tavily, search, engine_replies, recording):
+    """Regression: Tavily's Retry-After was dropped, so the 429 did not say when to retry."""
+    engine_replies.post(
+        URL, body=recording("tavily_429.json"), status=429, headers={"Retry-After": "30"}
+    )
+    with pytest.raises(ToolError) as info:
+        search(tavily)
+    assert info.value.message == (
+        "Tavily's rate limit was reached. Tavily said: \"Your request has been blocked due to "
+        'excessive requests. Please reduce rate of requests." Try again in 30 seconds.'
+    )

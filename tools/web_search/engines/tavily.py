@@ -12,6 +12,7 @@ from tools.web_search.engine import (
     Search,
     SearchEngine,
     SearchResult,
+    load_entries,
     load_json,
     validation_messages,
 )
@@ -20,13 +21,15 @@ URL = "https://api.tavily.com/search"
 
 
 class _Result(Lenient):
-    title = fields.String(required=True)
+    title = fields.String(load_default="", allow_none=True)
     url = fields.String(required=True)
     content = fields.String(load_default="", allow_none=True)
 
 
 class _Response(Lenient):
-    results = fields.List(fields.Nested(_Result), required=True)
+    # Beside the results: an answer, images (URLs or objects) and follow-up questions, when
+    # asked for; none of them is a page to cite.
+    results = fields.List(fields.Raw(allow_none=True), required=True)
 
 
 class TavilyEngine(SearchEngine):
@@ -52,9 +55,13 @@ class TavilyEngine(SearchEngine):
         )
 
     def parse(self, body: str) -> list[SearchResult]:
-        """Return results[]; raise ``MalformedResponse`` for any other body."""
+        """Return results[] that have a url; raise ``MalformedResponse`` for any other body,
+        or when no result could be read."""
         data = load_json(body, _Response)
-        return [SearchResult(r["title"], r["url"], r["content"] or "") for r in data["results"]]
+        return [
+            SearchResult(r["title"] or "", r["url"], r["content"] or "")
+            for r in load_entries(data["results"], _Result)
+        ]
 
     def describe_error(self, status: int, body: str) -> str | None:
         """Tavily's own statuses for a used-up plan (432) and pay-as-you-go limit (433)."""
