@@ -137,3 +137,46 @@ def test_searxng_error_statuses_become_sentences_naming_searxng(
     with pytest.raises(ToolError) as info:
         search(searxng)
     assert info.value.message == message
+
+
+def test_a_searxng_infobox_is_a_result_when_it_links_a_page(
+    web_search, search, engine_replies, recording
+):
+    """Regression: a query SearXNG answered with an infobox alone came back empty."""
+    engine_replies.get(URL, body=recording("searxng_infobox_only.json"))
+    output, citations = search(web_search(engine="searxng", baseURL=BASE))
+    assert output["results"] == [
+        {
+            "title": "Requests (software)",
+            "url": "https://en.wikipedia.org/wiki/Requests_(software)",
+            "snippet": "Requests is an HTTP client library for the Python programming language.",
+        }
+    ]
+    assert len(citations) == 1
+
+
+def test_one_odd_searxng_entry_costs_that_entry_not_the_page(
+    web_search, search, engine_replies, recording
+):
+    """Regression: a url that is not a string, a null entry, or an unresponsive engine named
+    without a reason (older instances) made the whole response unreadable; a
+    protocol-relative url was dropped."""
+    engine_replies.get(URL, body=recording("searxng_odd_entries.json"))
+    output, _ = search(web_search(engine="searxng", baseURL=BASE))
+    assert [r["url"] for r in output["results"]] == [
+        "https://requests.readthedocs.io/en/latest/",
+        "https://pypi.org/project/requests/",
+        "https://realpython.com/python-requests/",
+    ]
+
+
+def test_searxng_names_failed_engines_however_the_instance_lists_them(
+    searxng, search, engine_replies
+):
+    body = {"query": "q", "results": [], "unresponsive_engines": ["qwant", ["google", None]]}
+    engine_replies.get(URL, json=body)
+    with pytest.raises(ToolError) as info:
+        search(searxng)
+    assert info.value.message.startswith(
+        "SearXNG found nothing because the engines behind it failed: qwant, google. "
+    )

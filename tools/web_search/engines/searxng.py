@@ -8,9 +8,11 @@ from tools.web_search.engine import (
     EngineBlocked,
     EngineRequest,
     Lenient,
+    MalformedResponse,
     Search,
     SearchEngine,
     SearchResult,
+    load_entries,
     load_json,
 )
 
@@ -22,13 +24,23 @@ class _Result(Lenient):
     content = fields.String(load_default="", allow_none=True)
 
 
+class _Infobox(Lenient):
+    # An entity box (Wikipedia's, say): its id is the page it describes, when it has one.
+    infobox = fields.String(load_default="", allow_none=True)
+    id = fields.String(load_default=None, allow_none=True)
+    content = fields.String(load_default="", allow_none=True)
+
+
 class _Response(Lenient):
-    results = fields.List(fields.Nested(_Result), required=True)
-    unresponsive_engines = fields.List(fields.List(fields.Raw()), load_default=list)
+    results = fields.List(fields.Raw(allow_none=True), required=True)
+    infoboxes = fields.Raw(load_default=None, allow_none=True)
+    # Pairs of engine and reason; older instances name the engine alone.
+    unresponsive_engines = fields.Raw(load_default=None, allow_none=True)
 
 
 class SearxngEngine(SearchEngine):
-    """SearXNG: results[] with title, url and content, from the instance at the base URL.
+    """SearXNG: results[] with title, url and content, from the instance at the base URL;
+    infoboxes linking a page (id, infobox, content) follow them.
 
     Its JSON output is plain text (it escapes and highlights only for its HTML pages).
     """
@@ -46,15 +58,21 @@ class SearxngEngine(SearchEngine):
         return EngineRequest("GET", f"{base}/search", params={"q": search.query, "format": "json"})
 
     def parse(self, body: str) -> list[SearchResult]:
-        """Return the results[] that link a page; raise ``EngineBlocked`` when every engine
-        behind it failed."""
+        """Return the results[] that link a page, then the infoboxes that do; raise
+        ``EngineBlocked`` when every engine behind it failed, ``MalformedResponse`` when no
+        result could be read."""
         data = load_json(body, _Response)
         results = [
             SearchResult(r["title"] or "", r["url"], r["content"] or "")
-            for r in data["results"]
+            for r in load_entries(data["results"], _Result)
             if r["url"]
         ]
-        failed = [e for e in data["unresponsive_engines"] if e]
+        results += [
+            SearchResult(box["infobox"] or "", box["id"], box["content"] or "")
+            for box in _entries(data["infoboxes"], _Infobox)
+            if box["id"]
+        ]
+        failed = [e for e in _list(data["unresponsive_engines"]) if e and _describe(e)]
         if not results and failed:
             # A 200 with no results is not "nothing found" when its engines did not answer.
             reasons = ", ".join(_describe(e) for e in failed)
@@ -76,6 +94,22 @@ class SearxngEngine(SearchEngine):
         return None
 
 
-def _describe(entry: list) -> str:
+def _entries(entries: object, schema: type[Lenient]) -> list[dict]:
+    """The entries of an optional list that ``schema`` loads; none when it is no list."""
+    try:
+        return load_entries(_list(entries), schema)
+    except MalformedResponse:
+        return []
+
+
+def _list(value: object) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _describe(entry: object) -> str:
+    if isinstance(entry, str):
+        return entry
+    if not isinstance(entry, list) or not entry:
+        return ""
     name = str(entry[0])
     return f"{name} ({entry[1]})" if len(entry) > 1 and entry[1] else name
