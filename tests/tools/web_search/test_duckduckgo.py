@@ -157,3 +157,48 @@ def test_duckduckgo_text_in_angle_brackets_is_kept(
     engine_replies.post(URL, body=recording("duckduckgo_angle_brackets.html"))
     output, _ = search(duckduckgo)
     assert [(r["title"], r["snippet"]) for r in output["results"]] == angle_brackets
+
+
+def test_duckduckgo_links_back_to_duckduckgo_are_not_results(
+    duckduckgo, search, engine_replies, recording
+):
+    """Regression: a "search instead" entry linking to another DuckDuckGo search, directly or
+    through its /l/ redirect, came back as a result."""
+    engine_replies.post(URL, body=recording("duckduckgo_internal_links.html"))
+    output, citations = search(duckduckgo)
+    assert [r["url"] for r in output["results"]] == [
+        "https://requests.readthedocs.io/en/latest/",
+        "https://pypi.org/project/requests/",
+    ]
+    assert len(citations) == 2
+
+
+def test_a_duckduckgo_page_found_by_the_search_is_a_result(duckduckgo, search, engine_replies):
+    page = (
+        '<html><body><div id="links" class="results"><div class="result">'
+        '<a class="result__a" href="https://duckduckgo.com/privacy">Privacy Policy</a>'
+        "</div></div></body></html>"
+    )
+    engine_replies.post(URL, body=page)
+    output, _ = search(duckduckgo)
+    assert [r["url"] for r in output["results"]] == ["https://duckduckgo.com/privacy"]
+
+
+@pytest.mark.parametrize(
+    "links",
+    [
+        '<div class="result"><h2><a href="https://example.com/">A renamed title link</a></h2>'
+        "</div>",
+        '<div class="web-result-v2"><a class="result__a" href="https://example.com/">x</a></div>',
+    ],
+    ids=["results without title links", "neither results nor the no-results notice"],
+)
+def test_a_duckduckgo_page_it_cannot_read_is_an_error_not_an_empty_result(
+    duckduckgo, search, engine_replies, links
+):
+    """Regression: after a change of DuckDuckGo's markup every search came back empty, as if
+    nothing had been found, instead of failing."""
+    engine_replies.post(URL, body=f'<html><body><div id="links" class="results">{links}</div>')
+    with pytest.raises(ToolError) as info:
+        search(duckduckgo)
+    assert info.value.message == "DuckDuckGo returned a response Lookout could not read."

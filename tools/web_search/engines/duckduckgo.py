@@ -7,7 +7,14 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import lxml.etree
 import lxml.html
 
-from tools.web_search.engine import EngineBlocked, EngineRequest, Search, SearchEngine, SearchResult
+from tools.web_search.engine import (
+    EngineBlocked,
+    EngineRequest,
+    MalformedResponse,
+    Search,
+    SearchEngine,
+    SearchResult,
+)
 
 URL = "https://html.duckduckgo.com/html/"
 HOME = "https://duckduckgo.com/"
@@ -23,6 +30,8 @@ def _has_class(name: str) -> str:
 
 _CONTAINER = f"//*[@id='links' or {_has_class('results')}]"
 _RESULTS = f".//div[{_has_class('result')}]"
+_TITLE_LINK = f".//a[{_has_class('result__a')} and normalize-space(@href)]"
+_NO_RESULTS = f"//*[{_has_class('no-results')} or {_has_class('result--no-result')}]"
 _ANOMALY = (
     "//*[contains(@class, 'anomaly') or @id='challenge-form' or contains(@action, 'anomaly')]"
 )
@@ -50,10 +59,12 @@ class DuckDuckGoEngine(SearchEngine):
         )
 
     def parse(self, body: str) -> list[SearchResult]:
-        """Return the organic results; raise ``EngineBlocked`` for a bot check or other page.
+        """Return the organic results; raise ``EngineBlocked`` for a bot check or other page,
+        ``MalformedResponse`` for a results page Lookout cannot read.
 
         A 200 is no proof of results: the bot check comes as 200 too, so a page without the
-        results container is a block.
+        results container is a block. An empty search says so ("No results."); results
+        without a title link, or a container with neither, mean the markup changed.
         """
         try:
             doc = lxml.html.document_fromstring(body)
@@ -62,9 +73,18 @@ class DuckDuckGoEngine(SearchEngine):
         containers = doc.xpath(_CONTAINER)
         if doc.xpath(_ANOMALY) or not containers:
             raise EngineBlocked(BLOCKED)
+        nodes = containers[0].xpath(_RESULTS)
+        if not nodes and not doc.xpath(_NO_RESULTS):
+            # Neither results nor the no-results notice: a page Lookout cannot read, not an
+            # empty search (DuckDuckGo's markup changed).
+            raise MalformedResponse("a results container without results")
+        organic = [n for n in nodes if not _is_no_result(n) and not _is_ad(n)]
+        linked = [(node, link) for node in organic for link in node.xpath(_TITLE_LINK)[:1]]
+        if organic and not linked:
+            raise MalformedResponse("results without the title links Lookout reads")
         results = []
-        for node in containers[0].xpath(_RESULTS):
-            result = _read(node)
+        for node, link in linked:
+            result = _read(node, link)
             if result is not None:
                 results.append(result)
         return results
@@ -78,18 +98,17 @@ class DuckDuckGoEngine(SearchEngine):
         return "blocked"
 
 
-def _read(node: lxml.html.HtmlElement) -> SearchResult | None:
-    if "result--no-result" in (node.get("class") or "").split() or _is_ad(node):
-        return None
-    links = node.xpath(f".//a[{_has_class('result__a')}]")
-    if not links or not links[0].get("href"):
-        return None
-    url = unwrap(links[0].get("href", ""))
+def _is_no_result(node: lxml.html.HtmlElement) -> bool:
+    return "result--no-result" in (node.get("class") or "").split()
+
+
+def _read(node: lxml.html.HtmlElement, link: lxml.html.HtmlElement) -> SearchResult | None:
+    url = unwrap(link.get("href", ""))
     if url is None or _is_pseudo_result(url):
         return None
     snippets = node.xpath(f".//*[{_has_class('result__snippet')}]")
     snippet = snippets[0].text_content() if snippets else ""
-    return SearchResult(links[0].text_content(), url, snippet)
+    return SearchResult(link.text_content(), url, snippet)
 
 
 def _is_ad(node: lxml.html.HtmlElement) -> bool:
@@ -140,7 +159,11 @@ def _is_duckduckgo(host: str | None) -> bool:
 
 
 def _is_pseudo_result(url: str) -> bool:
-    # Gibberish queries can get a "search elsewhere" entry linking to Google's results.
-    parts = urlsplit(url)
+    # Gibberish queries can get a "search elsewhere" entry linking to Google's results, and
+    # a "search instead" entry links to another DuckDuckGo search (any of its addresses with
+    # a query): neither is a page found. DuckDuckGo's own pages (its privacy policy) are.
+    parts = urlsplit(urljoin(HOME, url.strip()))
     host = (parts.hostname or "").lower()
+    if _is_duckduckgo(host):
+        return "q" in parse_qs(parts.query)
     return host in ("google.com", "www.google.com") and parts.path.startswith("/search")
