@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import requests
 
@@ -72,7 +72,7 @@ def run_search(
         message = error_message(engine, status, body, search.api_key)
         reason = engine.unavailable(status)
         if reason is None:
-            raise ToolError(message)
+            raise ToolError(_with_redirect_hint(engine, request.url, message, status, headers))
         if reason in ("rate-limited", "down"):
             message = _with_retry_hint(message, engine.retry_after(headers))
         raise EngineUnavailable(message, reason)
@@ -135,6 +135,27 @@ def _send(
     content_type = response.headers.get("Content-Type", "")
     text = decode_page(body.data, "application/json", charset_from_content_type(content_type))
     return response.status_code, text, response.headers
+
+
+def _with_redirect_hint(
+    engine: SearchEngine, url: str, message: str, status: int, headers: Mapping[str, str]
+) -> str:
+    """Return ``message`` followed by the base URL an engine at a base URL redirects to."""
+    location = headers.get("Location") if 300 <= status < 400 else None
+    if not engine.needs_base_url or not location or not location.strip():
+        return message
+    try:
+        target = urlsplit(urljoin(url, location.strip()))
+    except ValueError:
+        return message
+    if target.username or target.password:
+        return message  # never repeat credentials
+    path = target.path.rstrip("/")
+    path = path.removesuffix("/search").rstrip("/")
+    base = urlunsplit((target.scheme, target.netloc, path, "", ""))
+    if not is_presentable_url(base) or len(base) > MAX_DETAIL_CHARS:
+        return message
+    return f"{message} It redirects to {base}; enter that as its base URL."
 
 
 def _with_retry_hint(message: str, seconds: float | None) -> str:

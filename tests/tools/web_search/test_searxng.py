@@ -180,3 +180,26 @@ def test_searxng_names_failed_engines_however_the_instance_lists_them(
     assert info.value.message.startswith(
         "SearXNG found nothing because the engines behind it failed: qwant, google. "
     )
+
+
+@pytest.mark.parametrize(
+    "location",
+    [
+        "https://searx.example.org/searxng/search?q=python+requests&format=json",
+        "https://searx.example.org/searxng/",
+    ],
+)
+def test_a_searxng_redirect_says_which_base_url_to_enter(
+    web_search, search, engine_replies, location
+):
+    """Regression: an instance moved to https answered 301, and the sentence only gave the
+    status, not the address to enter instead."""
+    engine_replies.get(
+        "http://searx.example.org/searxng/search", status=301, headers={"Location": location}
+    )
+    with pytest.raises(ToolError) as info:
+        search(web_search(engine="searxng", baseURL="http://searx.example.org/searxng"))
+    assert info.value.message == (
+        "SearXNG search failed (HTTP 301). It redirects to https://searx.example.org/searxng; "
+        "enter that as its base URL."
+    )
