@@ -81,7 +81,8 @@ def run_search(
     except EngineBlocked as exc:
         raise EngineUnavailable(scrub(exc.message, search.api_key), "blocked") from None
     except MalformedResponse:
-        raise ToolError(unreadable(engine)) from None
+        # An error body sent with a 200 still says what went wrong.
+        raise ToolError(with_detail(engine, unreadable(engine), body, search.api_key)) from None
     return clean_results(found, search.count)
 
 
@@ -184,6 +185,11 @@ def error_message(engine: SearchEngine, status: int, body: str, api_key: str | N
             message = f"{engine.name}'s rate limit was reached."
         else:
             message = f"{engine.name} search failed (HTTP {status})."
+    return with_detail(engine, message, body, api_key)
+
+
+def with_detail(engine: SearchEngine, message: str, body: str, api_key: str | None) -> str:
+    """Return ``message`` with the engine's own explanation from ``body`` appended, if any."""
     detail = _detail(engine, body, api_key)
     if detail:
         message = f'{message} {engine.name} said: "{detail}"'

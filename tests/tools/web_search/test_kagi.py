@@ -134,3 +134,17 @@ def test_kagi_with_only_related_searches_found_nothing(kagi, search, engine_repl
     engine_replies.get(URL, json=body)
     output, citations = search(kagi)
     assert output["results"] == [] and citations == []
+
+
+def test_an_error_body_sent_with_a_200_keeps_its_explanation(
+    kagi, search, engine_replies, recording
+):
+    """Regression: an error body that came with a 200 read only "could not read", dropping
+    the engine's own words on what was wrong."""
+    engine_replies.get(URL, body=recording("kagi_401.json"))
+    with pytest.raises(ToolError) as info:
+        search(kagi)
+    assert info.value.message == (
+        'Kagi returned a response Lookout could not read. Kagi said: "Malformed authorization '
+        'token"'
+    )
