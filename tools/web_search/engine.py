@@ -136,19 +136,26 @@ def load_json(body: str, schema: type[marshmallow.Schema]) -> dict[str, Any]:
         raise MalformedResponse(str(exc)[:200]) from exc
 
 
+# No search shows more than 20 results; an engine answering with a hundred thousand entries
+# would keep the worker reading them for seconds.
+MAX_ENTRIES = 200
+
+
 def load_entries(entries: Any, schema: type[marshmallow.Schema]) -> list[dict[str, Any]]:
     """Return the entries of a result list that ``schema`` loads, skipping the others.
 
     One odd entry (not an object, a null where a string should be, a URL that is a number)
     costs that entry, not the results beside it. A list whose every entry is odd is no
-    results list: raise ``MalformedResponse``.
+    results list: raise ``MalformedResponse``. Only the first ``MAX_ENTRIES`` are read.
     """
     if not isinstance(entries, list):
         raise MalformedResponse("the results are not a list")
+    entries = entries[:MAX_ENTRIES]
+    loader = schema()
     loaded = []
     for entry in entries:
         try:
-            loaded.append(schema().load(entry))
+            loaded.append(loader.load(entry))
         except (TypeError, ValueError, RecursionError, marshmallow.ValidationError):
             continue
     if entries and not loaded:

@@ -8,7 +8,7 @@ import pytest
 
 from tests.tools.web_search.conftest import reply_with
 from tools.api import ToolError
-from tools.web_search.engines import brave, duckduckgo
+from tools.web_search.engines import brave, duckduckgo, kagi, tavily
 from tools.web_search.search import MAX_BODY_BYTES
 
 
@@ -51,3 +51,44 @@ def test_a_five_megabyte_duckduckgo_page_is_read_in_time(
     output, _ = search(web_search(engine="duckduckgo"))
     assert time.monotonic() - started < 5
     assert output["results"]
+
+
+BASE = "https://searx.example.org"
+URLS = {"tavily": tavily.URL, "kagi": kagi.URL, "brave": brave.URL, "searxng": f"{BASE}/search"}
+
+
+@pytest.mark.parametrize(
+    ("engine_id", "body"),
+    [
+        ("tavily", {"results": [{"url": "https://a.example/", "title": "t"}] * 100_000}),
+        ("kagi", {"data": [{"t": 1, "list": ["x"]}] * 100_000}),
+        (
+            "brave",
+            {
+                "type": "search",
+                "news": {"results": [{"url": "https://a.example/", "title": "t"}] * 20_000},
+                "mixed": {"main": [{"type": "news", "all": True}] * 20_000},
+            },
+        ),
+        (
+            "searxng",
+            {"results": [], "unresponsive_engines": [["e" * 1000, "r" * 1000]] * 2_000},
+        ),
+    ],
+    ids=["tavily results", "kagi related searches", "brave mixed", "searxng failed engines"],
+)
+def test_a_json_answer_of_a_hundred_thousand_entries_is_read_in_time_and_bounded(
+    engine_id, body, web_search, search, engine_replies
+):
+    """Regression: every entry went through the schema (seconds for a large answer), Brave's
+    ranking repeated its sections quadratically, and a list of failed engines made a
+    sentence of megabytes."""
+    engine_replies.add("POST" if engine_id == "tavily" else "GET", URLS[engine_id], json=body)
+    tool = web_search(engine=engine_id, apiKey="key-123456", baseURL=BASE)
+    started = time.monotonic()
+    try:
+        output, _ = search(tool)
+        assert len(output["results"]) <= 5
+    except ToolError as exc:
+        assert engine_id == "searxng" and len(exc.message) < 3000
+    assert time.monotonic() - started < 3

@@ -10,6 +10,7 @@ import marshmallow
 from marshmallow import fields, validate
 
 from tools.web_search.engine import (
+    MAX_ENTRIES,
     EngineRequest,
     Lenient,
     Search,
@@ -133,7 +134,9 @@ def _other_pages(data: dict[str, Any]) -> list[dict[str, Any]]:
     ranked: list[dict[str, Any]] = []
     mixed = data["mixed"] if isinstance(data["mixed"], dict) else {}
     main = mixed.get("main") if isinstance(mixed.get("main"), list) else []
-    for entry in main:
+    for entry in main[:MAX_ENTRIES]:
+        if len(ranked) >= MAX_ENTRIES:
+            break
         try:
             reference = _Reference().load(entry)
         except (TypeError, ValueError, marshmallow.ValidationError):
@@ -143,7 +146,8 @@ def _other_pages(data: dict[str, Any]) -> list[dict[str, Any]]:
             ranked.extend(results)
         elif reference["index"] is not None and 0 <= reference["index"] < len(results):
             ranked.append(results[reference["index"]])
-    return ranked + [r for kind in OTHER_PAGES for r in sections[kind] if r not in ranked]
+    placed = {id(r) for r in ranked}
+    return ranked + [r for kind in OTHER_PAGES for r in sections[kind] if id(r) not in placed]
 
 
 def _numbers(header: str | None) -> list[float]:

@@ -9,6 +9,7 @@ from marshmallow import fields, validate
 from tools.web_search.engine import (
     EngineRequest,
     Lenient,
+    MalformedResponse,
     Search,
     SearchEngine,
     SearchResult,
@@ -30,7 +31,7 @@ class _SearchResult(Lenient):
 
 
 class _Response(Lenient):
-    data = fields.List(fields.Raw(allow_none=True), required=True)
+    data = fields.Raw(required=True)
 
 
 class KagiEngine(SearchEngine):
@@ -62,6 +63,8 @@ class KagiEngine(SearchEngine):
         data = load_json(body, _Response)
         # Related searches (t 1) and any kind Kagi adds later are no results; an entry whose
         # kind cannot be told is read as a result, so that it is counted when it is odd.
+        if not isinstance(data["data"], list):
+            raise MalformedResponse("data is not a list")
         entries = [e for e in data["data"] if not _is_other_kind(e)]
         return [
             SearchResult(

@@ -16,6 +16,10 @@ from tools.web_search.engine import (
     load_json,
 )
 
+# An instance lists every engine it asked; the sentence names the first few.
+MAX_FAILED_NAMED = 10
+MAX_NAME_CHARS = 100
+
 
 class _Result(Lenient):
     # Not every entry is a page: a key/value table or an answer-like result has no url.
@@ -32,7 +36,7 @@ class _Infobox(Lenient):
 
 
 class _Response(Lenient):
-    results = fields.List(fields.Raw(allow_none=True), required=True)
+    results = fields.Raw(required=True)
     infoboxes = fields.Raw(load_default=None, allow_none=True)
     # Pairs of engine and reason; older instances name the engine alone.
     unresponsive_engines = fields.Raw(load_default=None, allow_none=True)
@@ -73,6 +77,7 @@ class SearxngEngine(SearchEngine):
             if box["id"]
         ]
         failed = [e for e in _list(data["unresponsive_engines"]) if e and _describe(e)]
+        failed = failed[:MAX_FAILED_NAMED]
         if not results and failed:
             # A 200 with no results is not "nothing found" when its engines did not answer.
             reasons = ", ".join(_describe(e) for e in failed)
@@ -108,8 +113,9 @@ def _list(value: object) -> list:
 
 def _describe(entry: object) -> str:
     if isinstance(entry, str):
-        return entry
+        return entry[:MAX_NAME_CHARS]
     if not isinstance(entry, list) or not entry:
         return ""
-    name = str(entry[0])
-    return f"{name} ({entry[1]})" if len(entry) > 1 and entry[1] else name
+    name = str(entry[0])[:MAX_NAME_CHARS]
+    reason = str(entry[1])[:MAX_NAME_CHARS] if len(entry) > 1 and entry[1] else ""
+    return f"{name} ({reason})" if reason else name

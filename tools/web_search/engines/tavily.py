@@ -29,7 +29,7 @@ class _Result(Lenient):
 class _Response(Lenient):
     # Beside the results: an answer, images (URLs or objects) and follow-up questions, when
     # asked for; none of them is a page to cite.
-    results = fields.List(fields.Raw(allow_none=True), required=True)
+    results = fields.Raw(required=True)
 
 
 class TavilyEngine(SearchEngine):
