@@ -92,3 +92,19 @@ def test_a_json_answer_of_a_hundred_thousand_entries_is_read_in_time_and_bounded
     except ToolError as exc:
         assert engine_id == "searxng" and len(exc.message) < 3000
     assert time.monotonic() - started < 3
+
+
+def test_a_duckduckgo_page_of_thirty_thousand_results_is_read_in_time(
+    web_search, search, engine_replies
+):
+    """Regression: every result of the page was checked for ads, seconds for a large page."""
+    one = (
+        '<div class="result"><a class="result__a" href="https://a.example/">t</a>'
+        '<a class="result__snippet">s</a></div>'
+    )
+    page = f'<html><body><div id="links" class="results">{one * 30_000}</div></body></html>'
+    engine_replies.post(duckduckgo.URL, body=page, content_type="text/html")
+    started = time.monotonic()
+    output, _ = search(web_search(engine="duckduckgo"))
+    assert time.monotonic() - started < 2
+    assert [r["url"] for r in output["results"]] == ["https://a.example/"]

@@ -8,6 +8,7 @@ import lxml.etree
 import lxml.html
 
 from tools.web_search.engine import (
+    MAX_ENTRIES,
     EngineBlocked,
     EngineRequest,
     MalformedResponse,
@@ -73,7 +74,7 @@ class DuckDuckGoEngine(SearchEngine):
         containers = doc.xpath(_CONTAINER)
         if doc.xpath(_ANOMALY) or not containers:
             raise EngineBlocked(BLOCKED)
-        nodes = containers[0].xpath(_RESULTS)
+        nodes = containers[0].xpath(_RESULTS)[:MAX_ENTRIES]
         if not nodes and not doc.xpath(_NO_RESULTS):
             # Neither results nor the no-results notice: a page Lookout cannot read, not an
             # empty search (DuckDuckGo's markup changed).
