@@ -134,8 +134,27 @@ def _send(
     if body.cut:
         raise ToolError(unreadable(engine))
     content_type = response.headers.get("Content-Type", "")
-    text = decode_page(body.data, "application/json", charset_from_content_type(content_type))
+    text = decode_page(body.data, "application/json", _charset(body.data, content_type))
     return response.status_code, text, response.headers
+
+
+def _charset(data: bytes, content_type: str) -> str | None:
+    """The body's charset: its label, unless the label is Latin-1 or ASCII and the bytes are
+    UTF-8, which JSON always is and what servers mislabel most."""
+    declared = charset_from_content_type(content_type)
+    if (declared or "").lower().replace("_", "-") in _SINGLE_BYTE_LABELS:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return declared
+        return "utf-8"
+    return declared
+
+
+_SINGLE_BYTE_LABELS = frozenset(
+    ("iso-8859-1", "iso8859-1", "latin1", "latin-1", "l1", "us-ascii", "ascii")
+    + ("cp1252", "windows-1252")
+)
 
 
 def _with_redirect_hint(

@@ -253,3 +253,29 @@ def test_retry_after_says_when_to_try_an_engine_that_is_busy_or_down(
     with pytest.raises(ToolError) as info:
         search(web_search(engine="brave", apiKey=api_key))
     assert info.value.message == message
+
+
+@pytest.mark.parametrize("charset", ["iso-8859-1", "windows-1252", "us-ascii"])
+def test_utf8_json_labelled_latin1_is_read_as_utf8(
+    web_search, search, engine_replies, api_key, charset
+):
+    """Regression: a UTF-8 answer labelled Latin-1 turned "™" into "â„¢" in every title."""
+    page = {"title": "Requests: HTTP for Humans™ — café", "url": "https://a.example/"}
+    engine_replies.post(
+        tavily.URL,
+        body=json.dumps({"results": [page]}, ensure_ascii=False).encode("utf-8"),
+        content_type=f"application/json; charset={charset}",
+    )
+    output, _ = search(web_search(engine="tavily", apiKey=api_key))
+    assert output["results"][0]["title"] == "Requests: HTTP for Humans™ — café"
+
+
+def test_a_latin1_answer_labelled_latin1_stays_latin1(web_search, search, engine_replies, api_key):
+    page = {"title": "Café crème", "url": "https://a.example/"}
+    engine_replies.post(
+        tavily.URL,
+        body=json.dumps({"results": [page]}, ensure_ascii=False).encode("latin-1"),
+        content_type="application/json; charset=iso-8859-1",
+    )
+    output, _ = search(web_search(engine="tavily", apiKey=api_key))
+    assert output["results"][0]["title"] == "Café crème"
