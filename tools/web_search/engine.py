@@ -2,8 +2,7 @@
 
 An adapter only builds the request and maps the response; ``tools.web_search.search`` sends it.
 What adapters share for reading answers is here too: ``load_json`` and ``load_entries``,
-``text_from_html`` for engines that send HTML, ``validation_messages`` for 422 entries and
-``seconds_from_retry_after`` for a busy engine's Retry-After.
+``text_from_html`` for engines that send HTML and ``validation_messages`` for 422 entries.
 
 Errors an adapter raises from ``parse``::
 
@@ -14,12 +13,8 @@ Errors an adapter raises from ``parse``::
 
 from __future__ import annotations
 
-import email.utils
 import json
-import math
 import re
-import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,11 +115,6 @@ class SearchEngine:
         """Return the engine's own explanation from a JSON error body, or None."""
         return None
 
-    def retry_after(self, headers: Mapping[str, str]) -> float | None:
-        """Return in how many seconds the engine says to try again, or None when it does not
-        say: its Retry-After header, in seconds or as a date."""
-        return seconds_from_retry_after(headers.get("Retry-After"))
-
 
 def load_json(body: str, schema: type[marshmallow.Schema]) -> dict[str, Any]:
     """Return ``body`` parsed as JSON and loaded by ``schema``; raise ``MalformedResponse``."""
@@ -161,37 +151,6 @@ def load_entries(entries: Any, schema: type[marshmallow.Schema]) -> list[dict[st
     if entries and not loaded:
         raise MalformedResponse("no result could be read")
     return loaded
-
-
-# A Retry-After further off than this is a broken header, not advice a reader can follow.
-MAX_RETRY_AFTER_SECONDS = 366 * 24 * 3600
-
-
-def seconds_from_retry_after(value: str | None) -> float | None:
-    """Return the seconds a Retry-After value (seconds or an HTTP date) asks to wait, at
-    least 1; None when it is absent, unreadable, in the past or over a year off."""
-    if not value or not value.strip():
-        return None
-    text = value.strip()
-    if text.isdigit():
-        seconds = float(text)
-    else:
-        try:
-            when = email.utils.parsedate_to_datetime(text)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:
-            return None
-        seconds = when.timestamp() - time.time()
-    return wait_seconds(seconds)
-
-
-def wait_seconds(seconds: float) -> float | None:
-    """Return ``seconds`` as a wait a reader can follow (at least 1), or None when it is in
-    the past, not a number or over a year off."""
-    if not math.isfinite(seconds) or seconds < 0 or seconds > MAX_RETRY_AFTER_SECONDS:
-        return None
-    return max(1.0, seconds)
 
 
 class Lenient(marshmallow.Schema):

@@ -13,7 +13,6 @@ may answer instead.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
@@ -73,8 +72,6 @@ def run_search(
         reason = engine.unavailable(status)
         if reason is None:
             raise ToolError(_with_redirect_hint(engine, request.url, message, status, headers))
-        if reason in ("rate-limited", "down"):
-            message = _with_retry_hint(message, engine.retry_after(headers))
         raise EngineUnavailable(message, reason)
     try:
         found = engine.parse(body)
@@ -176,18 +173,6 @@ def _with_redirect_hint(
     if not is_presentable_url(base) or len(base) > MAX_DETAIL_CHARS:
         return message
     return f"{message} It redirects to {base}; enter that as its base URL."
-
-
-def _with_retry_hint(message: str, seconds: float | None) -> str:
-    """Return ``message`` followed by when to try again, when the engine said."""
-    if seconds is None:
-        return message
-    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
-        # The largest unit there are two of, rounded up: never sooner than the engine said.
-        if seconds >= 2 * size:
-            return f"{message} Try again in {math.ceil(seconds / size)} {unit}s."
-    count = math.ceil(seconds)
-    return f"{message} Try again in {count} second{'' if count == 1 else 's'}."
 
 
 def _too_slow(engine: SearchEngine, limit: float) -> str:

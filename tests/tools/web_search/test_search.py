@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
-import email.utils
 import json
 import logging
 import threading
@@ -214,45 +212,6 @@ def test_one_page_under_several_spellings_of_its_url_is_one_result(
         "https://example.com",
     ]
     assert [c.url for c in citations] == [r["url"] for r in output["results"]]
-
-
-def _in(seconds: float) -> str:
-    return email.utils.format_datetime(
-        datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=seconds), usegmt=True
-    )
-
-
-@pytest.mark.parametrize(
-    ("status", "retry_after", "message"),
-    [
-        (429, "1", "Brave's rate limit was reached. Try again in 1 second."),
-        (429, "0", "Brave's rate limit was reached. Try again in 1 second."),
-        (429, "90", "Brave's rate limit was reached. Try again in 90 seconds."),
-        (429, "3601", "Brave's rate limit was reached. Try again in 61 minutes."),
-        pytest.param(
-            429,
-            _in(2.5 * 3600),
-            "Brave's rate limit was reached. Try again in 3 hours.",
-            id="429-http-date",
-        ),
-        (503, "120", "Brave search failed (HTTP 503). Try again in 2 minutes."),
-        (429, "soon", "Brave's rate limit was reached."),
-        (429, "-5", "Brave's rate limit was reached."),
-        (429, "99999999999999", "Brave's rate limit was reached."),
-        (400, "30", "Brave search failed (HTTP 400)."),
-    ],
-)
-def test_retry_after_says_when_to_try_an_engine_that_is_busy_or_down(
-    web_search, search, engine_replies, api_key, status, retry_after, message
-):
-    """Regression: the engine's Retry-After was dropped, so the sentence for a rate limit
-    said nothing of when to try again."""
-    engine_replies.get(
-        brave.URL, body="Too Many Requests", status=status, headers={"Retry-After": retry_after}
-    )
-    with pytest.raises(ToolError) as info:
-        search(web_search(engine="brave", apiKey=api_key))
-    assert info.value.message == message
 
 
 @pytest.mark.parametrize("charset", ["iso-8859-1", "windows-1252", "us-ascii"])

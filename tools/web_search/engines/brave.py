@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
 from typing import Any
 
 import marshmallow
@@ -20,7 +18,6 @@ from tools.web_search.engine import (
     load_json,
     text_from_html,
     validation_messages,
-    wait_seconds,
 )
 
 URL = "https://api.search.brave.com/res/v1/web/search"
@@ -94,17 +91,6 @@ class BraveEngine(SearchEngine):
             for r in found
         ]
 
-    def retry_after(self, headers: Mapping[str, str]) -> float | None:
-        """Retry-After, or when the window that ran out starts again: Brave counts a second
-        and a month, listed in X-RateLimit-Remaining and X-RateLimit-Reset ("1, 1419704")."""
-        seconds = super().retry_after(headers)
-        if seconds is not None:
-            return seconds
-        remaining = _numbers(headers.get("X-RateLimit-Remaining"))
-        resets = _numbers(headers.get("X-RateLimit-Reset"))
-        spent = [reset for left, reset in zip(remaining, resets, strict=False) if left <= 0]
-        return wait_seconds(max(spent)) if spent else None
-
     def describe_error(self, status: int, body: str) -> str | None:
         """Brave rejects a key with a 422 whose code is SUBSCRIPTION_TOKEN_INVALID."""
         if status == 422 and "SUBSCRIPTION_TOKEN_INVALID" in body:
@@ -148,11 +134,3 @@ def _other_pages(data: dict[str, Any]) -> list[dict[str, Any]]:
             ranked.append(results[reference["index"]])
     placed = {id(r) for r in ranked}
     return ranked + [r for kind in OTHER_PAGES for r in sections[kind] if id(r) not in placed]
-
-
-def _numbers(header: str | None) -> list[float]:
-    try:
-        numbers = [float(part) for part in (header or "").split(",") if part.strip()]
-    except ValueError:
-        return []
-    return numbers if all(math.isfinite(n) for n in numbers) else []
