@@ -77,8 +77,8 @@
           "needs to add a model provider." }),
       ]);
       if (page.getAttribute("data-admin") === "true") {
-        notice.appendChild(el("p", {}, [el("a", { href: page.getAttribute("data-admin-url"),
-          text: "Add a provider in the admin area" }), "."]));
+        notice.appendChild(el("p", {}, [el("a", { href: page.getAttribute("data-providers-url"),
+          text: "Add a provider in Admin → Providers" }), "."]));
       }
       ui.empty.appendChild(notice);
     } else if (!sidebar.conversations().length && !state.conversation) {
