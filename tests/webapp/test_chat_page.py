@@ -204,6 +204,52 @@ def test_stop_cancels_a_streaming_reply_and_it_shows_as_stopped(
     assert last_reply(page).locator(".badge-stopped").inner_text() == "Stopped"
 
 
+def focused(page) -> str:
+    """The accessible name of the element that has the keyboard's focus ("" for the page)."""
+    return page.evaluate(
+        """() => { const e = document.activeElement;
+          return e === document.body ? "" : (e.labels && e.labels[0] ? e.labels[0].innerText
+            : e.getAttribute("aria-label") || e.innerText); }"""
+    )
+
+
+def tab_to(page, name: str, most: int = 8) -> None:
+    """Press Tab until the element named ``name`` has the focus; AssertionError past ``most``."""
+    for _ in range(most):
+        page.keyboard.press("Tab")
+        if focused(page) == name:
+            return
+    raise AssertionError(f"{most} presses of Tab did not reach {name!r}")
+
+
+def test_the_keyboard_stays_in_the_composer_when_send_and_stop_swap(
+    page, chat_server, user, fake_model, model_id
+):
+    """Send and Stop hide in turn; the focus on either fell to the page, so a keyboard user
+    started again from the top of it after every message and every Stop."""
+    person, chat = user
+    fake_model.script(Reply.forever("tick ", 0.05), Reply.text("Done.", chunks=40, delay=0.1))
+    open_chat(page, chat_server, person, model_id)
+    box = page.get_by_label("Message", exact=True)
+    box.fill("Count forever")
+    tab_to(page, "Send")
+    page.keyboard.press("Enter")
+    expect(page.locator(".reply[aria-busy] .markdown")).to_contain_text("tick", timeout=WAIT_MS)
+    assert focused(page) == "Message"
+
+    tab_to(page, "Stop")
+    page.keyboard.press("Enter")
+    wait_status(page, "cancelled")
+    assert focused(page) == "Message"
+
+    page.keyboard.type("Then finish")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("button", name="Stop")).to_be_visible(timeout=WAIT_MS)
+    tab_to(page, "Stop")
+    page.locator(".message-assistant[data-status=completed]").wait_for(timeout=WAIT_MS)
+    assert focused(page) == "Message"
+
+
 def test_a_page_opened_while_a_turn_runs_follows_it(page, chat_server, user, fake_model, model_id):
     person, chat = user
     fake_model.script(Reply.forever("beat ", 0.05))

@@ -93,8 +93,12 @@
 
   function drawComposer() {
     var running = !!state.live, noModel = !state.models || !state.models.length;
+    // Hiding the focused button drops the focus to the page at once; someone on Stop when the
+    // reply ends keeps their place in the composer instead.
+    var onStop = document.activeElement === ui.stop;
     ui.send.hidden = running;
     ui.stop.hidden = !running;
+    if (onStop && !running) ui.input.focus();
     var uploading = uploads.busy();
     ui.send.disabled = noModel || uploading || state.sending || !ui.input.value.trim();
     ui.picker.disabled = noModel;
@@ -325,6 +329,7 @@
   ui.form.addEventListener("submit", function (event) {
     event.preventDefault();
     if (state.live) return;
+    if (document.activeElement === ui.send) ui.input.focus();  // Send hides while the reply runs
     var content = ui.input.value;
     if (!content.trim()) {
       showError(uploads.count() ? "Write a message to go with the file." : "");
@@ -362,6 +367,7 @@
   ui.stop.addEventListener("click", function () {
     var live = state.live;
     if (!live) return;
+    ui.input.focus();  // Stop hides once the turn ends; the next message is written here
     ui.stop.disabled = true;
     api.request("POST", "/api/turns/" + live.turnId + "/cancel").then(function (result) {
       ui.stop.disabled = false;
