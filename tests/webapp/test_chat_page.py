@@ -382,6 +382,24 @@ def test_conversations_are_listed_newest_first_renamed_and_deleted(
     assert page.locator("#chat-title").inner_text() == "New chat"
 
 
+def test_the_browser_tab_is_named_after_the_open_conversation(page, chat_server, user, model_id):
+    """Every tab and history entry of the chat read "Chat · Lookout", whichever was open."""
+    person, chat = user
+    opened = chat.new_conversation()
+    chat.call("PATCH", f"/api/conversations/{opened}", json={"title": "Tide tables"})
+    open_chat(page, chat_server, person, model_id)
+    expect(page).to_have_title("Chat · Lookout")
+    page.get_by_role("link", name="Tide tables").click()
+    expect(page).to_have_title("Tide tables · Lookout")
+
+    page.get_by_role("button", name="Rename Tide tables").click()
+    page.get_by_label("New title for Tide tables").fill("Spring tides")
+    page.get_by_label("New title for Tide tables").press("Enter")
+    expect(page).to_have_title("Spring tides · Lookout")
+    page.get_by_role("button", name="New chat").click()
+    expect(page).to_have_title("Chat · Lookout")
+
+
 def test_an_api_error_is_shown_as_its_sentence(page, chat_app, chat_server, user, model_id):
     person, chat = user
     open_chat(page, chat_server, person, model_id)

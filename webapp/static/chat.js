@@ -61,9 +61,14 @@
 
   // Drawing -----------------------------------------------------------------------------------
 
+  var pageTitle = document.title;
+
+  /** The conversation's title in the heading and in the browser's tab and history. */
   function drawTitle() {
     var title = state.conversation ? LookoutChatSidebar.titleOf(state.conversation) : "New chat";
     ui.title.textContent = title;
+    document.title = state.conversation ? title + " · " + page.getAttribute("data-app-name")
+      : pageTitle;
   }
 
   function drawEmpty() {
