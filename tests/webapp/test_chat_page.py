@@ -222,6 +222,20 @@ def tab_to(page, name: str, most: int = 8) -> None:
     raise AssertionError(f"{most} presses of Tab did not reach {name!r}")
 
 
+def test_the_chat_opens_ready_to_type_except_on_a_touch_screen(browser, chat_server, user):
+    """After signing in, the first keys typed went nowhere: nothing had the focus."""
+    person, chat = user
+    for touch, typed in ((False, "Hello"), (True, "")):
+        context = browser.new_context(has_touch=touch, is_mobile=touch)
+        page = context.new_page()
+        try:
+            sign_in(page, chat_server.url, person)
+            page.keyboard.type("Hello")
+            assert page.get_by_label("Message", exact=True).input_value() == typed
+        finally:
+            context.close()
+
+
 def test_the_keyboard_stays_in_the_composer_when_send_and_stop_swap(
     page, chat_server, user, fake_model, model_id
 ):

@@ -399,6 +399,9 @@
 
   Promise.all([models.load(), tools.load(), sidebar.load()]).then(function () {
     openFromAddress();
+    // Ready to type, as the sign-in page is; not on a touch screen, whose keyboard would cover it.
+    var untouched = document.activeElement === document.body || !document.activeElement;
+    if (untouched && window.matchMedia("(pointer: fine)").matches) ui.input.focus();
     page.setAttribute("data-ready", "true");
   });
 })();
