@@ -28,10 +28,16 @@ def test_passwords_are_stored_hashed(app, make_user):
 
 
 def test_a_wrong_password_is_refused_with_a_sentence(client, make_user):
+    """Someone who forgot their password was told only to check it and try again."""
     make_user("alice")
     response = sign_in(client, "alice", "wrong")
     assert response.status_code == 401
-    assert "That name and password do not match" in response.get_data(as_text=True)
+    page = response.get_data(as_text=True)
+    assert (
+        "That name and password do not match. Check them and try again; if you forgot your "
+        "password, ask an administrator to set a new one in Admin → Users."
+    ) in page
+    assert 'value="alice"' in page  # the name is kept; only the password is typed again
     assert client.get("/").status_code == 302
 
 

@@ -15,7 +15,11 @@ from webapp.models.accounts import password_matches
 
 bp = Blueprint("auth", __name__)
 
-WRONG_CREDENTIALS = "That name and password do not match. Check them and try again."
+# The same for an unknown name, so it says nothing of which names exist.
+WRONG_CREDENTIALS = (
+    "That name and password do not match. Check them and try again; if you forgot your "
+    "password, ask an administrator to set a new one in Admin → Users."
+)
 # Said to the account's owner, who passes it on: the admin's page first, then the command.
 DISABLED = (
     "This account is disabled. Ask an administrator to enable it in Admin → Users "
