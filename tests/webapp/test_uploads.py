@@ -27,11 +27,12 @@ def test_a_pdf_upload_is_read_by_the_pdf_ingester(signed_in_client):
 
 
 def test_an_unreadable_type_is_refused_with_what_can_be_attached(signed_in_client):
+    """It read "a.zip is a application/zip file" ("a image/png" for a photo)."""
     response = upload(signed_in_client(), b"PK\x03\x04", "a.zip", "application/zip")
     assert response.status_code == 415
-    assert (
-        "a.zip is a application/zip file, which Lookout cannot read"
-        in (response.get_json()["error"]["message"])
+    assert response.get_json()["error"]["message"] == (
+        "a.zip is of type application/zip, which Lookout cannot read. Attach text, Markdown, "
+        "CSV, JSON, or a type an installed plugin reads (such as PDF)."
     )
 
 

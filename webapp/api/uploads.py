@@ -27,7 +27,7 @@ def extract_text(data: bytes, mime_type: str, filename: str) -> str:
     ingesters = plugin_host.get_host().ingesters
     if not ingesters.accepts(mime_type):
         raise ApiError(
-            f"{filename} is a {mime_type} file, which Lookout cannot read. Attach text, "
+            f"{filename} is of type {mime_type}, which Lookout cannot read. Attach text, "
             "Markdown, CSV, JSON, or a type an installed plugin reads (such as PDF).",
             415,
         )
