@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.support.chat_page import last_reply, open_chat, send, wait_status
 from tests.support.fake_model import Reply
@@ -128,6 +129,25 @@ def test_a_dropped_file_lookout_cannot_read_says_so_like_the_paper_clip(
     error.wait_for()
     assert "song.mp3" in dropped and "cannot read" in dropped
     assert error.inner_text() == dropped
+
+
+def test_a_refused_file_s_sentence_goes_once_another_file_is_attached(
+    page, chat_server, user, model_id
+):
+    """The refusal stayed under the message box beside the next file's chip, as if that file
+    had been refused too."""
+    person, _chat = user
+    open_chat(page, chat_server, person, model_id)
+    page.locator("#file-input").set_input_files(
+        files=[{"name": "photo.png", "mimeType": "image/png", "buffer": b"\x89PNG"}]
+    )
+    error = page.locator("#chat-error")
+    expect(error).to_contain_text("photo.png is of type image/png")
+    page.locator("#file-input").set_input_files(
+        files=[{"name": "notes.txt", "mimeType": "text/plain", "buffer": b"The code is 4417."}]
+    )
+    page.get_by_role("button", name="Remove notes.txt").wait_for()
+    expect(error).to_be_hidden()
 
 
 def test_a_file_dropped_beside_the_composer_does_not_replace_the_chat(

@@ -58,13 +58,19 @@
       });
     }
 
+    // Files picked or dropped together; the last pick's refusal no longer applies to them.
+    function uploadAll(list) {
+      options.showError("");
+      Array.prototype.forEach.call(list, upload);
+    }
+
     options.button.insertBefore(LookoutIcons.icon("paperclip"), options.button.firstChild);
     options.button.addEventListener("click", function () { options.input.click(); });
     options.input.addEventListener("change", function () {
-      Array.prototype.forEach.call(options.input.files, upload);
+      uploadAll(options.input.files);
       options.input.value = "";
     });
-    acceptDrops(options.dropTarget, upload);
+    acceptDrops(options.dropTarget, uploadAll);
 
     return {
       ids: function () { return files.map(function (file) { return file.id; }); },
@@ -80,7 +86,7 @@
 
   // Files dropped on `target` are uploaded like chosen ones; a file dropped anywhere else on the
   // page is ignored rather than opened by the browser in place of the chat.
-  function acceptDrops(target, upload) {
+  function acceptDrops(target, uploadAll) {
     var depth = 0;  // dragenter and dragleave fire for every child crossed
     function show(on) { target.classList.toggle("dropping", on); }
     target.addEventListener("dragenter", function (event) {
@@ -101,7 +107,7 @@
       event.preventDefault();
       depth = 0;
       show(false);
-      Array.prototype.forEach.call(event.dataTransfer.files, upload);
+      uploadAll(event.dataTransfer.files);
     });
     ["dragover", "drop"].forEach(function (name) {
       window.addEventListener(name, function (event) {
