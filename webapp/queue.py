@@ -71,6 +71,11 @@ def call(name: str, *args: Any, timeout: float) -> Any:
     try:
         return result.get(timeout=timeout)
     except (CeleryTimeout, TaskRevokedError):  # a task that expired unanswered is revoked
-        raise QueueError(f"No worker answered {name} within {timeout:g} seconds.") from None
+        queue = current_app.config["CELERY_QUEUE"]
+        raise QueueError(
+            f"No worker answered {name} within {timeout:g} seconds. Check that a worker runs "
+            f"(celery -A workers worker) with this app's REDIS_URL and CELERY_QUEUE ({queue}), "
+            "and read its log."
+        ) from None
     finally:
         result.forget()

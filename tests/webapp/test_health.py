@@ -39,7 +39,8 @@ def test_healthz_is_green_through_a_real_worker(client, celery_worker):
     }
 
 
-def test_healthz_names_the_worker_when_none_runs_and_admins_see_why(client, admin):
+def test_healthz_names_the_worker_when_none_runs_and_admins_see_why(app, client, admin):
+    """The reason said no worker answered, and nothing of where to look."""
     response = client.get("/healthz")
     assert response.status_code == 503
     assert response.get_json() == {
@@ -50,7 +51,11 @@ def test_healthz_names_the_worker_when_none_runs_and_admins_see_why(client, admi
     assert details.status_code == 503
     worker = details.get_json()["checks"]["worker"]
     assert worker["ok"] is False
-    assert "No worker answered" in worker["error"]
+    assert worker["error"] == (
+        "No worker answered lookout.ping within 2 seconds. Check that a worker runs "
+        "(celery -A workers worker) with this app's REDIS_URL and CELERY_QUEUE "
+        f"({app.config['CELERY_QUEUE']}), and read its log."
+    )
 
 
 def test_healthz_names_redis_when_redis_is_stopped_without_its_address(make_app):
