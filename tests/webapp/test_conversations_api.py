@@ -28,6 +28,18 @@ def test_a_conversation_is_renamed(client, conversation):
     assert client.get(url, headers=headers).get_json()["title"] == "Lighthouses"
 
 
+def test_a_deleted_conversation_s_link_says_what_to_do_instead(client, conversation):
+    """A bookmarked chat that was deleted opened on "There is no such conversation." alone."""
+    url, headers = conversation
+    assert client.delete(url, headers=headers).status_code == 204
+    answer = client.get(url, headers=headers)
+    assert answer.status_code == 404
+    assert answer.get_json()["error"]["message"] == (
+        "There is no such conversation among yours: it may have been deleted. Pick one from "
+        "the list, or start a new chat."
+    )
+
+
 @pytest.mark.parametrize("body", [["title"], {"name": "x"}, "title"], ids=repr)
 def test_a_rename_without_a_title_object_is_refused_and_changes_nothing(client, conversation, body):
     url, headers = conversation

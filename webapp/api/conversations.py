@@ -28,7 +28,11 @@ def get_conversation(conversation_id: str) -> Conversation:
     """Return the signed-in user's conversation; 404 for anyone else's, as for a missing one."""
     conversation = db.session.get(Conversation, conversation_id)
     if conversation is None or conversation.owner_id != current_user.id:
-        raise ApiError("There is no such conversation.", 404)
+        raise ApiError(
+            "There is no such conversation among yours: it may have been deleted. Pick one "
+            "from the list, or start a new chat.",
+            404,
+        )
     return conversation
 
 
