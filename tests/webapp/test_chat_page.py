@@ -459,6 +459,28 @@ def test_the_page_fits_a_phone_and_its_conversations_open_from_a_button(
         context.close()
 
 
+def test_a_message_no_worker_takes_says_why_it_waits_and_what_to_do(
+    page, app, live_server, make_user
+):
+    """With every worker busy or none running, the reply said "Waiting for a worker…" for up
+    to TURN_QUEUE_WAIT_SECONDS (ten minutes), and nothing more."""
+    with app.app_context():
+        db.session.add(Provider(name="p", base_url="http://127.0.0.1:9/v1", models=[{"name": "m"}]))
+        db.session.commit()
+    sign_in(page, live_server.url, make_user("alice"))  # no worker serves this app
+    send(page, "Anyone there?")
+    waiting = last_reply(page).locator(".writing")
+    expect(waiting).to_have_text("Waiting for a worker…")
+    expect(waiting).to_have_text(
+        "Still waiting for a worker: every one is busy, or none is running. Wait, or press Stop "
+        "to give up (your message stays); an administrator can see the workers in Admin → "
+        "Health.",
+        timeout=WAIT_MS,
+    )
+    page.get_by_role("button", name="Stop").click()
+    expect(page.locator(".message-user .user-text")).to_have_text("Anyone there?")
+
+
 def test_without_models_the_page_says_an_admin_must_add_a_provider(page, live_server, make_user):
     """The admin's link went to the admin area's front page, one click short of the form."""
     sign_in(page, live_server.url, make_user("root", admin=True))

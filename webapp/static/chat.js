@@ -13,6 +13,7 @@
   var Parts = LookoutChatParts;
   var EVENTS = LookoutTurnEvents;
   var STORED_AFTER_STOP_MS = 2000;
+  var QUEUED_LONG_MS = 5000;  // a worker takes a message in well under a second when one is free
   var page = document.getElementById("chat");
   var $ = function (id) { return document.getElementById(id); };
   var ui = {
@@ -274,8 +275,14 @@
   /** Follow a turn's events; `turn` needs id, conversationId and userMessageId. */
   function follow(turn, eventsUrl) {
     if (state.follower) state.follower.close();
-    state.live = { turnId: turn.id, userMessageId: turn.userMessageId, status: turn.status || "queued",
-      assistantMessageId: turn.assistantMessageId || null, parts: [] };
+    var live = state.live = { turnId: turn.id, userMessageId: turn.userMessageId,
+      status: turn.status || "queued", assistantMessageId: turn.assistantMessageId || null,
+      parts: [], queuedLong: false };
+    setTimeout(function () {
+      if (state.live !== live || live.status !== "queued") return;
+      live.queuedLong = true;
+      draw();
+    }, QUEUED_LONG_MS);
     state.follower = LookoutChatStream.follow(eventsUrl || "/api/turns/" + turn.id + "/events",
       onEvent, function (status, data) { onEnd(turn, status, data); });
   }

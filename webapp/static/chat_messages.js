@@ -131,8 +131,10 @@
         holder.appendChild(Parts.assistantBody(live.parts, ctx.state.view));
         ctx.state.liveBody = holder;
         item.appendChild(holder);
-        item.appendChild(el("p", { class: "writing muted", text: live.status === "queued" ?
-          "Waiting for a worker…" : "Writing…" }));
+        item.appendChild(el("p", { class: "writing muted", text: live.status !== "queued" ?
+          "Writing…" : !live.queuedLong ? "Waiting for a worker…" : "Still waiting for a " +
+          "worker: every one is busy, or none is running. Wait, or press Stop to give up (your " +
+          "message stays); an administrator can see the workers in Admin → Health." }));
       } else {
         item.appendChild(failure(null, userMessageId));
       }
