@@ -6,8 +6,9 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.support.pages import key_fields, sign_in_page
+from webapp.auth import accounts
 from webapp.extensions import db
-from webapp.models import UserPluginSettings
+from webapp.models import User, UserPluginSettings
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
 
@@ -71,6 +72,21 @@ def test_the_settings_page_has_a_checkbox_per_switchable_tool_and_saves_changes(
     page.wait_for_selector("#plugins[data-ready]")
     assert page.get_by_role("checkbox", name="whisper").is_checked()
     assert not page.get_by_role("checkbox", name="web_fetch").is_checked()
+
+
+def test_a_switch_flipped_after_the_session_ended_says_to_sign_in_again(
+    page, app, live_server, make_user
+):
+    """It said "Sign in, or send an API token as 'Authorization: Bearer <token>'.", the
+    sentence for programs."""
+    user = make_user("alice")
+    sign_in(page, live_server, user, "/settings")
+    with app.app_context():
+        accounts.end_sessions(db.session.get(User, user.id))  # signed out from elsewhere
+    page.locator("#plugin-web_fetch").get_by_role("checkbox", name="web_fetch").uncheck()
+    expect(page.locator("#tool-web_fetch-web_fetch-status")).to_have_text(
+        "You are signed out, so this was not done. Reload the page to sign in again."
+    )
 
 
 def test_the_engine_form_shows_the_key_only_for_keyed_engines(

@@ -33,8 +33,12 @@
     });
   }
 
+  // The API's own 401 sentence is for programs, which send a token; a page's session ended.
+  var SIGNED_OUT = "You are signed out, so this was not done. Reload the page to sign in again.";
+
   /** Return the error sentence of a failed response. */
   function errorMessage(result) {
+    if (result.status === 401) return SIGNED_OUT;
     var error = result.data && result.data.error;
     if (error && error.message) return error.message;
     return "The request failed (HTTP " + result.status + "). Try again.";
