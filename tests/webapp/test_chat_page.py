@@ -22,8 +22,9 @@ from tests.support.chat_page import (
 )
 from tests.support.fake_model import Reply
 from tests.support.processes import wait_until
+from webapp.auth import accounts
 from webapp.extensions import db
-from webapp.models import Conversation, Message, Provider
+from webapp.models import Conversation, Message, Provider, User
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
 
@@ -457,6 +458,35 @@ def test_the_page_fits_a_phone_and_its_conversations_open_from_a_button(
         )
     finally:
         context.close()
+
+
+def test_a_message_sent_after_the_session_ended_is_kept_through_signing_in_again(
+    page, chat_app, chat_server, user, fake_model, model_id
+):
+    """Signed out from another browser, the page answered with the API's sentence for programs
+    ("send an API token as 'Authorization: Bearer <token>'"), and signing in again lost the
+    message."""
+    person, chat = user
+    fake_model.script(Reply.text("Welcome back."))
+    open_chat(page, chat_server, person, model_id)
+    with chat_app.app_context():
+        accounts.end_sessions(db.session.get(User, person.id))  # "Sign out everywhere"
+    send(page, "A long and careful question")
+    expect(page.locator("#chat-error")).to_have_text(
+        "You are signed out, so this message was not sent. Reload the page to sign in again; "
+        "what you wrote will still be here."
+    )
+    page.reload()
+    assert "/sign-in" in page.url
+    open_chat(page, chat_server, person, model_id)
+    box = page.get_by_label("Message", exact=True)
+    assert box.input_value() == "A long and careful question"
+    box.press("Enter")
+    wait_status(page, "completed")
+    assert box.input_value() == ""
+    page.reload()
+    page.wait_for_selector(".message-assistant[data-status=completed]", timeout=WAIT_MS)
+    assert box.input_value() == ""
 
 
 def test_a_message_no_worker_takes_says_why_it_waits_and_what_to_do(

@@ -310,7 +310,9 @@
     var url = id ? "/api/conversations/" + encodeURIComponent(id) + "/turns" : "/api/turns";
     return api.request("POST", url, body).then(function (result) {
       if (!result.ok) {
-        showError(api.errorMessage(result));
+        showError(result.status === 401 ? "You are signed out, so this message was not sent. " +
+          "Reload the page to sign in again; what you wrote will still be here." :
+          api.errorMessage(result));
         var fields = (result.data && result.data.error && result.data.error.fields) || {};
         if (fields.model) models.load();  // a model removed since the list was read
         return false;
@@ -358,6 +360,7 @@
       if (ok) {
         ui.input.value = "";
         ui.input.style.height = "";
+        keepDraft();
         uploads.clear();
       }
       drawComposer();
@@ -370,7 +373,15 @@
       ui.form.requestSubmit();
     }
   });
+  // What is being written outlives a reload and signing in again, in this tab only.
+  var DRAFT_KEY = "lookout.draft";
+  function keepDraft() {
+    try { sessionStorage.setItem(DRAFT_KEY, ui.input.value); } catch (e) { /* storage off */ }
+  }
+  try { ui.input.value = sessionStorage.getItem(DRAFT_KEY) || ""; } catch (e) { /* storage off */ }
+
   ui.input.addEventListener("input", function () {
+    keepDraft();
     drawComposer();
     ui.input.style.height = "auto";
     ui.input.style.height = Math.min(ui.input.scrollHeight, 240) + "px";
