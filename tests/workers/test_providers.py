@@ -163,7 +163,7 @@ def test_provider_citations_become_source_events(fake, provider):
         (403, "The provider Fakery rejected its API key."),
         (404, "The model fake-model is not available from Fakery."),
         (429, "The provider Fakery rate limit was reached. Wait a minute and try again."),
-        (500, "The provider Fakery failed (HTTP 500). Try again later."),
+        (500, "The provider Fakery failed (HTTP 500). Fakery said: "),
         (502, "The provider Fakery failed (HTTP 502)."),
     ],
 )
@@ -174,6 +174,26 @@ def test_http_errors_become_sentences_without_the_key(fake, provider, status, ex
     assert error.message.startswith(expected)
     assert error.status == status
     assert KEY not in str(error) and KEY not in repr(error.args)
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (
+            {"error": {"message": "model requires more system memory (9.1 GiB) than is available"}},
+            ' Fakery said: "model requires more system memory (9.1 GiB) than is available".',
+        ),
+        ("<html>Bad gateway</html>", ""),
+    ],
+)
+def test_a_server_error_quotes_the_provider_and_says_what_to_do(fake, provider, body, said):
+    """A provider's 500 read "failed (HTTP 500). Try again later." and dropped the provider's
+    own words, which name what an admin can fix."""
+    fake.script(*[Reply.error(500, body)] * 4)
+    assert failure(provider).message == (
+        f"The provider Fakery failed (HTTP 500).{said} Try again later; if it keeps failing, "
+        "ask an admin to check the provider."
+    )
 
 
 def test_other_refusals_quote_the_provider_with_the_key_redacted(fake, provider):

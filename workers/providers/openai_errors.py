@@ -105,8 +105,12 @@ def _status_error(
             retry_after=retry_after(exc),
         )
     if status >= 500:
+        # Its own words often name the cause an admin can fix (out of memory, model not loaded).
+        explanation = _explanation(exc.body, who)
+        said = f' {name} said: "{explanation}".' if explanation else ""
         return ProviderError(
-            f"The provider {name} failed (HTTP {status}). Try again later.",
+            f"The provider {name} failed (HTTP {status}).{said} Try again later; if it keeps "
+            "failing, ask an admin to check the provider.",
             retryable=True,
             status=status,
             retry_after=retry_after(exc),
@@ -129,15 +133,22 @@ def stream_error(error: object, who: ProviderIdentity) -> ProviderError:
     )
 
 
-def _said(body: object, who: ProviderIdentity) -> str:
-    """``. <name> said: "<explanation>"`` cut and redacted, or a next step without one."""
+def _explanation(body: object, who: ProviderIdentity) -> str | None:
+    """The message in a provider's error body, on one line, cut and redacted; or None."""
     message = None
     if isinstance(body, dict):
         inner = body.get("error", body)
         message = inner.get("message") if isinstance(inner, dict) else inner
     if not isinstance(message, str) or not message.strip():
+        return None
+    return " ".join(who.redact(message).split())[:EXPLANATION_LIMIT]
+
+
+def _said(body: object, who: ProviderIdentity) -> str:
+    """``. <name> said: "<explanation>"`` cut and redacted, or a next step without one."""
+    text = _explanation(body, who)
+    if text is None:
         return ". Try again later, or ask an admin to check the provider settings."
-    text = " ".join(who.redact(message).split())[:EXPLANATION_LIMIT]
     return f'. {who.name} said: "{text}"'
 
 
