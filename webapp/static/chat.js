@@ -1,4 +1,5 @@
-/* The chat page: one conversation's shown branch, the composer, and a live reply while it streams.
+/* The chat page: one conversation's shown branch, the composer (chat_composer.js), and a live reply
+ * while it streams.
  *
  * The conversation comes from GET /api/conversations/<id> (every branch); LookoutChatTree picks
  * the path to show. A running turn is followed over its events (LookoutChatStream) and drawn
@@ -24,7 +25,7 @@
   };
   var state = {
     models: null, conversation: null, chosen: {}, live: null, follower: null, liveBody: null,
-    failures: {}, streamed: {}, editing: null, frame: null, loads: 0, sending: false,
+    failures: {}, streamed: {}, editing: null, frame: null, loads: 0,
     view: { loadedImages: new Set(), openCalls: new Set() },
   };
 
@@ -48,6 +49,25 @@
   var uploads = LookoutChatUploads.create({
     chips: ui.chips, input: ui.file, button: ui.attach, dropTarget: ui.form, showError: showError,
     onChange: function () { drawComposer(); },
+  });
+
+  var composer = LookoutChatComposer.create({
+    form: ui.form, input: ui.input, send: ui.send, stop: ui.stop, uploads: uploads,
+    showError: showError,
+    onSend: function (body) {
+      var parent = leafId();
+      if (parent) body.parentMessageId = parent;
+      return startTurn(body);
+    },
+    onStop: function () {
+      var live = state.live;
+      if (!live) return;
+      ui.stop.disabled = true;
+      api.request("POST", "/api/turns/" + live.turnId + "/cancel").then(function (result) {
+        ui.stop.disabled = false;
+        if (!result.ok && result.status !== 409) showError(api.errorMessage(result));
+      });
+    },
   });
 
   // Models and tools (chat_models.js, chat_tools.js) -------------------------------------------
@@ -98,15 +118,8 @@
   }
 
   function drawComposer() {
-    var running = !!state.live, noModel = !state.models || !state.models.length;
-    // Hiding the focused button drops the focus to the page at once; someone on Stop when the
-    // reply ends keeps their place in the composer instead.
-    var onStop = document.activeElement === ui.stop;
-    ui.send.hidden = running;
-    ui.stop.hidden = !running;
-    if (onStop && !running) ui.input.focus();
-    var uploading = uploads.busy();
-    ui.send.disabled = noModel || uploading || state.sending || !ui.input.value.trim();
+    var noModel = !state.models || !state.models.length;
+    composer.draw(!!state.live, noModel);
     ui.picker.disabled = noModel;
     tools.draw(models.current());
   }
@@ -339,64 +352,6 @@
     var shown = LookoutChatTree.path(state.conversation.messages, state.chosen);
     return shown.length ? shown[shown.length - 1].message.id : null;
   }
-
-  ui.form.addEventListener("submit", function (event) {
-    event.preventDefault();
-    if (state.live) return;
-    if (document.activeElement === ui.send) ui.input.focus();  // Send hides while the reply runs
-    var content = ui.input.value;
-    if (!content.trim()) {
-      showError(uploads.count() ? "Write a message to go with the file." : "");
-      return;
-    }
-    if (ui.send.disabled) return;
-    var body = { content: content, attachments: uploads.ids() };
-    var parent = leafId();
-    if (parent) body.parentMessageId = parent;
-    state.sending = true;
-    drawComposer();
-    startTurn(body).then(function (ok) {
-      state.sending = false;
-      if (ok) {
-        ui.input.value = "";
-        ui.input.style.height = "";
-        keepDraft();
-        uploads.clear();
-      }
-      drawComposer();
-    });
-  });
-
-  ui.input.addEventListener("keydown", function (event) {
-    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
-      event.preventDefault();
-      ui.form.requestSubmit();
-    }
-  });
-  // What is being written outlives a reload and signing in again, in this tab only.
-  var DRAFT_KEY = "lookout.draft";
-  function keepDraft() {
-    try { sessionStorage.setItem(DRAFT_KEY, ui.input.value); } catch (e) { /* storage off */ }
-  }
-  try { ui.input.value = sessionStorage.getItem(DRAFT_KEY) || ""; } catch (e) { /* storage off */ }
-
-  ui.input.addEventListener("input", function () {
-    keepDraft();
-    drawComposer();
-    ui.input.style.height = "auto";
-    ui.input.style.height = Math.min(ui.input.scrollHeight, 240) + "px";
-  });
-
-  ui.stop.addEventListener("click", function () {
-    var live = state.live;
-    if (!live) return;
-    ui.input.focus();  // Stop hides once the turn ends; the next message is written here
-    ui.stop.disabled = true;
-    api.request("POST", "/api/turns/" + live.turnId + "/cancel").then(function (result) {
-      ui.stop.disabled = false;
-      if (!result.ok && result.status !== 409) showError(api.errorMessage(result));
-    });
-  });
 
   // Start -------------------------------------------------------------------------------------
 
