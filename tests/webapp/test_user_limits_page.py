@@ -4,6 +4,7 @@ beside the field, and cleared back to the default."""
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.support.pages import sign_in_page
 from webapp.limits import setting_value
@@ -32,6 +33,10 @@ def test_an_admin_sets_an_accounts_limits_on_the_users_page(app, page, live_serv
     )
     assert error.inner_text() == "A whole number from 1 to 10,000,000, or empty."
     assert field.get_attribute("aria-invalid") == "true"
+    # Regression: -3 was sent as text and refused as "must be a whole number", which it is.
+    field.fill("-3")
+    form.get_by_role("button", name="Save limits").click()
+    expect(error).to_have_text("A whole number from 1 to 10,000,000, or empty.")
 
     field.fill("30")
     form.get_by_label("Megabytes of attachments stored (MB)").fill("50")

@@ -46,7 +46,8 @@
     var body = {};
     Array.prototype.forEach.call(form.querySelectorAll("input[name]"), function (input) {
       var text = input.value.trim();
-      body[input.name] = text === "" ? null : (/^\d+$/.test(text) ? Number(text) : text);
+      // A negative number goes as a number too, to be told the range rather than "whole number".
+      body[input.name] = text === "" ? null : (/^-?\d+$/.test(text) ? Number(text) : text);
       input.removeAttribute("aria-invalid");
       form.querySelector("#" + input.id + "-error").textContent = "";
     });
