@@ -137,3 +137,21 @@ def reply_with(body: str, status: int = 200, content_type: str = "application/js
 def replying() -> Callable[..., Any]:
     """Return ``reply_with(body, status=200, content_type=...)`` for ``loopback``."""
     return reply_with
+
+
+def kept_of_odd_entries(last_snippet: str = "") -> list[dict[str, str]]:
+    """The results every engine's ``*_odd_entries`` recording keeps: its readable entries, a
+    null title or snippet read as empty text (Tavily's last entry has a snippet)."""
+    return [
+        {
+            "title": "Requests: HTTP for Humans",
+            "url": "https://requests.readthedocs.io/en/latest/",
+            "snippet": "Requests is an elegant and simple HTTP library.",
+        },
+        {"title": "", "url": "https://pypi.org/project/requests/", "snippet": ""},
+        {
+            "title": "Python's Requests Library",
+            "url": "https://realpython.com/python-requests/",
+            "snippet": last_snippet,
+        },
+    ]

@@ -7,6 +7,7 @@ import json
 import pytest
 import responses
 
+from tests.tools.web_search.conftest import kept_of_odd_entries
 from tools.api import ToolError
 from tools.web_search.engines.brave import URL
 
@@ -165,19 +166,7 @@ def test_one_odd_brave_result_costs_that_result_not_the_page(
     whole response unreadable and lost every good result beside it."""
     engine_replies.get(URL, body=recording("brave_odd_entries.json"))
     output, citations = search(brave)
-    assert output["results"] == [
-        {
-            "title": "Requests: HTTP for Humans",
-            "url": "https://requests.readthedocs.io/en/latest/",
-            "snippet": "Requests is an elegant and simple HTTP library.",
-        },
-        {"title": "", "url": "https://pypi.org/project/requests/", "snippet": ""},
-        {
-            "title": "Python's Requests Library",
-            "url": "https://realpython.com/python-requests/",
-            "snippet": "",
-        },
-    ]
+    assert output["results"] == kept_of_odd_entries()
     assert [c.url for c in citations] == [r["url"] for r in output["results"]]
 
 

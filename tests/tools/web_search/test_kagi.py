@@ -7,6 +7,7 @@ import json
 import pytest
 from responses import matchers
 
+from tests.tools.web_search.conftest import kept_of_odd_entries
 from tools.api import ToolError
 from tools.web_search.engines.kagi import URL
 
@@ -113,19 +114,7 @@ def test_kagi_skips_entries_it_cannot_read_and_kinds_it_does_not_know(
     added later made the whole response unreadable, losing the good results beside it."""
     engine_replies.get(URL, body=recording("kagi_odd_entries.json"))
     output, citations = search(kagi)
-    assert output["results"] == [
-        {
-            "title": "Requests: HTTP for Humans",
-            "url": "https://requests.readthedocs.io/en/latest/",
-            "snippet": "Requests is an elegant and simple HTTP library.",
-        },
-        {"title": "", "url": "https://pypi.org/project/requests/", "snippet": ""},
-        {
-            "title": "Python's Requests Library",
-            "url": "https://realpython.com/python-requests/",
-            "snippet": "",
-        },
-    ]
+    assert output["results"] == kept_of_odd_entries()
     assert len(citations) == 3
 
 
