@@ -51,6 +51,24 @@ def web_app(make_app):
     return make_app(ALLOW_PRIVATE_NETWORKS=True)
 
 
+def admin_with_search(web_app, web_url: str, fake: FakeModel, **options) -> ChatClient:
+    """Add the fake model as a provider and save the web_search ``options`` as an admin;
+    return the admin's client."""
+    with web_app.app_context():
+        db.session.add(
+            Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
+        )
+        db.session.commit()
+    _admin, token = token_for(web_app, admin=True)
+    chat = ChatClient(web_url, token)
+    saved = chat.call(
+        "PUT", "/api/admin/plugins/web_search/options", json={"enabledByDefault": True, **options}
+    )
+    assert saved.status_code == 200, saved.text
+    assert saved.json()["status"] == "active"
+    return chat
+
+
 def test_a_turn_searches_with_the_admins_engine_reads_a_result_and_cites_it(
     web_app, tmp_path, site
 ):
@@ -58,20 +76,7 @@ def test_a_turn_searches_with_the_admins_engine_reads_a_result_and_cites_it(
     from tests.support.workers import CeleryWorker
 
     with FakeModel() as fake, LiveServer(web_app) as web, CeleryWorker(web_app, tmp_path):
-        with web_app.app_context():
-            db.session.add(
-                Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
-            )
-            db.session.commit()
-        _admin, token = token_for(web_app, admin=True)
-        chat = ChatClient(web.url, token)
-        saved = chat.call(
-            "PUT",
-            "/api/admin/plugins/web_search/options",
-            json={"engine": "searxng", "baseURL": site, "enabledByDefault": True},
-        )
-        assert saved.status_code == 200, saved.text
-        assert saved.json()["status"] == "active"
+        chat = admin_with_search(web_app, web.url, fake, engine="searxng", baseURL=site)
         fake.script(
             Reply.tool_calls([("web_search", {"query": "lighthouse brittany"})]),
             Reply.tool_calls([("web_fetch", {"url": f"{site}/article"})]),
@@ -107,25 +112,15 @@ def test_a_turn_whose_engine_is_down_is_answered_by_the_fallback_and_the_part_sa
 
     down = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     with FakeModel() as fake, LiveServer(web_app) as web, CeleryWorker(web_app, tmp_path):
-        with web_app.app_context():
-            db.session.add(
-                Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
-            )
-            db.session.commit()
-        _admin, token = token_for(web_app, admin=True)
-        chat = ChatClient(web.url, token)
-        saved = chat.call(
-            "PUT",
-            "/api/admin/plugins/web_search/options",
-            json={
-                "engine": "searxng",
-                "baseURL": down,
-                "fallbackEngine": "searxng",
-                "fallbackBaseURL": site,
-                "enabledByDefault": True,
-            },
+        chat = admin_with_search(
+            web_app,
+            web.url,
+            fake,
+            engine="searxng",
+            baseURL=down,
+            fallbackEngine="searxng",
+            fallbackBaseURL=site,
         )
-        assert saved.status_code == 200, saved.text
         fake.script(
             Reply.tool_calls([("web_search", {"query": "lighthouse brittany"})]),
             Reply.text("Found it."),
@@ -152,19 +147,7 @@ def test_a_user_whose_admins_engine_is_down_is_told_to_tell_an_administrator(web
 
     down = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     with FakeModel() as fake, LiveServer(web_app) as web, CeleryWorker(web_app, tmp_path):
-        with web_app.app_context():
-            db.session.add(
-                Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
-            )
-            db.session.commit()
-        _admin, admin_token = token_for(web_app, admin=True)
-        admin = ChatClient(web.url, admin_token)
-        saved = admin.call(
-            "PUT",
-            "/api/admin/plugins/web_search/options",
-            json={"engine": "searxng", "baseURL": down, "enabledByDefault": True},
-        )
-        assert saved.status_code == 200, saved.text
+        admin = admin_with_search(web_app, web.url, fake, engine="searxng", baseURL=down)
         _user, user_token = token_for(web_app)
         said = {}
         for who, chat in (("user", ChatClient(web.url, user_token)), ("admin", admin)):
