@@ -209,8 +209,18 @@ SETTINGS: tuple[Setting, ...] = (
         "proxy); their headers give the client address. 0 trusts none.",
         int_parser(0, 10),
     ),
-    Setting("HOST", "127.0.0.1", "Address the web server listens on.", parse_text),
-    Setting("PORT", "5000", "Port the web server listens on.", int_parser(1, 65535)),
+    Setting(
+        "HOST",
+        "127.0.0.1",
+        "Address ./run's web server listens on (your own gunicorn listens where --bind says).",
+        parse_text,
+    ),
+    Setting(
+        "PORT",
+        "5000",
+        "Port ./run's web server listens on (your own gunicorn listens where --bind says).",
+        int_parser(1, 65535),
+    ),
     Setting(
         "PUBLIC_URL",
         None,
