@@ -221,7 +221,7 @@ class _Fetch:
         accepts_file: Callable[[str], bool],
     ) -> bytes:
         if not accepts_file(mime_type):
-            raise ToolError(f"{url} is a {mime_type} file, which Lookout cannot read.")
+            raise ToolError(f"{url} is of type {mime_type}, which Lookout cannot read.")
         limit = self.limits.max_file_bytes
         too_large = ToolError(f"{url} is larger than the {limit / 1_000_000:g} MB limit for files.")
         declared = response.headers.get("Content-Length", "")

@@ -164,7 +164,7 @@ def read_page(
         except IngestError as exc:
             raise ToolError(exc.message) from exc
         if result is None:
-            raise ToolError(f"{body.url} is a {body.mime_type} file, which Lookout cannot read.")
+            raise ToolError(f"{body.url} is of type {body.mime_type}, which Lookout cannot read.")
         return Page(url=body.url, title=None, text=result.text)
     if body.mime_type in HTML_TYPES:
         extracted = parsers.run(

@@ -168,7 +168,7 @@ def test_unsupported_content_types_http_errors_and_non_http_urls_are_tool_errors
     with pytest.raises(ToolError) as unsupported:
         run(site.url("/song"))
     assert unsupported.value.message == (
-        f"{site.url('/song')} is a audio/mpeg file, which Lookout cannot read."
+        f"{site.url('/song')} is of type audio/mpeg, which Lookout cannot read."
     )
     with pytest.raises(ToolError) as missing:
         run(site.url("/gone"))
@@ -289,7 +289,7 @@ def test_a_file_type_no_ingester_accepts_is_refused_before_its_body_is_read(site
     with pytest.raises(ToolError) as error:
         web_fetch(ingesters=(PdfIngester(),))(site.url("/archive.zip"))
     assert error.value.message == (
-        f"{site.url('/archive.zip')} is a application/zip file, which Lookout cannot read."
+        f"{site.url('/archive.zip')} is of type application/zip, which Lookout cannot read."
     )
     assert site.client_gone.wait(5)
     assert site.bytes_sent < size // 4
