@@ -433,7 +433,7 @@ SETTINGS: tuple[Setting, ...] = (
         "PROMETHEUS_MULTIPROC_DIR",
         None,
         "Folder where web and worker processes keep their metrics for /metrics to add up; "
-        "./run uses var/metrics and empties it at start. Unset: each process shows its own.",
+        "./run uses var/metrics/$PORT and empties it at start. Unset: each process shows its own.",
         parse_folder,
     ),
     Setting(
