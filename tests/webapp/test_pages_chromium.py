@@ -59,6 +59,8 @@ def test_the_settings_page_has_a_checkbox_per_switchable_tool_and_saves_changes(
     assert alpha.get_by_role("checkbox", name="whisper").is_checked() is False
     assert alpha.get_by_role("checkbox", name="shout").count() == 0  # not switchable
     assert page.locator("#plugin-web_fetch").get_by_role("checkbox", name="web_fetch").is_checked()
+    # Cards are headed by the plugin's title, as the tools' labels name it, not by its id.
+    assert page.locator("#plugin-web_fetch h2").inner_text() == "Web fetch"
 
     alpha.get_by_role("checkbox", name="whisper").check()
     page.wait_for_selector("#tool-alpha-whisper-status.ok")

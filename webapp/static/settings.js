@@ -95,7 +95,7 @@
   function pluginBlock(plugin) {
     var headingId = "plugin-" + plugin.id + "-title";
     var section = el("section", { class: "card plugin", id: "plugin-" + plugin.id,
-      "aria-labelledby": headingId }, [el("h2", { id: headingId, text: plugin.id })]);
+      "aria-labelledby": headingId }, [el("h2", { id: headingId, text: plugin.title })]);
     var switchable = plugin.tools.filter(function (t) { return t.userToggle; });
     var fixed = plugin.tools.filter(function (t) { return !t.userToggle; });
     var fixedItem = function (tool) { return fixedTool(plugin, tool); };
