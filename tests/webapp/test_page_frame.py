@@ -45,6 +45,7 @@ def test_the_header_fits_a_phone_without_its_links_running_together(
             page.locator(selector).bounding_box()
             for selector in (
                 ".brand",
+                "nav >> text=Chat",
                 "nav >> text=Settings",
                 "nav >> text=API tokens",
                 "nav >> text=Admin",
