@@ -74,6 +74,9 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "...only when what readability left out is prose (off: whatever it is)": _off(
         extract_module, "_MAX_LEFT_OUT_LINK_DENSITY", 1.0
     ),
+    "blocks of the chosen block's tag and class are read with it": _off(
+        extract_module, "_with_parts", lambda content, body: content
+    ),
     "read past </body> and </html>": _off(extract_module, "_DOCUMENT_END", re.compile("$^")),
     "readability keeps the block's tables and asides": _off(
         extract_module,

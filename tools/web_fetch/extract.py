@@ -9,7 +9,9 @@ that smaller tree (``readability_choice``); links and images are made absolute a
 page's URL (or its ``<base>``); html2text writes it as Markdown (``markdown``).
 Readability's choice is one candidate: when it holds few words of a much longer page, or less
 than half the words of the main text block and what it left out is prose, that block (or the
-cleaned body) is read instead. Where the page names its article's body (schema.org's
+cleaned body) is read instead; blocks of the chosen block's tag and class elsewhere on the
+page (an article cut into rows around an advert) are read with it. Where the page names its
+article's body (schema.org's
 ``articleBody``, hAtom's ``entry-content``), that body is protected, and read when
 readability's choice does not hold it; a recipe the page declares (schema.org's ``Recipe``,
 ``hrecipe``) is read whole, after the story beside it (``declared``). A main block made mostly
@@ -97,6 +99,8 @@ _LEAD_SEARCH = 6
 _LEAD_LEVELS = 3
 _LEAD_MAX_LINK_SHARE = 0.25
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+# An article is cut into at most this many blocks of one class; more are a list of teasers.
+_MAX_PARTS = 10
 _WORD = re.compile(r"\w+")
 _DOCUMENT_END = re.compile(r"</(?:body|html)\s*>", re.I)
 _CONTROL_CHARS = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
@@ -145,8 +149,10 @@ def extract(html: str, url: str) -> Extracted:
     elif thread is not None:
         if not _stands_over(content, thread):
             content = _joined(content, thread.replies)
-    elif content is None or _too_short(content, body) or _misses_main(content, main, body):
-        content = main
+    else:
+        if content is None or _too_short(content, body) or _misses_main(content, main, body):
+            content = main
+        content = _with_parts(content, body)
     if recipe is not None:
         content = _with_recipe(content, recipe)
     if word_count(content) < _MIN_PRUNED_WORDS:
@@ -271,6 +277,54 @@ def _with_recipe(content: HtmlElement | None, recipe: Declared) -> HtmlElement:
     if content is None or recipe.part_held_by(content):
         return recipe.element
     return _joined(content, recipe.element)
+
+
+def _with_parts(content: HtmlElement, body: HtmlElement) -> HtmlElement:
+    # An article cut into blocks of one tag and class, each in a row of its own between adverts
+    # or side rails (two div.story-text), is chosen by its longest block. The others that are
+    # prose (a paragraph of some length, little link text) and article-sized (a teaser is not),
+    # not yet read, are read with it, in the page's order.
+    chosen = [
+        (child.tag, child.get("class"))
+        for child in content
+        if isinstance(child.tag, str) and child.get("class")
+    ]
+    if not chosen:
+        return content
+    same: dict[tuple[str, str], list[HtmlElement]] = {key: [] for key in chosen}
+    for element in body.iter({tag for tag, _names in chosen}):
+        found = same.get((element.tag, element.get("class")))
+        if found is not None:
+            found.append(element)
+    text = _text(content)
+    for key in chosen:
+        parts = same[key]
+        if not 2 <= len(parts) <= _MAX_PARTS:
+            continue
+        firsts = [_first_prose(part) for part in parts]
+        held = [first is not None and first in text for first in firsts]
+        if not any(held):
+            continue
+        start = held.index(True)
+        missing = [
+            (index, part)
+            for index, (part, first, read) in enumerate(zip(parts, firsts, held, strict=True))
+            if first is not None and not read and word_count(part) >= _MIN_ARTICLE_WORDS
+        ]
+        if missing:
+            before = [copy.deepcopy(part) for index, part in missing if index < start]
+            after = [copy.deepcopy(part) for index, part in missing if index > start]
+            return _joined(*before, content, *after)
+    return content
+
+
+def _first_prose(element: HtmlElement) -> str | None:
+    # The text of the element's first paragraph of prose, which says where it is read.
+    for paragraph in element.iter("p"):
+        text = _text(paragraph)
+        if _is_prose(paragraph, text):
+            return text
+    return None
 
 
 def _stands_over(content: HtmlElement | None, thread: _Thread) -> bool:
