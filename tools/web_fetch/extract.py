@@ -11,15 +11,14 @@ Readability's choice is one candidate: when it holds few words of a much longer 
 than half the words of the main text block and what it left out is prose, that block (or the
 cleaned body) is read instead; blocks of the chosen block's tag and class elsewhere on the
 page (an article cut into rows around an advert) are read with it. Where the page names its
-article's body (schema.org's
-``articleBody``, hAtom's ``entry-content``), that body is protected, and read when
-readability's choice does not hold it; a recipe the page declares (schema.org's ``Recipe``,
-``hrecipe``) is read whole, after the story beside it (``declared``). A main block made mostly
-of blocks named as comments, or itself named as comments, is a thread, whose replies are read
-after the post, unless that post is an article many times as long as the typical reply (on a
-page that declares itself an article: at least as long). Prose between the headline (the
-heading the page's title repeats, or the h1) and the content's first paragraph (a standfirst
-beside the story's body) is read before it.
+article's body (schema.org's ``articleBody``, hAtom's ``entry-content``), that body is
+protected, and read when readability's choice does not hold it; a recipe the page declares
+(schema.org's ``Recipe``, ``hrecipe``) is read whole, after the story beside it
+(``declared``). A main block made mostly of blocks named as comments, or itself named as
+comments, is a thread, whose replies are read after the post, unless that post is an article
+many times as long as the typical reply (on a page that declares itself an article: at least
+as long). Prose between the headline (the heading the page's title repeats, or the h1) and the
+content's first paragraph (a standfirst beside the story's body) is read before it.
 A page whose text exists only inside ``<noscript>`` or ``<template>`` is read from there.
 
 Images of the article that have alt text or a caption come out as Markdown images with
