@@ -38,6 +38,18 @@ def decode_page(data: bytes, mime_type: str, declared: str | None) -> str:
     return text.removeprefix("\ufeff")
 
 
+def decode_json(data: bytes, declared: str | None) -> str:
+    """Return a JSON body's text. JSON is UTF-8: a single-byte label (Latin-1, ASCII,
+    windows-1252), which servers put on it most often by mistake, gives way to UTF-8 when the
+    bytes are UTF-8; any other label is read as it says."""
+    if _known(declared) == "cp1252":
+        try:
+            return data.decode("utf-8").removeprefix("\ufeff")
+        except UnicodeDecodeError:
+            pass
+    return decode_page(data, "application/json", declared)
+
+
 def _sniff_html(data: bytes) -> str | None:
     for bom, encoding in _BOMS:
         if data.startswith(bom):

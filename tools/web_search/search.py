@@ -20,7 +20,7 @@ import requests
 
 from tools.api import Cancelled, Signal, ToolError, ToolRefused
 from tools.bodies import BodyError, read_body, time_budget
-from tools.charset import charset_from_content_type, decode_page
+from tools.charset import charset_from_content_type, decode_json
 from tools.citations import cut_title, is_presentable_url
 from tools.net import AddressNotAllowed
 from tools.web_search.engine import (
@@ -131,27 +131,8 @@ def _send(
     if body.cut:
         raise ToolError(unreadable(engine))
     content_type = response.headers.get("Content-Type", "")
-    text = decode_page(body.data, "application/json", _charset(body.data, content_type))
+    text = decode_json(body.data, charset_from_content_type(content_type))
     return response.status_code, text, response.headers
-
-
-def _charset(data: bytes, content_type: str) -> str | None:
-    """The body's charset: its label, unless the label is Latin-1 or ASCII and the bytes are
-    UTF-8, which JSON always is and what servers mislabel most."""
-    declared = charset_from_content_type(content_type)
-    if (declared or "").lower().replace("_", "-") in _SINGLE_BYTE_LABELS:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            return declared
-        return "utf-8"
-    return declared
-
-
-_SINGLE_BYTE_LABELS = frozenset(
-    ("iso-8859-1", "iso8859-1", "latin1", "latin-1", "l1", "us-ascii", "ascii")
-    + ("cp1252", "windows-1252")
-)
 
 
 def _with_redirect_hint(
