@@ -283,21 +283,20 @@ def _with_parts(content: HtmlElement, body: HtmlElement) -> HtmlElement:
     # or side rails (two div.story-text), is chosen by its longest block. The others that are
     # prose (a paragraph of some length, little link text) and article-sized (a teaser is not),
     # not yet read, are read with it, in the page's order.
-    chosen = [
-        (child.tag, child.get("class"))
+    # The chosen blocks' (tag, class) pairs, each once, in order, with the page's blocks of each.
+    same: dict[tuple[str, str], list[HtmlElement]] = {
+        (child.tag, child.get("class")): []
         for child in content
         if isinstance(child.tag, str) and child.get("class")
-    ]
-    if not chosen:
+    }
+    if not same:
         return content
-    same: dict[tuple[str, str], list[HtmlElement]] = {key: [] for key in chosen}
-    for element in body.iter({tag for tag, _names in chosen}):
+    for element in body.iter({tag for tag, _names in same}):
         found = same.get((element.tag, element.get("class")))
         if found is not None:
             found.append(element)
     text = _text(content)
-    for key in chosen:
-        parts = same[key]
+    for parts in same.values():
         if not 2 <= len(parts) <= _MAX_PARTS:
             continue
         firsts = [_first_prose(part) for part in parts]
