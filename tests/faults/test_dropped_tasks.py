@@ -63,15 +63,22 @@ def test_a_turn_cancelled_while_its_first_step_waits_leaves_no_marker_and_is_not
     assert len(stack.fake.chat_requests()) == 1
 
 
-def test_a_waiting_step_revoked_unrun_is_sent_again_by_the_reaper_and_answers(make_stack):
-    """A step's task dropped unrun while its turn is open (an operator's revoke, an expiry)
-    used to leave its marker, so the reaper took the step for waiting in the queue and failed
-    the turn as too busy after TURN_QUEUE_WAIT_SECONDS; its work is lost, and sent again."""
+def waiting_turn(make_stack):
+    """Start a turn whose first step waits in the queue of paused workers; the model will
+    answer "Still here." and the reaper looks every second."""
     stack = make_stack(TURN_STALE_SECONDS=3, TURN_QUEUE_WAIT_SECONDS=20, REAPER_INTERVAL_SECONDS=1)
     worker = stack.worker()
     stack.fake.script(Reply.text("Still here."))
     stack.pause_workers()
     conversation, turn_id, reader = stack.start_turn("anyone there?")
+    return stack, worker, conversation, turn_id, reader
+
+
+def test_a_waiting_step_revoked_unrun_is_sent_again_by_the_reaper_and_answers(make_stack):
+    """A step's task dropped unrun while its turn is open (an operator's revoke, an expiry)
+    used to leave its marker, so the reaper took the step for waiting in the queue and failed
+    the turn as too busy after TURN_QUEUE_WAIT_SECONDS; its work is lost, and sent again."""
+    stack, worker, conversation, turn_id, reader = waiting_turn(make_stack)
     with stack.app.app_context():
         (task_id,) = turn_state(turn_id).task_ids()
         client = queue.get_client()
@@ -96,11 +103,7 @@ def test_a_waiting_step_the_worker_cannot_read_is_sent_again_by_the_reaper_and_a
 ):
     """The same for a step's message the worker rejects unrun (one it cannot read: here its
     ETA is not a date), the only one left for the step after the queue lost the first."""
-    stack = make_stack(TURN_STALE_SECONDS=3, TURN_QUEUE_WAIT_SECONDS=20, REAPER_INTERVAL_SECONDS=1)
-    worker = stack.worker()
-    stack.fake.script(Reply.text("Still here."))
-    stack.pause_workers()
-    conversation, turn_id, reader = stack.start_turn("anyone there?")
+    stack, worker, conversation, turn_id, reader = waiting_turn(make_stack)
     with stack.app.app_context():
         broker_redis = redis.Redis.from_url(stack.app.config["REDIS_URL"])
         name = stack.app.config["CELERY_QUEUE"]
