@@ -85,10 +85,14 @@ def test_a_switch_flipped_after_the_session_ended_says_to_sign_in_again(
     sign_in(page, live_server, user, "/settings")
     with app.app_context():
         accounts.end_sessions(db.session.get(User, user.id))  # signed out from elsewhere
-    page.locator("#plugin-web_fetch").get_by_role("checkbox", name="web_fetch").uncheck()
+    # A click, not uncheck(): the page puts a refused switch back, which uncheck() can see
+    # before it has looked, and fail as though the click did nothing.
+    box = page.locator("#plugin-web_fetch").get_by_role("checkbox", name="web_fetch")
+    box.click()
     expect(page.locator("#tool-web_fetch-web_fetch-status")).to_have_text(
         "You are signed out, so this was not done. Reload the page to sign in again."
     )
+    expect(box).to_be_checked()  # nothing was saved, and the switch says so
 
 
 def test_the_engine_form_shows_the_key_only_for_keyed_engines(
