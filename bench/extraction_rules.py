@@ -23,6 +23,7 @@ from readability import Document
 import tools.web_fetch.class_names as class_names_module
 import tools.web_fetch.extract as extract_module
 import tools.web_fetch.extract_boilerplate as boilerplate_module
+import tools.web_fetch.hidden as hidden_module
 import tools.web_fetch.main_block as main_block_module
 import tools.web_fetch.readability_choice as readability_module
 
@@ -76,6 +77,9 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     ),
     "blocks of the chosen block's tag and class are read with it": _off(
         extract_module, "_with_parts", lambda content, body: content
+    ),
+    'the full text behind a visible "read more" teaser is read': _off(
+        hidden_module, "_teasers", lambda root, hidden: []
     ),
     "read past </body> and </html>": _off(extract_module, "_DOCUMENT_END", re.compile("$^")),
     "readability keeps the block's tables and asides": _off(

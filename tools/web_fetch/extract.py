@@ -2,7 +2,8 @@
 
 The pipeline: lxml parses the page (past ``</body>`` and ``</html>``, as browsers do); scripts,
 styles, frames and every element hidden from readers are removed (hidden text is where injected
-instructions hide); a text-density pass finds the main text block (``main_block``), which
+instructions hide), except the full text behind a visible "read more" teaser, read in the
+teaser's place (``hidden``); a text-density pass finds the main text block (``main_block``), which
 nothing after it may remove; navigation, headers and footers outside it go, and page furniture
 is pruned by structure (``extract_boilerplate``); readability-lxml picks the main content from
 that smaller tree (``readability_choice``); links and images are made absolute against the
@@ -47,6 +48,7 @@ from tools.web_fetch.declared import (
     parts_of,
 )
 from tools.web_fetch.extract_boilerplate import remove_boilerplate, remove_controls, thread_posts
+from tools.web_fetch.hidden import hidden_elements
 from tools.web_fetch.images import drop_unreadable_images
 from tools.web_fetch.main_block import (
     TextSizes,
@@ -68,8 +70,6 @@ _UNREAD_XPATH = "//script | //style | //iframe"
 _FURNITURE_XPATH = "//nav | //header | //footer"
 # Read only when the page's text exists nowhere else (a post served inside <noscript>).
 _FALLBACK_XPATH = "//noscript | //template"
-_MAYBE_HIDDEN_XPATH = "//*[@hidden or @aria-hidden or @style]"
-_HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
 _FOLLOWABLE_SCHEMES = ("http:", "https:", "mailto:", "ftp:")
 # Spaces and non-ASCII letters in a link are percent-encoded (a space would end a Markdown
 # link); what is already encoded, and URL syntax, stays as it is.
@@ -379,9 +379,9 @@ def _find_title(root: HtmlElement) -> str | None:
 
 
 def _remove_unread(root: HtmlElement) -> None:
-    doomed = root.xpath(_UNREAD_XPATH)
-    doomed += [e for e in root.xpath(_MAYBE_HIDDEN_XPATH) if _is_hidden(e)]
-    for element in doomed:
+    for element in root.xpath(_UNREAD_XPATH):
+        _drop(element)
+    for element in hidden_elements(root):
         if element is not root:
             _drop(element)
 
@@ -437,15 +437,6 @@ def _remove_furniture_tags(
 def _drop(element: HtmlElement) -> None:
     if element is not None and element.getparent() is not None:
         element.drop_tree()
-
-
-def _is_hidden(element: HtmlElement) -> bool:
-    attrib = element.attrib
-    if "hidden" in attrib:
-        return True
-    if attrib.get("aria-hidden", "").strip().lower() == "true":
-        return True
-    return bool(_HIDDEN_STYLE.search(attrib.get("style", "")))
 
 
 def _base_url(root: HtmlElement, url: str) -> str:
