@@ -70,7 +70,7 @@ def _marks(content: HtmlElement) -> set[str]:
 
 def declares_article(root: HtmlElement) -> bool:
     """Whether the page says it is an article (``og:type``, or a schema.org article type)."""
-    og_type = root.xpath("string(//meta[@property='og:type']/@content)").strip().lower()
+    og_type = root.xpath("string(descendant::meta[@property='og:type']/@content)").strip().lower()
     if og_type == "article":
         return True
     return any(

@@ -368,7 +368,7 @@ def _looks_binary(html: str) -> bool:
 
 def _find_title(root: HtmlElement) -> str | None:
     for candidate in (
-        root.xpath("string(//meta[@property='og:title']/@content)"),
+        root.xpath("string(descendant::meta[@property='og:title']/@content)"),
         root.findtext(".//title"),
         root.xpath("string(//h1)"),
     ):
@@ -440,7 +440,7 @@ def _drop(element: HtmlElement) -> None:
 
 
 def _base_url(root: HtmlElement, url: str) -> str:
-    base = root.xpath("string(//base[@href][1]/@href)").strip()
+    base = root.xpath("string(descendant::base[@href][1]/@href)").strip()
     try:
         return urljoin(url, base) if base else url
     except ValueError:

@@ -105,7 +105,7 @@ def thread_posts(
         return [child for child in main if sizes.total.get(child, 0)]
     named = [
         element
-        for element in main.xpath(".//*[@class or @id]")
+        for element in main.xpath("descendant::*[@class or @id]")
         if element not in protected
         and names_furniture(element.get("class", ""), element.get("id", ""))
     ]

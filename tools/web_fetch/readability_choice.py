@@ -29,7 +29,8 @@ def readability_choice(root: HtmlElement, keep: list[HtmlElement]) -> HtmlElemen
     ``keep`` are elements readability's last cleaning must not drop (the main block's tables,
     figures, asides and headers). ``root`` is left as it was, apart from those marks.
     """
-    for element in root.xpath(f"//*[@{_KEEP_MARK}]"):  # a page's own marks are erased
+    # A page's own marks are erased.
+    for element in root.xpath(f"descendant-or-self::*[@{_KEEP_MARK}]"):
         del element.attrib[_KEEP_MARK]
     for element in keep:
         element.set(_KEEP_MARK, "")
@@ -150,7 +151,7 @@ class _PrunedDocument(Document):
 
     def get_preserved_elements(self, node: HtmlElement) -> dict[HtmlElement, bool]:
         preserved = super().get_preserved_elements(node)
-        preserved.update((element, True) for element in node.xpath(f".//*[@{_KEEP_MARK}]"))
+        preserved.update((element, True) for element in node.xpath(f"descendant::*[@{_KEEP_MARK}]"))
         return preserved
 
     def is_quote_lead(self, elem: HtmlElement) -> bool:

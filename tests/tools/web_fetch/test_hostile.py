@@ -44,6 +44,24 @@ def page(body: str, head: str = "<title>Hostile</title>") -> bytes:
     return f"<html><head>{head}</head><body>{body}</body></html>".encode()
 
 
+def nested_matches() -> bytes:
+    """Elements a rule looks for (styled, classed) nested in each other, then many more:
+    libxml2's ``//*[@style]`` merged them in quadratic time (19 s for this page)."""
+    styled = "<div class='note' style='color: red'>"
+    nests = (styled * 8 + "x" + "</div>" * 8) * 20
+    return page(nests + "<span class='note' style='color: red'></span>" * 35_000 + ARTICLE)
+
+
+def teasers_over_hidden_text() -> bytes:
+    """Twenty "read more" teasers, each opening nested hidden wrappers of 165,000 characters."""
+    parts = []
+    for n in range(20):
+        words = f"A review numbered {n} that opens with a line and goes on"
+        hidden = "<div hidden>" * 8 + "more words " * 15_000 + words + " and on.</div>"
+        parts.append(f"<p>{words}...</p>{hidden}" + "</div>" * 7)
+    return page("".join(parts) + ARTICLE)
+
+
 def gzip_bomb() -> bytes:
     out = gzip.compress(b"<html><body><p>" + b" " * 200_000_000, compresslevel=9)
     return out
@@ -100,6 +118,8 @@ CASES: dict[str, Case] = {
     "many elements": Case(
         reply("text/html", lambda: page("<b>x</b>" * 550_000 + ARTICLE)), ("ok", *SLOW)
     ),
+    "nested matches": Case(reply("text/html", nested_matches), "ok"),
+    "teasers over hidden text": Case(reply("text/html", teasers_over_hidden_text), "ok"),
     "gzip bomb": Case(reply("text/html", gzip_bomb, Content_Encoding="gzip"), "ok"),
     "deflate bomb": Case(reply("text/html", deflate_bomb, Content_Encoding="deflate"), "ok"),
     "body that trickles forever": Case(
@@ -159,8 +179,9 @@ def test_a_hostile_response_ends_in_time_with_output_or_a_sentence(
     if isinstance(outcome, dict):
         assert "ok" in expected, f"{name}: expected a sentence, got output"
         assert len(outcome.get("title") or "") <= 1200
-    else:
-        assert any(words in outcome for words in expected), f"{name}: {outcome}"
+    else:  # "ok" is no sentence's words ("took longer" holds it)
+        sentences = [words for words in expected if words != "ok"]
+        assert any(words in outcome for words in sentences), f"{name}: {outcome}"
         assert "unexpectedly" not in outcome
     assert elapsed < deadline + 1, f"{name} took {elapsed:.1f} s"
     assert grown < 100 << 20, f"{name} grew the process by {grown >> 20} MiB"

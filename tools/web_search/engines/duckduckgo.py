@@ -29,12 +29,13 @@ def _has_class(name: str) -> str:
     return f"contains(concat(' ', normalize-space(@class), ' '), ' {name} ')"
 
 
-_CONTAINER = f"//*[@id='links' or {_has_class('results')}]"
-_RESULTS = f".//div[{_has_class('result')}]"
-_TITLE_LINK = f".//a[{_has_class('result__a')} and normalize-space(@href)]"
-_NO_RESULTS = f"//*[{_has_class('no-results')} or {_has_class('result--no-result')}]"
+_CONTAINER = f"descendant::*[@id='links' or {_has_class('results')}]"
+_RESULTS = f"descendant::div[{_has_class('result')}]"
+_TITLE_LINK = f"descendant::a[{_has_class('result__a')} and normalize-space(@href)]"
+_NO_RESULTS = f"descendant::*[{_has_class('no-results')} or {_has_class('result--no-result')}]"
 _ANOMALY = (
-    "//*[contains(@class, 'anomaly') or @id='challenge-form' or contains(@action, 'anomaly')]"
+    "descendant::*[contains(@class, 'anomaly') or @id='challenge-form'"
+    " or contains(@action, 'anomaly')]"
 )
 
 
@@ -107,7 +108,7 @@ def _read(node: lxml.html.HtmlElement, link: lxml.html.HtmlElement) -> SearchRes
     url = unwrap(link.get("href", ""))
     if url is None or _is_pseudo_result(url):
         return None
-    snippets = node.xpath(f".//*[{_has_class('result__snippet')}]")
+    snippets = node.xpath(f"descendant::*[{_has_class('result__snippet')}]")
     snippet = snippets[0].text_content() if snippets else ""
     return SearchResult(link.text_content(), url, snippet)
 
