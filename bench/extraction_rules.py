@@ -125,6 +125,12 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "prose between the headline and the content is read before it": _off(
         extract_module, "_with_lead", lambda content, headline: content
     ),
+    "...or beside the headline, in its row of the layout (off: near the content only)": _off(
+        extract_module, "_beside", lambda paragraph, headline: False
+    ),
+    "an article's own <header> stays in the tree (off: removed outside the block)": _off(
+        extract_module, "_heads_article", lambda header: False
+    ),
     "...from the heading the title repeats (off: from the first h1)": _off(
         extract_module, "_headline", lambda body, title: next(body.iter("h1"), None)
     ),

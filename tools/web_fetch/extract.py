@@ -19,7 +19,8 @@ protected, and read when readability's choice does not hold it; a recipe the pag
 comments, is a thread, whose replies are read after the post, unless that post is an article
 many times as long as the typical reply (on a page that declares itself an article: at least
 as long). Prose between the headline (the heading the page's title repeats, or the h1) and the
-content's first paragraph (a standfirst beside the story's body) is read before it.
+content's first paragraph (a standfirst beside the story's body or beside the headline) is read
+before it; a ``<header>`` that introduces an ``<article>`` is the article's, not the page's.
 A page whose text exists only inside ``<noscript>`` or ``<template>`` is read from there.
 
 Images of the article that have alt text or a caption come out as Markdown images with
@@ -68,6 +69,7 @@ _UNREAD_XPATH = "//script | //style | //iframe"
 # Page furniture by tag, removed unless it holds the main text block (a broken navbar that
 # lxml's repair closes around the whole page is not furniture).
 _FURNITURE_XPATH = "//nav | //header | //footer"
+_SECTIONS = ("article", "aside", "nav", "section", "body")
 # Read only when the page's text exists nowhere else (a post served inside <noscript>).
 _FALLBACK_XPATH = "//noscript | //template"
 _FOLLOWABLE_SCHEMES = ("http:", "https:", "mailto:", "ftp:")
@@ -96,6 +98,7 @@ _SENTENCE_END = re.compile(r"[.!?…][\"'”’)»]?(?:\s|$)|[。！？]")
 _LEAD_MIN_CHARS = 80
 _LEAD_SEARCH = 6
 _LEAD_LEVELS = 3
+_DECK_LEVELS = 2
 _LEAD_MAX_LINK_SHARE = 0.25
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 # An article is cut into at most this many blocks of one class; more are a list of teasers.
@@ -209,8 +212,8 @@ def _in_a_row(found: list[str], words: list[str]) -> bool:
 def _with_lead(content: HtmlElement, headline: HtmlElement | None) -> HtmlElement:
     # Readability and the density pass choose the story's body; a standfirst beside it, or a
     # post's own paragraph above the press release it quotes, is left out. Prose between the
-    # headline and the content's first paragraph, close to that paragraph in the tree, is read
-    # before it.
+    # headline and the content's first paragraph, close to that paragraph in the tree or
+    # beside the headline, is read before it.
     texts = (_text(paragraph) for paragraph in content.iter("p"))
     target = next((text for text in texts if len(text) >= _LEAD_MIN_CHARS), None)
     if headline is None or target is None:
@@ -220,7 +223,7 @@ def _with_lead(content: HtmlElement, headline: HtmlElement | None) -> HtmlElemen
         text = _text(paragraph)
         if text == target:
             near = list(paragraph.iterancestors())[:_LEAD_LEVELS]
-            lead = [p for p in lead if any(a in near for a in p.iterancestors())]
+            lead = [p for p in lead if _near(p, near) or _beside(p, headline)]
             break
         if _is_prose(paragraph, text):
             lead.append(paragraph)
@@ -232,6 +235,16 @@ def _with_lead(content: HtmlElement, headline: HtmlElement | None) -> HtmlElemen
     for copied in copies:
         copied.tail = None
     return _joined(*copies, content)
+
+
+def _near(paragraph: HtmlElement, near: list[HtmlElement]) -> bool:
+    return any(ancestor in near for ancestor in paragraph.iterancestors())
+
+
+def _beside(paragraph: HtmlElement, headline: HtmlElement) -> bool:
+    # A standfirst in the headline's own block (a deck under the h1, the story's body in
+    # another row of the layout): the paragraph, or its wrapper, is the headline's sibling.
+    return headline.getparent() in list(paragraph.iterancestors())[:_DECK_LEVELS]
 
 
 def _text(element: HtmlElement) -> str:
@@ -426,12 +439,20 @@ def _unwrap_markup(element: HtmlElement) -> None:
 def _remove_furniture_tags(
     root: HtmlElement, main: HtmlElement, protected: set[HtmlElement]
 ) -> None:
-    # A header inside the main block is the article's own: its headings stay.
+    # A header inside the main block, or heading an <article>, is the article's own: its
+    # headline and standfirst stay (HTML: a header introduces its nearest section).
     inside = set(main.iterdescendants())
     for element in root.xpath(_FURNITURE_XPATH):
-        if element in protected or (element.tag == "header" and element in inside):
+        if element in protected or (
+            element.tag == "header" and (element in inside or _heads_article(element))
+        ):
             continue
         _drop(element)
+
+
+def _heads_article(header: HtmlElement) -> bool:
+    section = next(header.iterancestors(_SECTIONS), None)
+    return section is not None and section.tag == "article"
 
 
 def _drop(element: HtmlElement) -> None:

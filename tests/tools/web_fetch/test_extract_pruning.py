@@ -438,6 +438,58 @@ def test_a_standfirst_beside_the_story_body_is_read_before_it():
     assert "Local news, every day" not in text
 
 
+def test_a_standfirst_in_the_headlines_row_of_the_layout_is_read_before_the_story():
+    """Regression (OTRS magazine): the headline and the standfirst share the layout's first
+    row, the story's body sits in a section rows below (six levels from the standfirst's
+    nearest shared ancestor); the standfirst, the headline's neighbour, is read first."""
+    standfirst = (
+        "Older councils are often thought slow to change. Is that true, or do we have to "
+        "change how we judge them?"
+    )
+    html = page(
+        '<article><div class="container"><div class="row head"><div class="col">'
+        '<div class="date">18/03/2019</div><h1>Council buys energy credits</h1>'
+        f'<div class="big"><p>{standfirst}</p></div></div></div></div>'
+        '<div class="slider"><img src="/a.jpg" alt="the council chamber"></div>'
+        '<div class="bg"><section class="text"><div class="container"><div class="row">'
+        f'<div class="col">{ARTICLE}{ARTICLE}</div></div></div></section></div></article>'
+        f"{SIDEBAR}"
+    )
+
+    text = read(html)
+
+    assert text.index(standfirst) < text.index(SENTENCES[0])
+    assert_article_kept(text)
+
+
+def test_an_articles_own_header_keeps_its_headline_for_the_standfirst_rule():
+    """Regression (Investment Executive): the headline sat in the article's own <header>,
+    outside the main block, and was removed as page furniture with the page's header; without
+    a headline the story's opening paragraphs, in a row above the rest, were lost. A header
+    whose nearest section is an <article> introduces that article: it stays in the tree."""
+    opening = (
+        "The fund is downgrading its outlook for the town's economy next year, citing the "
+        "floods and the bridges' closure."
+    )
+    html = page(
+        '<header class="site"><a href="/">The Example Gazette</a> <a href="/news">News</a>'
+        "</header>"
+        '<article><header class="article-header"><h1>Council buys energy credits</h1>'
+        '<div class="byline">By Kim Lee</div></header>'
+        f'<section class="article-body"><div class="row"><div class="col"><p>{opening}</p>'
+        f'</div></div><div class="row"><div class="col wide">{ARTICLE}{ARTICLE}</div>'
+        '<aside class="related"><h2>Related news</h2><a href="/r">Recession next year?</a>'
+        "</aside></div></section></article>"
+        f"{SIDEBAR}"
+    )
+
+    text = read(html)
+
+    assert text.index(opening) < text.index(SENTENCES[0])
+    assert_article_kept(text)
+    assert "The Example Gazette" not in text
+
+
 def test_a_post_headed_by_an_h4_is_read_with_the_press_release_it_quotes():
     """Regression (Engadget, 2012): the page has no h1 (the logo is an h3), the post's title is
     an h4 the page's <title> repeats, and its one paragraph of its own sits above the press
