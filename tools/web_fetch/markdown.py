@@ -14,12 +14,45 @@ _BLANK_RUNS = re.compile(r"\n{3,}")
 _VOID_TAGS = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
 )
+_EMPHASIS_TAGS = frozenset({"b", "strong", "em", "i", "u", "del", "s", "strike"})
+
+
+class _Converter(html2text.HTML2Text):
+    """html2text, keeping the space that ends the first text inside an emphasis.
+
+    html2text strips the first text inside ``<b>`` or ``<em>`` on both sides and gives the
+    space back only before plain text, so words before a link or code ran together:
+    ``<b>the <a>Job Board</a></b>`` came out as ``**the[Job Board](...)**``, and the model read
+    "theJob" (html2text's issue 403). The space is written before the next tag that opens, or
+    after the emphasis when the emphasis closes first.
+    """
+
+    _space_owed = False
+
+    def handle_data(self, data: str, entity_char: bool = False) -> None:
+        owes = self.stressed and data[-1:].isspace() and not data.isspace()
+        if data and not owes:
+            self._space_owed = False
+        super().handle_data(data, entity_char)
+        self._space_owed = self._space_owed or owes
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._space_owed:
+            self._space_owed = False
+            self.o(" ")
+            self.preceding_data = " "
+        super().handle_starttag(tag, attrs)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._space_owed and tag not in _EMPHASIS_TAGS:
+            self._space_owed = False
+        super().handle_endtag(tag)
 
 
 def to_markdown(content: HtmlElement) -> str:
     """Return ``content`` as Markdown: links inline, no wrapping, blank-line runs of one line;
     the empty string when the text holds not a single letter or digit."""
-    converter = html2text.HTML2Text()
+    converter = _Converter()
     converter.body_width = 0
     converter.unicode_snob = True
     converter.ignore_links = False
@@ -31,7 +64,7 @@ def to_markdown(content: HtmlElement) -> str:
     return text if _WORD.search(text) else ""
 
 
-def _feed_tree(converter: html2text.HTML2Text, content: HtmlElement) -> None:
+def _feed_tree(converter: _Converter, content: HtmlElement) -> None:
     # html2text is an HTMLParser: its callbacks take the parsed tree's events directly, which
     # spares writing the tree out as HTML and parsing it again in pure Python (half its time).
     for event, element in lxml.etree.iterwalk(content, events=("start", "end")):
@@ -48,7 +81,7 @@ def _feed_tree(converter: html2text.HTML2Text, content: HtmlElement) -> None:
             _feed_text(converter, element.tail)
 
 
-def _feed_text(converter: html2text.HTML2Text, text: str) -> None:
+def _feed_text(converter: _Converter, text: str) -> None:
     # Whitespace between tags has nothing to escape; html2text's five escaping regexes per
     # text would otherwise run on every indentation of the page (second flag: "not escaped").
     converter.handle_data(text, text.isspace())
