@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import extraction
+import html2text
 from extraction import EXTRACTORS, LOST_RECALL, PEER_KEPT_RECALL, Page, Score, load, run
 from readability import Document
 
@@ -25,6 +26,7 @@ import tools.web_fetch.extract as extract_module
 import tools.web_fetch.extract_boilerplate as boilerplate_module
 import tools.web_fetch.hidden as hidden_module
 import tools.web_fetch.main_block as main_block_module
+import tools.web_fetch.markdown as markdown_module
 import tools.web_fetch.readability_choice as readability_module
 
 LOOKOUT = "Lookout (readability-lxml + html2text, pruned)"
@@ -92,6 +94,10 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
         "remove_unlikely_candidates",
         Document.remove_unlikely_candidates,
     ),
+    "a paragraph beside readability's choice is judged by all its text (off: by its text "
+    "before its first child)": _off(
+        readability_module._PrunedDocument, "get_article", Document.get_article
+    ),
     "a table's row group stands for its table": _off(
         readability_module, "_ROW_GROUPS", frozenset()
     ),
@@ -138,6 +144,9 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
         boilerplate_module, "_data_tables", lambda own: set()
     ),
     "images": _off(boilerplate_module, "keep_image", lambda element: False),
+    "the space before a link or code inside bold or italics is kept": _off(
+        markdown_module, "_Converter", html2text.HTML2Text
+    ),
     "(variant) walk down into a child with half the prose, not 0.7": _off(
         main_block_module, "_DESCEND_SHARE", 0.5
     ),

@@ -2,7 +2,8 @@
 
 readability is one candidate, not the verdict (``extract`` checks its choice against the main
 text block). This subclass scores text alone, keeps what the pruning marked as the article's
-own, reads a table's rows and a chapter's sections as parts of a whole, measures text without
+own, reads a table's rows and a chapter's sections as parts of a whole, judges a paragraph
+beside its choice by all its text (not the text before its first child), measures text without
 readability's per-call regex chain (which made its time grow with the square of a page's
 nesting), and hands its choice over as a tree rather than as HTML to parse again.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import re
 
 from lxml.html import HtmlElement
 from readability import Document
@@ -21,6 +23,15 @@ _KEEP_MARK = "data-lookout-own"
 _ROW_GROUPS = frozenset({"tbody", "thead", "tfoot"})
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _SCORED_TAGS = ("p", "pre", "td", "blockquote")
+# readability's bar for a sibling of its choice: a fifth of the choice's score, at least 10;
+# and its test of a sibling paragraph: over 80 characters with under a quarter of them link
+# text, or shorter with no link and a sentence's full stop.
+_SIBLING_SHARE = 0.2
+_MIN_SIBLING_SCORE = 10
+_SHORT_PARAGRAPH = 80
+_MAX_PARAGRAPH_LINK_DENSITY = 0.25
+_SENTENCE = re.compile(r"\.( |$)")
+_BLOCKS = frozenset({*_HEADINGS, "ul", "ol", "dl", "table", "pre", "blockquote", "figure"})
 
 
 def readability_choice(root: HtmlElement, keep: list[HtmlElement]) -> HtmlElement | None:
@@ -141,6 +152,39 @@ class _PrunedDocument(Document):
         candidate = candidates.setdefault(parent, {"content_score": 0.0, "elem": parent})
         candidate["content_score"] = max(candidate["content_score"], best["content_score"])
         return candidate
+
+    def get_article(
+        self, candidates: dict, best_candidate: dict, html_partial: bool = False
+    ) -> HtmlElement:
+        # readability reads a paragraph beside its choice by the text before its first child,
+        # so one that opens in bold or with a link ("<p>The <b>Lookout</b> is ...", the first
+        # paragraph of every Wikipedia article) reads as empty and is left out. Read whole by
+        # readability's own test, such a paragraph gets the score readability appends at.
+        best = best_candidate["elem"]
+        parent = best.getparent()
+        if parent is None:
+            return super().get_article(candidates, best_candidate, html_partial)
+        threshold = max(_MIN_SIBLING_SCORE, best_candidate["content_score"] * _SIBLING_SHARE)
+        for sibling in parent:
+            scored = candidates.get(sibling, {}).get("content_score", 0)
+            if sibling.tag == "p" and scored < threshold and self._is_paragraph(sibling):
+                candidates[sibling] = {"content_score": threshold, "elem": sibling}
+        return super().get_article(candidates, best_candidate, html_partial)
+
+    def _is_paragraph(self, element: HtmlElement) -> bool:
+        # readability's test of a sibling paragraph, on its whole text: long with little link
+        # text, or short with none; and, as it never asks, prose: a sentence in it and no
+        # heading or other block inside (readability makes a <p> of any <div> without a
+        # paragraph, a printed page's masthead too).
+        if any(isinstance(child.tag, str) and child.tag in _BLOCKS for child in element.iter()):
+            return False
+        text = " ".join(element.text_content().split())
+        if _SENTENCE.search(text) is None:
+            return False
+        density = self.get_link_density(element)
+        if len(text) > _SHORT_PARAGRAPH:
+            return density < _MAX_PARAGRAPH_LINK_DENSITY
+        return density == 0
 
     def get_link_density(self, elem: HtmlElement) -> float:
         # readability measures each candidate's text and each of its links' with a chain of

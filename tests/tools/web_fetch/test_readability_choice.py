@@ -95,3 +95,38 @@ def test_article_in_a_page_frame_full_of_widgets_is_read_without_them():
     )
     assert all(sentence in text for sentence in STORY)
     assert "Budget vote number 3" not in text
+
+
+def test_a_paragraph_opening_in_bold_beside_the_chosen_block_is_kept():
+    """readability judged a sibling paragraph by the text before its first child: a list page's
+    introduction opening "This <b>list of ...</b>" read as empty and was left out."""
+    intro = (
+        "This <b>list of <a href='/wiki/Lighthouse'>northern lighthouses</a></b> gives each "
+        "light's name, the year it was first lit and what it is known for today."
+    )
+    rows = "".join(
+        f"<tr><td>Light {n}</td><td>{1850 + n}</td><td>The light on the rocks at point {n} "
+        "was rebuilt after a storm and is now kept by volunteers.</td></tr>"
+        for n in range(40)
+    )
+    text = read(
+        f'<div id="content"><p>{intro}</p><table><tbody>{rows}</tbody></table>'
+        "<h2>See also</h2></div>"
+    )
+    assert "This **list of [northern lighthouses](https://harbour.example/wiki/Lighthouse)** " in (
+        text
+    )
+    assert "gives each light's name, the year it was first lit" in text
+
+
+def test_a_masthead_beside_the_chosen_block_is_not_read_as_a_paragraph():
+    """Read whole, a sibling holding a heading (a printed page's masthead, which readability
+    turns into a paragraph) would have joined the article."""
+    text = read(
+        '<div id="page"><div class="print-header"><span>https://harbour.example/news/wall</span>'
+        "<h1>Harbour wall: U.S. engineers offer two designs</h1></div><div class='story'>"
+        + "".join(f"<p>{sentence}</p>" for sentence in STORY * 2)
+        + "</div></div>"
+    )
+    assert STORY[0] in text
+    assert "https://harbour.example/news/wall" not in text
