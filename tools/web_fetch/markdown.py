@@ -9,6 +9,10 @@ import lxml.etree
 from lxml.html import HtmlElement
 
 _WORD = re.compile(r"\w")
+# html2text escapes Markdown in a text with four patterns: a backslash before a character Markdown
+# reads, and a line opening as a list item or rule would ("1. ", "+ ", "- ", "--"). A text with
+# neither has nothing to escape.
+_MAY_NEED_ESCAPING = re.compile(r"\\|^\s*(?:\d+\.|[+-])", re.M)
 _BLANK_RUNS = re.compile(r"\n{3,}")
 # Elements without an end tag: an HTML parser reports only their start.
 _VOID_TAGS = frozenset(
@@ -82,9 +86,10 @@ def _feed_tree(converter: _Converter, content: HtmlElement) -> None:
 
 
 def _feed_text(converter: _Converter, text: str) -> None:
-    # Whitespace between tags has nothing to escape; html2text's five escaping regexes per
-    # text would otherwise run on every indentation of the page (second flag: "not escaped").
-    converter.handle_data(text, text.isspace())
+    # html2text runs its four escaping patterns over every text, indentation between tags
+    # included; one search says whether they could change anything (second flag: "do not
+    # escape").
+    converter.handle_data(text, _MAY_NEED_ESCAPING.search(text) is None)
 
 
 def _strip_line_ends(text: str) -> str:
