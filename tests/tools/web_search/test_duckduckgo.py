@@ -94,6 +94,19 @@ def test_a_duckduckgo_block_page_is_an_error_not_an_empty_result(
     assert info.value.message == BLOCKED
 
 
+def test_a_duckduckgo_results_page_carrying_the_bot_check_markup_is_read(
+    duckduckgo, search, engine_replies, recording
+):
+    """A page whose template keeps the bot check's modal (hidden) beside real results was taken
+    for a block: the search failed with every result there to read."""
+    engine_replies.post(URL, body=recording("duckduckgo_results_with_anomaly_modal.html"))
+    output, _ = search(duckduckgo)
+    assert [r["url"] for r in output["results"]][:2] == [
+        "https://requests.readthedocs.io/en/latest/",
+        "https://pypi.org/project/requests/",
+    ]
+
+
 @pytest.mark.parametrize(
     ("status", "body"),
     [(200, "<html><body><p>Something else</p></body></html>"), (200, ""), (500, "oops"), (429, "")],

@@ -65,17 +65,20 @@ class DuckDuckGoEngine(SearchEngine):
         ``MalformedResponse`` for a results page Lookout cannot read.
 
         A 200 is no proof of results: the bot check comes as 200 too, so a page without the
-        results container is a block. An empty search says so ("No results."); results
-        without a title link, or a container with neither, mean the markup changed.
+        results container, or without results and with the bot check's markup, is a block. An
+        empty search says so ("No results."); results without a title link, or a container
+        with neither, mean the markup changed.
         """
         try:
             doc = lxml.html.document_fromstring(body)
         except (lxml.etree.ParserError, ValueError) as exc:
             raise EngineBlocked(BLOCKED) from exc
         containers = doc.xpath(_CONTAINER)
-        if doc.xpath(_ANOMALY) or not containers:
+        nodes = containers[0].xpath(_RESULTS)[:MAX_ENTRIES] if containers else []
+        # Results are read wherever the page also carries a bot check's markup (a modal kept
+        # in the page's template); only a page without them is a block.
+        if not nodes and (not containers or doc.xpath(_ANOMALY)):
             raise EngineBlocked(BLOCKED)
-        nodes = containers[0].xpath(_RESULTS)[:MAX_ENTRIES]
         if not nodes and not doc.xpath(_NO_RESULTS):
             # Neither results nor the no-results notice: a page Lookout cannot read, not an
             # empty search (DuckDuckGo's markup changed).
