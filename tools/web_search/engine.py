@@ -36,7 +36,15 @@ class EngineBlocked(Exception):
 
 
 class MalformedResponse(Exception):
-    """The body is not a results page; the caller words the message with the engine's name."""
+    """The body is not a results page; the caller words the message with the engine's name.
+
+    ``web_page`` is true when an HTML page came where JSON belongs: the address leads to a
+    website, a sign-in page or a proxy's notice rather than to the engine's API.
+    """
+
+    def __init__(self, why: str, web_page: bool = False) -> None:
+        super().__init__(why)
+        self.web_page = web_page
 
 
 @dataclass(frozen=True)
@@ -120,9 +128,12 @@ def load_json(body: str, schema: type[marshmallow.Schema]) -> dict[str, Any]:
     """Return ``body`` parsed as JSON and loaded by ``schema``; raise ``MalformedResponse``."""
     try:
         data = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        # RecursionError: JSON nested deeper than Python's stack, which a hostile engine sends.
+        raise MalformedResponse(str(exc)[:200], web_page=body.lstrip()[:1] == "<") from exc
+    try:
         return schema().load(data)
     except (ValueError, TypeError, RecursionError, marshmallow.ValidationError) as exc:
-        # RecursionError: JSON nested deeper than Python's stack, which a hostile engine sends.
         raise MalformedResponse(str(exc)[:200]) from exc
 
 

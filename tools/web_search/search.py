@@ -37,6 +37,10 @@ TIMEOUT_SECONDS = 15
 MAX_BODY_BYTES = 5_000_000
 MAX_SNIPPET_CHARS = 500
 MAX_DETAIL_CHARS = 300
+WEB_PAGE_HINT = (
+    " It sent a web page where Lookout expected JSON: check the engine's address, and any"
+    " proxy or sign-in page between this server and the engine."
+)
 
 
 class EngineUnavailable(ToolError):
@@ -77,9 +81,10 @@ def run_search(
         found = engine.parse(body)
     except EngineBlocked as exc:
         raise EngineUnavailable(scrub(exc.message, search.api_key), "blocked") from None
-    except MalformedResponse:
-        # An error body sent with a 200 still says what went wrong.
-        raise ToolError(with_detail(engine, unreadable(engine), body, search.api_key)) from None
+    except MalformedResponse as exc:
+        # An error body sent with a 200 still says what went wrong; a web page says where.
+        message = unreadable(engine) + (WEB_PAGE_HINT if exc.web_page else "")
+        raise ToolError(with_detail(engine, message, body, search.api_key)) from None
     return clean_results(found, search.count)
 
 

@@ -10,6 +10,7 @@ import responses
 from tests.tools.web_search.conftest import kept_of_odd_entries
 from tools.api import ToolError
 from tools.web_search.engines.brave import URL
+from tools.web_search.search import WEB_PAGE_HINT
 
 
 @pytest.fixture
@@ -68,7 +69,8 @@ def test_brave_malformed_body_is_a_tool_error_naming_brave(brave, search, engine
     engine_replies.get(URL, body=body)
     with pytest.raises(ToolError) as info:
         search(brave)
-    assert info.value.message == "Brave returned a response Lookout could not read."
+    web_page = WEB_PAGE_HINT if body.startswith("<") else ""
+    assert info.value.message == "Brave returned a response Lookout could not read." + web_page
 
 
 @pytest.mark.parametrize(

@@ -108,3 +108,25 @@ def test_a_duckduckgo_page_of_thirty_thousand_results_is_read_in_time(
     output, _ = search(web_search(engine="duckduckgo"))
     assert time.monotonic() - started < 2
     assert [r["url"] for r in output["results"]] == ["https://a.example/"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "<!doctype html><html><head><title>Sign in</title></head><body>Sign in</body></html>",
+        "\n  <html><body><h1>Welcome to nginx!</h1></body></html>",
+    ],
+)
+def test_a_web_page_where_json_belongs_says_to_check_the_address(
+    body, web_search, search, loopback
+):
+    """A web page sent with a 200 where the API's JSON belongs (a wrong address, a sign-in
+    page in front of the engine) read only "could not read", with nothing saying where to look."""
+    server = loopback(reply_with(body))
+    with pytest.raises(ToolError) as info:
+        search(web_search(engine="searxng", baseURL=server.url))
+    assert info.value.message == (
+        "SearXNG returned a response Lookout could not read. It sent a web page where Lookout "
+        "expected JSON: check the engine's address, and any proxy or sign-in page between this "
+        "server and the engine."
+    )

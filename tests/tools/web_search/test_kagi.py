@@ -10,6 +10,7 @@ from responses import matchers
 from tests.tools.web_search.conftest import kept_of_odd_entries
 from tools.api import ToolError
 from tools.web_search.engines.kagi import URL
+from tools.web_search.search import WEB_PAGE_HINT
 
 
 @pytest.fixture
@@ -77,7 +78,8 @@ def test_kagi_malformed_body_is_a_tool_error_naming_kagi(kagi, search, engine_re
     engine_replies.get(URL, body=body)
     with pytest.raises(ToolError) as info:
         search(kagi)
-    assert info.value.message == "Kagi returned a response Lookout could not read."
+    web_page = WEB_PAGE_HINT if body.startswith("<") else ""
+    assert info.value.message == "Kagi returned a response Lookout could not read." + web_page
 
 
 @pytest.mark.parametrize(

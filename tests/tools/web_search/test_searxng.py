@@ -8,6 +8,7 @@ import pytest
 from responses import matchers
 
 from tools.api import ToolError
+from tools.web_search.search import WEB_PAGE_HINT
 
 BASE = "https://searx.example.org/searxng/"
 URL = "https://searx.example.org/searxng/search"
@@ -113,7 +114,8 @@ def test_searxng_malformed_body_is_a_tool_error_naming_searxng(
     engine_replies.get(URL, body=body)
     with pytest.raises(ToolError) as info:
         search(searxng)
-    assert info.value.message == "SearXNG returned a response Lookout could not read."
+    web_page = WEB_PAGE_HINT if body.startswith("<") else ""
+    assert info.value.message == "SearXNG returned a response Lookout could not read." + web_page
 
 
 @pytest.mark.parametrize(
