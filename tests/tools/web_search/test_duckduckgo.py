@@ -99,7 +99,15 @@ def test_a_duckduckgo_results_page_carrying_the_bot_check_markup_is_read(
 ):
     """A page whose template keeps the bot check's modal (hidden) beside real results was taken
     for a block: the search failed with every result there to read."""
-    engine_replies.post(URL, body=recording("duckduckgo_results_with_anomaly_modal.html"))
+    modal = (
+        '<div class="anomaly-modal__mask" style="display: none">'
+        '<div class="anomaly-modal__modal" data-testid="anomaly-modal">'
+        '<div class="anomaly-modal__title">Unfortunately, bots use DuckDuckGo too.</div>'
+        "</div></div>"
+    )
+    page = recording("duckduckgo_results.html").replace("<body>", f"<body>{modal}", 1)
+    assert modal in page
+    engine_replies.post(URL, body=page)
     output, _ = search(duckduckgo)
     assert [r["url"] for r in output["results"]][:2] == [
         "https://requests.readthedocs.io/en/latest/",
