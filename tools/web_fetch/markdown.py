@@ -35,10 +35,9 @@ class _Converter(html2text.HTML2Text):
 
     def handle_data(self, data: str, entity_char: bool = False) -> None:
         owes = self.stressed and data[-1:].isspace() and not data.isspace()
-        if data and not owes:
-            self._space_owed = False
         super().handle_data(data, entity_char)
-        self._space_owed = self._space_owed or owes
+        if data:  # html2text ignores empty text, and so does the debt
+            self._space_owed = owes
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if self._space_owed:
