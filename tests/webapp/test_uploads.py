@@ -95,17 +95,23 @@ def test_attachments_join_the_users_message_and_only_the_owners_count(app, signe
 
 
 def test_a_hostile_pdf_is_refused_in_time_while_the_web_process_keeps_answering(make_app):
-    """Issue 10: the PDF ingester ran inside a gunicorn thread, holding the GIL for minutes."""
+    """Issue 10: the PDF ingester ran inside a gunicorn thread, holding the GIL for minutes.
+
+    A parse that held the web process would hold every other request for the whole parse (and
+    could not be stopped at its deadline); a busy machine delays one by a second at worst. So no
+    request may wait half the deadline, and answers keep coming while the file is read.
+    """
     import threading
     import time
 
     import requests
 
     from tests.support.live_server import LiveServer
-    from tests.tools.pdf.documents import make_shared_stream_pdf
+    from tests.tools.pdf.documents import make_pdf, make_shared_stream_pdf
     from webapp.models import ApiToken, User
 
-    app = make_app(UPLOAD_PARSE_SECONDS=2, PARSER_CPU_SECONDS=60)
+    seconds = 4
+    app = make_app(UPLOAD_PARSE_SECONDS=seconds, PARSER_CPU_SECONDS=60)
     with app.app_context():
         user = User.make("uploader", "password")
         db.session.add(user)
@@ -115,6 +121,15 @@ def test_a_hostile_pdf_is_refused_in_time_while_the_web_process_keeps_answering(
     hostile = make_shared_stream_pdf(1, 400_000)  # one page, hours of pypdf's work
     headers = {"Authorization": f"Bearer {token}"}
     with LiveServer(app) as server:
+
+        def send(name: str, data: bytes) -> requests.Response:
+            files = {"file": (name, data, "application/pdf")}
+            return requests.post(
+                f"{server.url}/api/uploads", headers=headers, files=files, timeout=30
+            )
+
+        # A first PDF starts the parser process: its start-up is not what is measured here.
+        assert send("plain.pdf", make_pdf(["Plain words"])).status_code == 201
         answered: list[float] = []
         done = threading.Event()
 
@@ -129,19 +144,15 @@ def test_a_hostile_pdf_is_refused_in_time_while_the_web_process_keeps_answering(
         asker = threading.Thread(target=keep_asking, daemon=True)
         asker.start()
         started = time.monotonic()
-        response = requests.post(
-            f"{server.url}/api/uploads",
-            headers=headers,
-            files={"file": ("bomb.pdf", hostile, "application/pdf")},
-            timeout=30,
-        )
+        response = send("bomb.pdf", hostile)
         elapsed = time.monotonic() - started
         done.set()
         asker.join(10)
     assert response.status_code == 422
     assert response.json()["error"]["message"] == (
-        "Reading bomb.pdf took longer than 2 seconds. Attach a smaller or simpler file, or "
-        "paste the part you need as text."
+        f"Reading bomb.pdf took longer than {seconds} seconds. Attach a smaller or simpler "
+        "file, or paste the part you need as text."
     )
-    assert elapsed < 2 + 1
-    assert len(answered) > 10 and max(answered) < 0.5
+    assert elapsed < seconds + 1
+    assert len(answered) > 2 * seconds, answered
+    assert max(answered) < seconds / 2, answered
