@@ -6,6 +6,7 @@ Every body Lookout reads, a page or a search engine's answer, is decoded here.
 from __future__ import annotations
 
 import codecs
+import json
 import re
 from email.message import Message
 
@@ -39,12 +40,18 @@ def decode_page(data: bytes, mime_type: str, declared: str | None) -> str:
 
 
 def decode_json(data: bytes, declared: str | None) -> str:
-    """Return a JSON body's text. JSON is UTF-8: a single-byte label (Latin-1, ASCII,
-    windows-1252), which servers put on it most often by mistake, gives way to UTF-8 when the
-    bytes are UTF-8; any other label is read as it says."""
-    if _known(declared) == "cp1252":
+    """Return a JSON body's text. JSON is UTF-8, or (RFC 4627) UTF-16 or UTF-32 as its first
+    bytes show, a BOM or the place of the zero bytes: that wins over no label or a single-byte
+    label (Latin-1, ASCII, windows-1252), which servers put on JSON most often by mistake; such a
+    label also gives way to UTF-8 when the bytes are UTF-8. Any other label is read as it says."""
+    encoding = _known(declared)
+    if encoding in (None, "cp1252"):
+        shown = json.detect_encoding(data)
+        if shown != "utf-8":
+            return data.decode(shown, errors="replace").removeprefix("\ufeff")
+    if encoding == "cp1252":
         try:
-            return data.decode("utf-8").removeprefix("\ufeff")
+            return data.decode("utf-8")
         except UnicodeDecodeError:
             pass
     return decode_page(data, "application/json", declared)

@@ -6,7 +6,7 @@ import codecs
 
 import pytest
 
-from tools.charset import charset_from_content_type, decode_page
+from tools.charset import charset_from_content_type, decode_json, decode_page
 
 
 def test_the_content_type_charset_wins():
@@ -59,3 +59,28 @@ def test_an_unknown_charset_falls_back_to_utf8():
 
 def test_a_utf8_bom_is_not_part_of_the_text():
     assert decode_page(codecs.BOM_UTF8 + b"hello", "text/plain", "utf-8") == "hello"
+
+
+@pytest.mark.parametrize(
+    ("encoding", "bom"),
+    [
+        ("utf-16-le", b""),
+        ("utf-16-be", b""),
+        ("utf-16-le", codecs.BOM_UTF16_LE),
+        ("utf-32-le", b""),
+        ("utf-8", codecs.BOM_UTF8),
+    ],
+)
+@pytest.mark.parametrize("declared", [None, "iso-8859-1"])
+def test_json_in_utf16_or_utf32_is_read_by_its_first_bytes(encoding, bom, declared):
+    body = '{"title": "Café — naïve"}'
+    assert decode_json(bom + body.encode(encoding), declared) == body
+
+
+def test_json_labelled_latin1_is_read_as_utf8_when_it_is_utf8_and_as_latin1_otherwise():
+    assert decode_json('["café"]'.encode(), "iso-8859-1") == '["café"]'
+    assert decode_json('["café"]'.encode("cp1252"), "iso-8859-1") == '["café"]'
+
+
+def test_json_labelled_utf16_is_read_as_it_says():
+    assert decode_json('["é"]'.encode("utf-16"), "utf-16") == '["é"]'
