@@ -41,6 +41,21 @@ class QuotaSpent(ToolError):
     failure of the engine."""
 
 
+class BothFailed(ToolError):
+    """The first engine could not search and the fallback failed too; the message names both,
+    in each engine's own words (``plugin`` words it again for callers who may not read them)."""
+
+    def __init__(
+        self, first: Resolved, first_error: ToolError, fallback: Resolved, fallback_error: ToolError
+    ) -> None:
+        super().__init__(
+            f"{first_error.message} The fallback engine {fallback.engine.name} failed too: "
+            f"{fallback_error.message}"
+        )
+        self.first, self.first_error = first, first_error
+        self.fallback, self.fallback_error = fallback, fallback_error
+
+
 @dataclass(frozen=True)
 class Answer:
     """The results, the engine that gave them, and, after a fallback, why the first did not."""
@@ -63,8 +78,8 @@ def search_with_fallback(
     """Return the first engine's answer, or the fallback's when the first is unavailable.
 
     Raises the first engine's ``ToolError`` when there is no fallback or the failure is not
-    one another engine could get past (a rejected key, say), a ``ToolError`` naming both when
-    the fallback fails too, and ``Cancelled`` when the turn is cancelled.
+    one another engine could get past (a rejected key, say), ``BothFailed`` when the fallback
+    fails too, and ``Cancelled`` when the turn is cancelled.
     """
     leave = FALLBACK_RESERVE_SECONDS if fallback is not None else 0.0
     try:
@@ -75,10 +90,8 @@ def search_with_fallback(
         unavailable = exc
     try:
         results = ask(fallback, search, ctx, plain, user_agent, 0.0)
-    except EngineUnavailable as exc:
-        raise EngineUnavailable(_both(unavailable, fallback, exc), exc.reason) from None
     except ToolError as exc:
-        raise ToolError(_both(unavailable, fallback, exc)) from None
+        raise BothFailed(first, unavailable, fallback, exc) from None
     return Answer(results, fallback, first, unavailable.reason, unavailable.message)
 
 
@@ -109,8 +122,3 @@ def ask(
     except ToolError as exc:
         report_search_failure(engine.id, failure_reason(exc))
         raise
-
-
-def _both(first: ToolError, fallback: Resolved, second: ToolError) -> str:
-    name = fallback.engine.name
-    return f"{first.message} The fallback engine {name} failed too: {second.message}"

@@ -14,7 +14,13 @@ from marshmallow import fields, validate
 from tools.api import Plugin, PluginContext, Tool, ToolContext, ToolError
 from tools.usage import SEARCHES
 from tools.web_search.engine import Search, SearchEngine
-from tools.web_search.failover import Answer, QuotaSpent, failure_reason, search_with_fallback
+from tools.web_search.failover import (
+    Answer,
+    BothFailed,
+    QuotaSpent,
+    failure_reason,
+    search_with_fallback,
+)
 from tools.web_search.options import make_options_schema, make_user_settings_schema
 from tools.web_search.resolution import Resolved, resolve_engine, resolve_fallback
 
@@ -31,6 +37,11 @@ SITE_ENGINE_FAILED = (
 # The same, after the fallback engine answered: the search card reads "3 results from
 # DuckDuckGo, the fallback: SearXNG failed."
 SITE_ENGINE_FAILED_BRIEFLY = "{name} failed."
+# The same, when the fallback failed too: each engine in its own words where the caller may
+# read them ("Brave's rate limit was reached."), else in these.
+BOTH_FAILED_FIRST = "The site's search engine ({name}) failed."
+BOTH_FAILED_FALLBACK = "The fallback engine {name} failed too"
+TELL_AN_ADMINISTRATOR = "Tell an administrator; the cause is in the server's log."
 
 
 class WebSearchInput(marshmallow.Schema):
@@ -72,21 +83,46 @@ def log_answer(logger: logging.Logger, answer: Answer, user: str) -> None:
     )
 
 
-def hides_cause(first: Resolved, roles: Sequence[str], reason: str) -> bool:
+def hides_cause(resolved: Resolved, roles: Sequence[str], reason: str) -> bool:
     """Whether the caller reads only that the admin's engine failed, not the engine's words:
     they ask for what only an administrator can do ("Check its address…"), and the caller is
     no administrator. A rate limit says itself when to try again, so it is told as it is."""
-    return first.admins and ADMIN_ROLE not in roles and reason != "rate-limited"
+    return resolved.admins and ADMIN_ROLE not in roles and reason != "rate-limited"
 
 
-def log_cause(logger: logging.Logger, first: Resolved, user: str, cause: str) -> None:
+def hides_failure(resolved: Resolved, error: ToolError, roles: Sequence[str]) -> bool:
+    """Whether the caller reads only that ``resolved`` failed, not ``error``'s words (see
+    ``hides_cause``); a used-up daily quota is the caller's own, and always told."""
+    return not isinstance(error, QuotaSpent) and hides_cause(resolved, roles, failure_reason(error))
+
+
+def both_failed(failed: BothFailed, ctx: ToolContext, logger: logging.Logger) -> str:
+    """Return the sentence of a search that the first engine and the fallback both failed, as
+    the caller may read it: each engine's words, or only that it failed (its words logged)."""
+    first_hidden = hides_failure(failed.first, failed.first_error, ctx.roles)
+    fallback_hidden = hides_failure(failed.fallback, failed.fallback_error, ctx.roles)
+    if not (first_hidden or fallback_hidden):
+        return failed.message
+    if first_hidden:
+        log_cause(logger, failed.first, ctx.user, failed.first_error.message)
+        first = BOTH_FAILED_FIRST.format(name=failed.first.engine.name)
+    else:
+        first = failed.first_error.message
+    fallback = BOTH_FAILED_FALLBACK.format(name=failed.fallback.engine.name)
+    if fallback_hidden:
+        log_cause(logger, failed.fallback, ctx.user, failed.fallback_error.message)
+        return f"{first} {fallback}. {TELL_AN_ADMINISTRATOR}"
+    return f"{first} {fallback}: {failed.fallback_error.message} {TELL_AN_ADMINISTRATOR}"
+
+
+def log_cause(logger: logging.Logger, resolved: Resolved, user: str, cause: str) -> None:
     """Log the engine's words that the caller was not shown."""
     logger.warning(
         "web_search failed with the admin's engine=%s user=%s: %s",
-        first.engine.id,
+        resolved.engine.id,
         user,
         cause,
-        extra={"engine": first.engine.id, "user": user},
+        extra={"engine": resolved.engine.id, "user": user},
     )
 
 
@@ -123,8 +159,10 @@ def create_web_search(engines: Sequence[SearchEngine]) -> Plugin:
                 )
             except QuotaSpent:
                 raise  # the user's own quota, not a failure of the engine
+            except BothFailed as exc:
+                raise ToolError(both_failed(exc, tool_ctx, logger)) from None
             except ToolError as exc:
-                if not hides_cause(resolved, tool_ctx.roles, failure_reason(exc)):
+                if not hides_failure(resolved, exc, tool_ctx.roles):
                     raise
                 log_cause(logger, resolved, tool_ctx.user, exc.message)
                 raise ToolError(SITE_ENGINE_FAILED.format(name=resolved.engine.name)) from None

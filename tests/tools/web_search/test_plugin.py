@@ -15,7 +15,7 @@ from tools.schema import json_schema
 from tools.testing import start_plugin, tool_context_for_test
 from tools.web_search import ENGINES, create_web_search, plugin
 from tools.web_search.engine import EngineRequest, Search, SearchEngine, SearchResult, load_json
-from tools.web_search.engines import brave
+from tools.web_search.engines import brave, duckduckgo
 
 HERE = Path(__file__).parent
 BRAVE_KEY = "admin-brave-key-0001"
@@ -346,4 +346,64 @@ def test_after_a_fallback_a_user_reads_only_that_the_admins_engine_failed(
     output, _ = search(tool, roles=["user", "admin"])
     assert output["fallbackReason"] == (
         "SearXNG could not be reached. Check its address, or try again later."
+    )
+
+
+def test_when_both_engines_fail_a_user_reads_each_in_words_meant_for_them(
+    web_search, search, engine_replies, caplog
+):
+    """Regression: an unreachable admin's SearXNG whose fallback was rate-limited showed users
+    "Check its address…", and the reverse named the busy engine as the one that failed."""
+    down = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    engine_replies.add_passthru(down)
+    for _ in range(2):
+        engine_replies.get(brave.URL, status=429, json={})
+    caplog.set_level(logging.WARNING, logger="lookout.plugins.web_search")
+    site_down = web_search(
+        engine="searxng", baseURL=down, fallbackEngine="brave", fallbackApiKey="k"
+    )
+    with pytest.raises(ToolError) as told:
+        search(site_down, roles=["user"], user="alice")
+    assert told.value.message == (
+        "The site's search engine (SearXNG) failed. The fallback engine Brave failed too: "
+        "Brave's rate limit was reached. Tell an administrator; the cause is in the server's log."
+    )
+    assert caplog.messages == [
+        "web_search failed with the admin's engine=searxng user=alice: "
+        "SearXNG could not be reached. Check its address, or try again later."
+    ]
+    with pytest.raises(ToolError) as told:
+        search(site_down, roles=["user", "admin"])
+    assert told.value.message == (
+        "SearXNG could not be reached. Check its address, or try again later. The fallback "
+        "engine Brave failed too: Brave's rate limit was reached."
+    )
+
+    engine_replies.get(brave.URL, status=429, json={})
+    caplog.clear()
+    fallback_down = web_search(
+        engine="brave", apiKey=BRAVE_KEY, fallbackEngine="searxng", fallbackBaseURL=down
+    )
+    with pytest.raises(ToolError) as told:
+        search(fallback_down, roles=["user"], user="alice")
+    assert told.value.message == (
+        "Brave's rate limit was reached. The fallback engine SearXNG failed too. Tell an "
+        "administrator; the cause is in the server's log."
+    )
+    assert [m.split(": ", 1)[1] for m in caplog.messages] == [
+        "SearXNG could not be reached. Check its address, or try again later."
+    ]
+
+
+def test_when_both_of_the_admins_engines_are_down_a_user_reads_that_both_failed(
+    web_search, search, engine_replies, recording
+):
+    engine_replies.get(brave.URL, status=503)
+    engine_replies.post(duckduckgo.URL, body=recording("duckduckgo_anomaly.html"))
+    tool = web_search(engine="brave", apiKey=BRAVE_KEY, fallbackEngine="duckduckgo")
+    with pytest.raises(ToolError) as told:
+        search(tool, roles=["user"])
+    assert told.value.message == (
+        "The site's search engine (Brave) failed. The fallback engine DuckDuckGo failed too. "
+        "Tell an administrator; the cause is in the server's log."
     )
