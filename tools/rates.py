@@ -17,8 +17,11 @@ Errors::
 
 from __future__ import annotations
 
+import email.utils
 import logging
 import math
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import redis
@@ -64,6 +67,21 @@ return {1, string.format('%.0f', delay)}
 """
 
 
+# KEYS[1]: when the next token is due; ARGV: the hold in microseconds. Moves the due time to
+# no sooner than now + the hold (a later one stays).
+_HOLD = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local due = tonumber(redis.call('GET', KEYS[1]) or '0')
+local held = now + tonumber(ARGV[1])
+if held > due then
+  local ttl_ms = math.ceil((held - now) / 1000) + 1000
+  redis.call('SET', KEYS[1], string.format('%.0f', held), 'PX', ttl_ms)
+end
+return 1
+"""
+
+
 @dataclass(frozen=True)
 class RateLimit:
     """How often a provider may be called: ``per_second`` (> 0) and at most ``per_day`` a day."""
@@ -86,6 +104,25 @@ class RateLimited(Exception):
         self.daily = daily
 
 
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """Return the seconds a provider's answer asks to wait, from ``retry-after-ms`` or
+    ``Retry-After`` (seconds or an HTTP date); None when neither is there and valid."""
+    try:
+        if "retry-after-ms" in headers:
+            seconds = float(headers["retry-after-ms"]) / 1000
+        else:
+            value = (headers.get("retry-after") or "").strip()
+            if not value:
+                return None
+            if value.replace(".", "", 1).isdigit():
+                seconds = float(value)
+            else:
+                seconds = email.utils.parsedate_to_datetime(value).timestamp() - time.time()
+    except (ValueError, TypeError, OverflowError):
+        return None
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
 class Rates:
     """Hands out slots of named buckets; ``take`` waits for one by the call's signal."""
 
@@ -106,6 +143,11 @@ class Rates:
         """Book the next slot of ``bucket``; return the seconds until it, or raise RateLimited."""
         raise NotImplementedError
 
+    def hold(self, bucket: str, seconds: float) -> None:
+        """No slot of ``bucket`` comes sooner than ``seconds`` from now (at most
+        ``LONGEST_WAIT_SECONDS``): the provider said it is limited that long (a 429's
+        Retry-After), so calls wait it out or go elsewhere at once, rather than ask again."""
+
 
 class UnlimitedRates(Rates):
     """Every slot is free at once: for a ToolContext that shares no limits with anyone."""
@@ -114,6 +156,9 @@ class UnlimitedRates(Rates):
         """Return 0: no wait."""
         return 0.0
 
+    def hold(self, bucket: str, seconds: float) -> None:
+        """Hold nothing: nothing is shared."""
+
 
 class RedisRates(Rates):
     """Slots booked in Redis, so that every process using the same Redis shares each bucket."""
@@ -121,6 +166,7 @@ class RedisRates(Rates):
     def __init__(self, client: redis.Redis) -> None:
         self._client = client
         self._script = client.register_script(_BOOK)
+        self._hold = client.register_script(_HOLD)
 
     def book(self, bucket: str, limit: RateLimit, longest_wait: float) -> float:
         """Book the next slot of ``bucket`` in Redis; see ``Rates.book``."""
@@ -143,3 +189,13 @@ class RedisRates(Rates):
         if int(status) == 0:
             raise RateLimited(delay)
         return delay
+
+    def hold(self, bucket: str, seconds: float) -> None:
+        """Move ``bucket``'s next slot to ``seconds`` from now in Redis; see ``Rates.hold``."""
+        if not seconds > 0:
+            return
+        held = round(min(seconds, LONGEST_WAIT_SECONDS) * 1_000_000)
+        try:
+            self._hold(keys=[KEY_PREFIX + bucket], args=[held])
+        except redis.RedisError as exc:  # the provider answers for itself next time
+            log.warning("rate bucket %s could not be held: %s", bucket, exc)

@@ -8,10 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import redis
+import requests
 
 from tests.support.quotas import wait_clear_of_midnight
 from tools.api import Cancelled, RateLimit, RateLimited, Signal
-from tools.rates import KEY_PREFIX, RedisRates, UnlimitedRates
+from tools.rates import KEY_PREFIX, RedisRates, UnlimitedRates, retry_after
 
 
 @pytest.fixture
@@ -106,3 +107,56 @@ def test_a_bucket_that_redis_cannot_book_is_no_slot_rather_than_a_crash(bucket, 
         RedisRates(unreachable).book(bucket, RateLimit(1), longest_wait=5)
     assert not info.value.daily
     assert f"rate bucket {bucket} could not be booked" in caplog.text
+    RedisRates(unreachable).hold(bucket, 30)  # the provider answers for itself next time
+    assert f"rate bucket {bucket} could not be held" in caplog.text
+
+
+def test_a_hold_keeps_every_slot_of_the_bucket_until_it_ends(client, bucket):
+    rates = RedisRates(client)
+    rates.hold(bucket, 30)
+    with pytest.raises(RateLimited) as info:
+        rates.book(bucket, RateLimit(10), longest_wait=5)
+    assert 25 < info.value.retry_after <= 30
+    assert 25 < rates.book(bucket, RateLimit(10), longest_wait=60) <= 30  # waited out
+    assert rates.book(f"{bucket}-other", RateLimit(10), longest_wait=0) == 0
+
+
+def test_a_shorter_hold_never_brings_a_booked_slot_sooner_and_a_longest_one_is_capped(
+    client, bucket
+):
+    rates = RedisRates(client)
+    rates.hold(bucket, 30)
+    rates.hold(bucket, 1)
+    with pytest.raises(RateLimited) as info:
+        rates.book(bucket, RateLimit(10), longest_wait=5)
+    assert info.value.retry_after > 25
+    rates.hold(bucket, float("inf"))
+    with pytest.raises(RateLimited) as info:
+        rates.book(bucket, RateLimit(10), longest_wait=5)
+    assert 3500 < info.value.retry_after <= 3600
+    rates.hold(f"{bucket}-nan", float("nan"))
+    assert rates.book(f"{bucket}-nan", RateLimit(10), longest_wait=0) == 0
+
+
+@pytest.mark.parametrize(
+    ("headers", "seconds"),
+    [
+        ({"Retry-After": "30"}, 30.0),
+        ({"Retry-After": " 2.5 "}, 2.5),
+        ({"retry-after-ms": "1500", "Retry-After": "9"}, 1.5),
+        ({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}, 0.0),  # a date gone by
+        ({"Retry-After": "soon"}, None),
+        ({"Retry-After": "-3"}, None),
+        ({"retry-after-ms": "nan"}, None),
+        ({"retry-after-ms": "inf"}, None),
+        ({}, None),
+    ],
+)
+def test_retry_after_is_read_in_seconds_or_as_a_date(headers, seconds):
+    assert retry_after(requests.structures.CaseInsensitiveDict(headers)) == seconds
+
+
+def test_a_retry_after_date_to_come_is_the_seconds_until_it():
+    when = datetime.now(UTC) + timedelta(seconds=90)
+    header = when.strftime("%a, %d %b %Y %H:%M:%S GMT")
+    assert 85 < retry_after({"retry-after": header}) <= 90

@@ -26,6 +26,8 @@ from tools.web_search.search import EngineUnavailable, run_search
 REQUEST_RESERVE_SECONDS = 5.0
 # What the first engine leaves of the deadline for the fallback.
 FALLBACK_RESERVE_SECONDS = 6.0
+# The longest a rate-limited engine's Retry-After keeps searches off it.
+MAX_HOLD_SECONDS = 600.0
 
 
 def failure_reason(error: ToolError) -> str:
@@ -105,7 +107,9 @@ def ask(
 ) -> list[SearchResult]:
     """Return one engine's results: count the search against the user's daily quota when it is
     made on the admin's key, wait for its slot, then search, ``leave`` seconds spared. A failure
-    of the engine (not of the quota) is reported with ``report_search_failure``."""
+    of the engine (not of the quota) is reported with ``report_search_failure``; a rate limit
+    that says how long it lasts holds the engine's bucket that long (``MAX_HOLD_SECONDS`` at
+    most), so that until then searches wait or go to the fallback without asking it."""
     engine = resolved.engine
     if resolved.admins:  # a user's own key is theirs to spend
         try:
@@ -121,4 +125,6 @@ def ask(
         return run_search(engine, search, session, ctx.signal, user_agent, leave)
     except ToolError as exc:
         report_search_failure(engine.id, failure_reason(exc))
+        if isinstance(exc, EngineUnavailable) and exc.retry_after:
+            ctx.rates.hold(bucket, min(exc.retry_after, MAX_HOLD_SECONDS))
         raise

@@ -8,6 +8,7 @@ named by the engine and a hash of the key and base URL: a key never appears in a
 from __future__ import annotations
 
 import hashlib
+import math
 
 from tools.api import RateLimit, RateLimited, Rates, Signal
 from tools.web_search.engine import SearchEngine
@@ -44,9 +45,19 @@ def wait_for_engine(
         else:
             message = (
                 f"The search engine {engine.name} allows {pace(limit.per_second)} and is busy; "
-                "try again in a moment."
+                f"try again {later(exc.retry_after)}."
             )
         raise EngineUnavailable(message, "rate-limited") from None
+
+
+def later(seconds: float) -> str:
+    """Return when to try again in words: "in a moment" (under 10 s), "in 45 seconds", "in 3
+    minutes"."""
+    if seconds < 10:
+        return "in a moment"
+    if seconds < 120:
+        return f"in {math.ceil(seconds)} seconds"
+    return f"in {math.ceil(seconds / 60)} minutes"
 
 
 def pace(per_second: float) -> str:

@@ -23,6 +23,7 @@ from tools.bodies import BodyError, read_body, time_budget
 from tools.charset import charset_from_content_type, decode_json
 from tools.citations import cut_title, is_presentable_url
 from tools.net import AddressNotAllowed
+from tools.rates import retry_after
 from tools.web_search.engine import (
     UNREADABLE_CHARACTERS,
     EngineBlocked,
@@ -46,9 +47,10 @@ WEB_PAGE_HINT = (
 class EngineUnavailable(ToolError):
     """The engine could not search now: ``reason`` is "rate-limited", "blocked" or "down"."""
 
-    def __init__(self, message: str, reason: str) -> None:
+    def __init__(self, message: str, reason: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.reason = reason
+        self.retry_after = retry_after  # seconds, when a rate-limited engine said how long
 
 
 def run_search(
@@ -76,7 +78,8 @@ def run_search(
         reason = engine.unavailable(status)
         if reason is None:
             raise ToolError(_with_redirect_hint(engine, request.url, message, status, headers))
-        raise EngineUnavailable(message, reason)
+        wait = retry_after(headers) if reason == "rate-limited" else None
+        raise EngineUnavailable(message, reason, wait)
     try:
         found = engine.parse(body)
     except EngineBlocked as exc:

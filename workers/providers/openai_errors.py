@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import email.utils
-import time
 from dataclasses import dataclass
 
 import httpx2
 import openai
 
+from tools.rates import retry_after
 from workers.providers.base import ProviderError
 
 EXPLANATION_LIMIT = 300
@@ -102,7 +101,7 @@ def _status_error(
             f"The provider {name} rate limit was reached. Wait a minute and try again.",
             retryable=True,
             status=status,
-            retry_after=retry_after(exc),
+            retry_after=retry_after(exc.response.headers),
         )
     if status >= 500:
         # Its own words often name the cause an admin can fix (out of memory, model not loaded).
@@ -113,7 +112,7 @@ def _status_error(
             "failing, ask an admin to check the provider.",
             retryable=True,
             status=status,
-            retry_after=retry_after(exc),
+            retry_after=retry_after(exc.response.headers),
         )
     return ProviderError(
         f"The provider {name} refused the request (HTTP {status}){_said(exc.body, who)}",
@@ -150,20 +149,3 @@ def _said(body: object, who: ProviderIdentity) -> str:
     if text is None:
         return ". Try again later, or ask an admin to check the provider settings."
     return f'. {who.name} said: "{text}"'
-
-
-def retry_after(exc: openai.APIStatusError) -> float | None:
-    """Seconds from the ``retry-after-ms`` or ``Retry-After`` header, when present and valid."""
-    headers = exc.response.headers
-    try:
-        if "retry-after-ms" in headers:
-            return max(0.0, float(headers["retry-after-ms"]) / 1000)
-        value = headers.get("retry-after")
-        if value is None:
-            return None
-        if value.strip().replace(".", "", 1).isdigit():
-            return float(value)
-        when = email.utils.parsedate_to_datetime(value)
-        return max(0.0, when.timestamp() - time.time())
-    except (ValueError, TypeError):
-        return None

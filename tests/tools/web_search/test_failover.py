@@ -221,3 +221,43 @@ def test_a_search_refused_by_the_users_quota_is_no_failure_of_the_engine(
     with pytest.raises(ToolError):
         search(web_search(engine="searxng", baseURL=searxng.url), quotas=used_up)
     assert failures == [] and searxng.seen == []
+
+
+def test_an_engine_that_says_how_long_its_rate_limit_lasts_is_not_asked_until_then(
+    web_search, search, engine_replies, searxng, redis_url
+):
+    """A 429 with Retry-After holds the engine's bucket: the next searches go to the fallback
+    at once, or (without one) say when to try again, instead of asking the engine again."""
+    rates = RedisRates(redis.Redis.from_url(redis_url))
+    key = f"brave-{uuid.uuid4().hex}"  # a bucket of this test's own
+    engine_replies.get(brave.URL, status=429, json={}, headers={"Retry-After": "150"})
+    tool = web_search(
+        engine="brave", apiKey=key, fallbackEngine="searxng", fallbackBaseURL=searxng.url
+    )
+    first, _ = search(tool, rates=rates, signal=Signal.after(20))
+    assert first["fallbackReason"] == "Brave's rate limit was reached."
+    again, _ = search(tool, rates=rates, signal=Signal.after(20))
+    assert again["engine"] == "searxng" and len(searxng.seen) == 2
+    assert again["fallbackReason"] == (
+        "The search engine Brave allows 1 search a second and is busy; try again in 3 minutes."
+    )
+    alone = web_search(engine="brave", apiKey=key)
+    with pytest.raises(ToolError) as info:
+        search(alone, rates=rates, signal=Signal.after(20))
+    assert info.value.message == (
+        "The search engine Brave allows 1 search a second and is busy; try again in 3 minutes."
+    )
+    assert [c.request.url.startswith(brave.URL) for c in engine_replies.calls] == [True]
+
+
+def test_a_retry_after_beyond_ten_minutes_holds_the_engine_for_ten(
+    web_search, search, engine_replies, redis_url
+):
+    rates = RedisRates(redis.Redis.from_url(redis_url))
+    key = f"brave-{uuid.uuid4().hex}"
+    engine_replies.get(brave.URL, status=429, json={}, headers={"Retry-After": "86400"})
+    tool = web_search(engine="brave", apiKey=key)
+    for _ in range(2):
+        with pytest.raises(ToolError) as info:
+            search(tool, rates=rates, signal=Signal.after(20))
+    assert info.value.message.endswith("is busy; try again in 10 minutes.")
