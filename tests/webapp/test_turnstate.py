@@ -51,3 +51,14 @@ def test_a_citation_claimed_after_the_turn_ended_is_refused(state):
     state.end(stream_ttl_seconds=600)
     assert not state.claim_citation("https://b.example/")
     assert not state.exists("cited")
+
+
+def test_a_task_recorded_after_the_turn_ended_does_not_bring_back_its_task_list(state):
+    """Regression: a Stop's revoked tasks (or a late callback) published after the end
+    recreated the deleted task list for a day."""
+    state.remember_task("step-0")
+    assert state.task_ids() == ["step-0"]
+    assert 0 < state.client.ttl(key(state.turn_id, "tasks")) <= SAFETY_TTL_SECONDS
+    state.end(stream_ttl_seconds=600)
+    state.remember_task("late-callback")
+    assert not state.exists("tasks") and state.task_ids() == []

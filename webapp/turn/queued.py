@@ -28,15 +28,8 @@ from celery.signals import after_task_publish
 from flask import Flask, current_app, has_app_context
 
 from webapp import broker
-from webapp.turn.state import SAFETY_TTL_SECONDS, key
+from webapp.turn.state import TurnState, key
 
-# KEYS: the marker set, the turn's ended marker; ARGV: work, safety TTL.
-_MARK = """
-if redis.call('exists', KEYS[2]) == 1 then return 0 end
-redis.call('sadd', KEYS[1], ARGV[1])
-redis.call('expire', KEYS[1], ARGV[2])
-return 1
-"""
 _app: Flask | None = None
 
 
@@ -61,8 +54,7 @@ def work_of(task_name: str, args: Sequence[Any]) -> tuple[str, str] | None:
 
 def mark_queued(turn_id: str, work: str) -> None:
     """Record that a task for ``work`` was published, unless its turn has ended."""
-    script = _client().register_script(_MARK)
-    script(keys=[key(turn_id, "queued"), key(turn_id, "ended")], args=[work, SAFETY_TTL_SECONDS])
+    TurnState(_client(), turn_id).add_unless_ended("queued", work)
 
 
 def mark_left(turn_id: str, work: str) -> None:

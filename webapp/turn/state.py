@@ -7,11 +7,12 @@ Keys, all under ``lookout:turn:<id>:``
     queued   the turn's work whose task waits in the queue (``webapp.turn.queued``)
     cited    the URLs the reply cites, so parallel tool calls add each source once
     cache    a hash of JSON values, one field per ``<tool>\\0<key>``
-    ended    set when the turn ends: later events, cache writes and queued markers are dropped
+    ended    set when the turn ends: later events, cache writes, tasks and markers are dropped
 The cache and the queued markers are deleted when the turn ends; the stream and the cancel
 flag expire a while later (the flag is never deleted: work still running must see it). Other
 TTLs are only the safety net. Nothing outlives its turn: work that finishes late (a tool call
-abandoned at its deadline) neither recreates the cache or the markers nor extends the stream.
+abandoned at its deadline) neither recreates the cache, the task list or the markers nor extends
+the stream.
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ local id = redis.call('xadd', KEYS[1], '*', 'event', ARGV[1], 'data', ARGV[2])
 if redis.call('ttl', KEYS[1]) == -1 then redis.call('expire', KEYS[1], ARGV[3]) end
 return id
 """
-# KEYS: the cited set, the ended marker; ARGV: URL, safety TTL.
-_CLAIM = """
+# KEYS: one of the turn's sets (tasks, queued, cited), the ended marker; ARGV: member, safety
+# TTL. Answers 1 when the member was added.
+_ADD_UNLESS_ENDED = """
 if redis.call('exists', KEYS[2]) == 1 then return 0 end
 local added = redis.call('sadd', KEYS[1], ARGV[1])
 if redis.call('ttl', KEYS[1]) == -1 then redis.call('expire', KEYS[1], ARGV[2]) end
@@ -145,16 +147,19 @@ class TurnState:
     def claim_citation(self, url: str) -> bool:
         """Record that the reply cites ``url``; False when a parallel call already did, or
         when the turn has ended."""
-        script = self.client.register_script(_CLAIM)
-        keys = [key(self.turn_id, "cited"), key(self.turn_id, "ended")]
-        return bool(script(keys=keys, args=[url, SAFETY_TTL_SECONDS]))
+        return self.add_unless_ended("cited", url)
 
     def remember_task(self, task_id: str) -> None:
-        """Record a queued task of the turn, so a cancel can revoke it."""
-        pipe = self.client.pipeline(transaction=False)
-        pipe.sadd(key(self.turn_id, "tasks"), task_id)
-        pipe.expire(key(self.turn_id, "tasks"), SAFETY_TTL_SECONDS)
-        pipe.execute()
+        """Record a queued task of the turn, so a cancel can revoke it; nothing once the turn
+        has ended (a Stop's revoke of it is done by then)."""
+        self.add_unless_ended("tasks", task_id)
+
+    def add_unless_ended(self, name: str, member: str) -> bool:
+        """Add ``member`` to the turn's set ``name``; False when it was there or the turn has
+        ended, so that a late publish never brings back a set the end deleted."""
+        script = self.client.register_script(_ADD_UNLESS_ENDED)
+        keys = [key(self.turn_id, name), key(self.turn_id, "ended")]
+        return bool(script(keys=keys, args=[member, SAFETY_TTL_SECONDS]))
 
     def task_ids(self) -> list[str]:
         """Return the ids of the turn's recorded tasks."""
