@@ -489,6 +489,56 @@ def test_a_message_sent_after_the_session_ended_is_kept_through_signing_in_again
     assert box.input_value() == ""
 
 
+def test_each_conversation_keeps_its_own_draft_through_a_reload(
+    page, chat_server, user, fake_model, model_id
+):
+    """Regression: the draft belonged to the tab, so words written in one conversation showed
+    in every other one opened, an Enter away from being sent there."""
+    person, _ = user
+    fake_model.script(Reply.text("Twice a day, mostly."))
+    open_chat(page, chat_server, person, model_id)
+    box = page.get_by_label("Message", exact=True)
+    send(page, "How often are the tides?")
+    wait_status(page, "completed")
+    expect(box).to_have_value("")
+    box.fill("And why twice?")
+    page.get_by_role("button", name="New chat").click()
+    expect(box).to_have_value("")
+    box.fill("Something else entirely")
+    page.get_by_role("link", name="How often are the tides?").click()
+    expect(box).to_have_value("And why twice?")
+    page.reload()
+    page.wait_for_selector("#chat[data-ready]")
+    expect(box).to_have_value("And why twice?")
+    page.get_by_role("button", name="New chat").click()
+    expect(box).to_have_value("Something else entirely")
+
+
+def test_signing_in_again_reopens_the_conversation_with_its_draft(
+    page, chat_app, chat_server, user, fake_model, model_id
+):
+    """The page says what was written will still be there after signing in again: the browser
+    keeps #c=<id> through the sign-in form's post and redirect, so the conversation opens again
+    with its own draft."""
+    person, chat = user
+    conversation = chat.new_conversation()
+    chat.call("PATCH", f"/api/conversations/{conversation}", json={"title": "Tide tables"})
+    open_chat(page, chat_server, person, model_id, path=f"/#c={conversation}")
+    page.wait_for_selector("#chat-title:text('Tide tables')")
+    box = page.get_by_label("Message", exact=True)
+    box.fill("Half-written question")
+    with chat_app.app_context():
+        accounts.end_sessions(db.session.get(User, person.id))  # "Sign out everywhere"
+    page.reload()
+    assert "/sign-in" in page.url
+    page.get_by_label("Name").fill(person.name)
+    page.get_by_label("Password").fill("password")
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(f"{chat_server.url}/#c={conversation}")
+    page.wait_for_selector("#chat-title:text('Tide tables')")
+    expect(box).to_have_value("Half-written question")
+
+
 def test_a_message_no_worker_takes_says_why_it_waits_and_what_to_do(
     page, app, live_server, make_user
 ):

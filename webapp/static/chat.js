@@ -53,7 +53,7 @@
 
   var composer = LookoutChatComposer.create({
     form: ui.form, input: ui.input, send: ui.send, stop: ui.stop, uploads: uploads,
-    showError: showError,
+    place: addressedId(), showError: showError,
     onSend: function (body) {
       var parent = leafId();
       if (parent) body.parentMessageId = parent;
@@ -173,6 +173,7 @@
 
   function startNewChat() {
     stopFollowing();
+    composer.showDraftOf("");
     state.conversation = null;
     state.chosen = {};
     history.replaceState(null, "", location.pathname + location.search);
@@ -216,14 +217,21 @@
       status: "running", parts: [], createdAt: new Date().toISOString() });
   }
 
-  function openFromAddress() {
+  /** The id of the conversation the address (#c=<id>) opens; "" for a new chat. */
+  function addressedId() {
     var match = /^#c=(.+)$/.exec(location.hash);
-    if (!match) { if (state.conversation) startNewChat(); else draw(); return; }
-    if (state.conversation && state.conversation.id === match[1]) return;
+    return match ? match[1] : "";
+  }
+
+  function openFromAddress() {
+    var id = addressedId();
+    if (!id) { if (state.conversation) startNewChat(); else draw(); return; }
+    if (state.conversation && state.conversation.id === id) return;
     stopFollowing();
+    composer.showDraftOf(id);
     state.chosen = {};
     state.editing = null;
-    loadConversation(match[1], true);
+    loadConversation(id, true);
   }
 
   // Turns -------------------------------------------------------------------------------------
@@ -334,6 +342,7 @@
       if (!id) {
         id = turn.conversationId;
         history.replaceState(null, "", "#c=" + id);
+        composer.adopt(id);
       }
       state.chosen = {};
       follow(turn, result.data.eventsUrl);

@@ -1,22 +1,59 @@
 /* The chat page's composer: the message box (Enter sends, Shift+Enter starts a new line, and what
- * is being written outlives a reload and signing in again, in this tab only), and Send and Stop
- * in turn, handing the keyboard's focus to the box as either hides. */
+ * is being written is a draft of the conversation it is written in, kept through a reload and
+ * signing in again, in this tab only), and Send and Stop in turn, handing the keyboard's focus to
+ * the box as either hides. */
 (function (root) {
   "use strict";
 
-  var DRAFT_KEY = "lookout.draft";
+  var DRAFT_PREFIX = "lookout.draft:";  // + the conversation's id, or nothing for a new chat
+  var OLD_DRAFT_KEY = "lookout.draft";  // one draft for the whole tab, before drafts had places
+
+  function stored(place) {
+    try { return sessionStorage.getItem(DRAFT_PREFIX + place) || ""; } catch (e) { return ""; }
+  }
+
+  function store(place, text) {
+    try {
+      if (text) sessionStorage.setItem(DRAFT_PREFIX + place, text);
+      else sessionStorage.removeItem(DRAFT_PREFIX + place);
+    } catch (e) { /* storage off */ }
+  }
 
   /**
-   * Return {draw(running, noModel), focus()}; options: {form, input, send, stop, uploads,
-   * showError(text), onSend(body) resolving to whether the turn started, onStop()}. draw shows
-   * Send, or Stop while a reply is written, and enables Send when there is something to send.
+   * Return {draw(running, noModel), focus(), showDraftOf(place), adopt(place)}; options: {form,
+   * input, send, stop, uploads, place (the conversation's id, "" for a new chat), showError(text),
+   * onSend(body) resolving to whether the turn started, onStop()}. draw shows Send, or Stop while
+   * a reply is written, and enables Send when there is something to send. showDraftOf(place)
+   * shows that conversation's draft in the box (the one in the box stays with its own); adopt
+   * (place) says the new chat became that conversation, so its draft goes with it.
    */
   function create(options) {
     var input = options.input, send = options.send, stop = options.stop;
     var running = false, noModel = true, sending = false;
+    var place = options.place || "";
 
-    function keepDraft() {
-      try { sessionStorage.setItem(DRAFT_KEY, input.value); } catch (e) { /* storage off */ }
+    function keepDraft() { store(place, input.value); }
+
+    function fit() {
+      input.style.height = "auto";
+      input.style.height = Math.min(input.scrollHeight, 240) + "px";
+    }
+
+    function showDraftOf(next) {
+      next = next || "";
+      if (next === place) return;
+      keepDraft();
+      place = next;
+      input.value = stored(place);
+      input.style.height = "";
+      if (input.value) fit();
+      draw();
+    }
+
+    function adopt(next) {
+      store(place, "");
+      place = next || "";
+      keepDraft();
     }
 
     function draw(isRunning, hasNoModel) {
@@ -63,16 +100,23 @@
     input.addEventListener("input", function () {
       keepDraft();
       draw();
-      input.style.height = "auto";
-      input.style.height = Math.min(input.scrollHeight, 240) + "px";
+      fit();
     });
     stop.addEventListener("click", function () {
       input.focus();  // Stop hides once the turn ends; the next message is written here
       options.onStop();
     });
-    try { input.value = sessionStorage.getItem(DRAFT_KEY) || ""; } catch (e) { /* storage off */ }
+    try {
+      var old = sessionStorage.getItem(OLD_DRAFT_KEY);
+      sessionStorage.removeItem(OLD_DRAFT_KEY);
+      if (old && !stored(place)) store(place, old);
+    } catch (e) { /* storage off */ }
+    input.value = stored(place);
+    if (input.value) fit();
 
-    return { draw: draw, focus: function () { input.focus(); } };
+    return {
+      draw: draw, focus: function () { input.focus(); }, showDraftOf: showDraftOf, adopt: adopt,
+    };
   }
 
   root.LookoutChatComposer = { create: create };
