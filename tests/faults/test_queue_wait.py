@@ -20,6 +20,7 @@ from tests.workers.test_failed_turns import reloaded
 from webapp import broker, queue
 from webapp.extensions import db
 from webapp.models import ToolCall
+from webapp.turn.lifecycle import OPEN_STATUSES
 
 LEFT_TO_WAIT = "waits in the queue for step"
 BUSY = "The server was too busy to answer this message in time. Send it again in a few minutes."
@@ -42,16 +43,16 @@ def start_waiting_turn(stack: Stack, runs: Path) -> tuple[str, str, EventReader]
 
 def wait_for_the_reaper(stack: Stack, worker: CeleryWorker, turn_id: str, says: str) -> None:
     """Wait until the worker's log says the reaper judged the turn (``says``), and check that
-    it left the turn open."""
+    it left the turn open (a queued turn is open too: the wait ends early only on its end)."""
     wait_until(
         lambda: (
             f"turn={turn_id} {says}" in worker.log.read_text(errors="replace")
-            or stack.chat.turn(turn_id)["status"] != "running"
+            or stack.chat.turn(turn_id)["status"] not in OPEN_STATUSES
         ),
         20,
         f"the reaper never judged the waiting turn; see {worker.log}",
     )
-    assert stack.chat.turn(turn_id)["status"] in ("queued", "running")
+    assert stack.chat.turn(turn_id)["status"] in OPEN_STATUSES
 
 
 def stored_calls(stack: Stack, turn_id: str) -> list[ToolCall]:
