@@ -31,6 +31,7 @@ import pytest
 
 from tests.support import accounts, databases
 from tests.support.live_server import LiveServer
+from tests.support.processes import stop_orphans
 from tests.support.redis_server import RedisServer
 from tests.support.workers import CeleryWorker
 from webapp import create_app
@@ -51,6 +52,13 @@ def skip_or_fail(reason: str) -> None:
         pytest.fail(f"CI=true but {reason}")
     SKIPPED_SERVICES.append(reason)
     pytest.skip(f"!!! SKIPPED, NOT TESTED: {reason} !!!")
+
+
+def pytest_sessionstart(session):
+    """Stop what a killed earlier run left running, before it slows this one down."""
+    killed = stop_orphans()
+    if killed:
+        print(f"tests: killed {killed} processes left running by an earlier run that was killed")
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -11,6 +11,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# Names the test process that started a process (and so its children): one whose test process
+# is gone was left by a run that was killed before its fixtures could stop it.
+OWNER_VARIABLE = "LOOKOUT_TEST_OWNER"
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -49,13 +52,16 @@ def wait_for_port(host: str, port: int, timeout: float = 10.0) -> None:
 def start_process(
     args: list[str], log_path: Path, env: Mapping[str, str] | None = None, cwd: Path = ROOT
 ) -> subprocess.Popen:
-    """Start args in a new session (so its whole group can be stopped), output to log_path."""
+    """Start args in a new session (so its whole group can be stopped), output to log_path;
+    it carries this process's id in ``OWNER_VARIABLE`` (see ``stop_orphans``)."""
+    environment = dict(os.environ if env is None else env)
+    environment[OWNER_VARIABLE] = str(os.getpid())
     log = open(log_path, "ab")  # the child keeps writing after we return
     try:
         return subprocess.Popen(
             args,
             cwd=cwd,
-            env=dict(env) if env is not None else None,
+            env=environment,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -129,3 +135,33 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rindex(")") + 2] != "Z"
+
+
+def stop_orphans() -> int:
+    """Kill every process that ``start_process`` started (with its descendants) for a test
+    process that is gone: a run killed outright (SIGKILL, a CI timeout) never stopped its
+    workers, servers and Redis, which then took CPU and memory from every later run. Another
+    run still going keeps its own. Return how many processes were killed."""
+    marker = f"{OWNER_VARIABLE}=".encode()
+    parents = parent_pids()
+    spared, pid = set(), os.getpid()
+    while pid > 1 and pid not in spared:  # this process and its ancestors, whatever they carry
+        spared.add(pid)
+        pid = parents.get(pid, 1)
+    killed = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) in spared:
+            continue
+        try:
+            variables = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        owner = next((v[len(marker) :] for v in variables if v.startswith(marker)), None)
+        if owner is None or not owner.isdigit() or alive(int(owner)):
+            continue
+        try:
+            os.kill(int(entry.name), signal.SIGKILL)
+            killed += 1
+        except ProcessLookupError:
+            pass
+    return killed
