@@ -2,7 +2,8 @@
 
 Run from the project root: ``.venv/bin/python bench/extraction_sets.py [SET ...]`` builds the
 named sets (all of them when none is named) from the local git mirrors in ``--mirrors DIR``
-(default ``../.mirror`` beside the project; ``mirrors.py``), and exits 0 only when every page
+(default: the ``.mirror`` folder nearest above the project, ``../.mirror`` as fetch leaves
+it; ``mirrors.py``), and exits 0 only when every page
 asked for was built. A missing mirror is named with the fetch source that gets it, and skipped.
 
 - ``pages``: the labelled pages, ``bench/pages/html``, each from its own repository

@@ -10,8 +10,18 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-# <project root>/../.mirror, where fetch puts the mirrors beside the checkouts
-DEFAULT_MIRRORS = Path(__file__).resolve().parents[2] / ".mirror"
+
+def nearest_mirrors(root: Path) -> Path:
+    """Return the ``.mirror`` folder nearest above the checkout ``root`` (fetch puts the mirrors
+    beside the checkouts; a clone made deeper, as CI's may be, finds them too), else
+    ``root/../.mirror``."""
+    for folder in root.parents:
+        if (folder / ".mirror").is_dir():
+            return folder / ".mirror"
+    return root.parent / ".mirror"
+
+
+DEFAULT_MIRRORS = nearest_mirrors(Path(__file__).resolve().parents[1])
 
 
 class MirrorError(Exception):

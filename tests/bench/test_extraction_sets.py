@@ -113,3 +113,20 @@ def test_a_missing_mirror_is_named_with_its_fetch_source_and_the_rest_still_buil
     assert sorted(path.name for path in (tmp_path / "pages" / "html").iterdir()) == [
         "article.html.gz"
     ]
+
+
+def test_the_mirrors_are_the_nearest_mirror_folder_above_the_checkout(tmp_path):
+    """A clone made deeper than beside the mirrors (as CI's may be) found none, and every
+    labelled page's test skipped."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from mirrors import nearest_mirrors
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    checkout = tmp_path / "ci" / "clone" / "lookout"
+    checkout.mkdir(parents=True)
+    assert nearest_mirrors(checkout) == checkout.parent / ".mirror"  # none anywhere: beside
+    (tmp_path / ".mirror").mkdir()
+    assert nearest_mirrors(checkout) == tmp_path / ".mirror"
+    (checkout.parent / ".mirror").mkdir()
+    assert nearest_mirrors(checkout) == checkout.parent / ".mirror"
