@@ -109,14 +109,22 @@ def test_the_fallback_answers_when_the_first_engines_bucket_has_no_slot_in_time(
 def test_when_the_fallback_fails_too_the_error_names_both(
     web_search, search, engine_replies, recording
 ):
-    engine_replies.get(brave.URL, status=503)
-    engine_replies.post(duckduckgo.URL, body=recording("duckduckgo_anomaly.html"))
+    for _ in range(2):
+        engine_replies.get(brave.URL, status=503)
+        engine_replies.post(duckduckgo.URL, body=recording("duckduckgo_anomaly.html"))
     tool = web_search(engine="brave", apiKey=BRAVE_KEY, fallbackEngine="duckduckgo")
     with pytest.raises(ToolError) as info:
         search(tool)
     assert info.value.message == (
         "Brave search failed (HTTP 503). The fallback engine DuckDuckGo failed too: DuckDuckGo "
         "blocked the search. Try again later, or pick another engine in the web search settings."
+    )
+    # Someone who cannot change the admin's engines reads that both failed, not their words.
+    with pytest.raises(ToolError) as info:
+        search(tool, roles=["user"])
+    assert info.value.message == (
+        "The site's search engine (Brave) failed. The fallback engine DuckDuckGo failed too. "
+        "Tell an administrator; the cause is in the server's log."
     )
 
 

@@ -15,7 +15,7 @@ from tools.schema import json_schema
 from tools.testing import start_plugin, tool_context_for_test
 from tools.web_search import ENGINES, create_web_search, plugin
 from tools.web_search.engine import EngineRequest, Search, SearchEngine, SearchResult, load_json
-from tools.web_search.engines import brave, duckduckgo
+from tools.web_search.engines import brave
 
 HERE = Path(__file__).parent
 BRAVE_KEY = "admin-brave-key-0001"
@@ -287,6 +287,13 @@ SITE_ENGINE_FAILED = (
 )
 
 
+def refusal(search, tool, **context) -> str:
+    """Return the sentence of the ToolError the search raises."""
+    with pytest.raises(ToolError) as told:
+        search(tool, **context)
+    return told.value.message
+
+
 def test_a_user_who_cannot_change_the_admins_engine_is_told_to_tell_an_administrator(
     web_search, search, engine_replies, caplog
 ):
@@ -296,18 +303,14 @@ def test_a_user_who_cannot_change_the_admins_engine_is_told_to_tell_an_administr
     engine_replies.add_passthru(down)
     tool = web_search(engine="searxng", baseURL=down)
     caplog.set_level(logging.WARNING, logger="lookout.plugins.web_search")
-    with pytest.raises(ToolError) as told:
-        search(tool, roles=["user"], user="alice")
-    assert told.value.message == SITE_ENGINE_FAILED
+    assert refusal(search, tool, roles=["user"], user="alice") == SITE_ENGINE_FAILED
     [record] = [r for r in caplog.records if r.name == "lookout.plugins.web_search"]
     assert record.levelno == logging.WARNING
     assert record.getMessage() == (
         "web_search failed with the admin's engine=searxng user=alice: "
         "SearXNG could not be reached. Check its address, or try again later."
     )
-    with pytest.raises(ToolError) as told:
-        search(tool, roles=["user", "admin"])
-    assert told.value.message == (
+    assert refusal(search, tool, roles=["user", "admin"]) == (
         "SearXNG could not be reached. Check its address, or try again later."
     )
 
@@ -362,9 +365,7 @@ def test_when_both_engines_fail_a_user_reads_each_in_words_meant_for_them(
     site_down = web_search(
         engine="searxng", baseURL=down, fallbackEngine="brave", fallbackApiKey="k"
     )
-    with pytest.raises(ToolError) as told:
-        search(site_down, roles=["user"], user="alice")
-    assert told.value.message == (
+    assert refusal(search, site_down, roles=["user"], user="alice") == (
         "The site's search engine (SearXNG) failed. The fallback engine Brave failed too: "
         "Brave's rate limit was reached. Tell an administrator; the cause is in the server's log."
     )
@@ -372,9 +373,7 @@ def test_when_both_engines_fail_a_user_reads_each_in_words_meant_for_them(
         "web_search failed with the admin's engine=searxng user=alice: "
         "SearXNG could not be reached. Check its address, or try again later."
     ]
-    with pytest.raises(ToolError) as told:
-        search(site_down, roles=["user", "admin"])
-    assert told.value.message == (
+    assert refusal(search, site_down, roles=["user", "admin"]) == (
         "SearXNG could not be reached. Check its address, or try again later. The fallback "
         "engine Brave failed too: Brave's rate limit was reached."
     )
@@ -384,26 +383,10 @@ def test_when_both_engines_fail_a_user_reads_each_in_words_meant_for_them(
     fallback_down = web_search(
         engine="brave", apiKey=BRAVE_KEY, fallbackEngine="searxng", fallbackBaseURL=down
     )
-    with pytest.raises(ToolError) as told:
-        search(fallback_down, roles=["user"], user="alice")
-    assert told.value.message == (
+    assert refusal(search, fallback_down, roles=["user"], user="alice") == (
         "Brave's rate limit was reached. The fallback engine SearXNG failed too. Tell an "
         "administrator; the cause is in the server's log."
     )
     assert [m.split(": ", 1)[1] for m in caplog.messages] == [
         "SearXNG could not be reached. Check its address, or try again later."
     ]
-
-
-def test_when_both_of_the_admins_engines_are_down_a_user_reads_that_both_failed(
-    web_search, search, engine_replies, recording
-):
-    engine_replies.get(brave.URL, status=503)
-    engine_replies.post(duckduckgo.URL, body=recording("duckduckgo_anomaly.html"))
-    tool = web_search(engine="brave", apiKey=BRAVE_KEY, fallbackEngine="duckduckgo")
-    with pytest.raises(ToolError) as told:
-        search(tool, roles=["user"])
-    assert told.value.message == (
-        "The site's search engine (Brave) failed. The fallback engine DuckDuckGo failed too. "
-        "Tell an administrator; the cause is in the server's log."
-    )
