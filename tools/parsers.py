@@ -3,9 +3,10 @@
 A page or a file from the web can make a parser run for hours or take gigabytes (a regex that
 backtracks, a PDF whose pages share one huge stream). In a worker's thread such a job holds the
 GIL after its call gave up on it, and every other turn in the process waits. Here each job runs
-in a child process that the kernel limits (``RLIMIT_CPU`` re-armed for each job, ``RLIMIT_AS``
-for memory), that the caller waits for without holding the GIL (a pipe ``poll``), and that is
-killed and replaced the moment the caller's signal trips (a cancel or the deadline).
+in a child process that the kernel limits (a CPU-time timer, ``ITIMER_PROF``, armed for each
+job, with ``RLIMIT_CPU`` behind it; ``RLIMIT_AS`` for memory), that the caller waits for
+without holding the GIL (a pipe ``poll``), and that is killed and replaced the moment the
+caller's signal trips (a cancel or the deadline).
 
 Children start through ``forkserver``, never as a plain fork of the caller: a worker runs many
 threads, and a forked child would inherit locks those threads held. Errors ``run`` raises::
@@ -213,7 +214,7 @@ class ParserPool:
         if signal.cancelled:
             raise Cancelled(signal.reason or "cancelled")
         code = child.exitcode()
-        if code == -signals.SIGXCPU:
+        if code in (-signals.SIGPROF, -signals.SIGXCPU):
             seconds = self.limits.cpu_seconds
             unit = "second" if seconds == 1 else "seconds"
             raise ParseTimeout(f"Reading {what} took longer than {seconds} {unit}.")
@@ -288,6 +289,7 @@ def serve(conn: multiprocessing.connection.Connection, limits: ParserLimits) -> 
     resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     signals.signal(signals.SIGINT, signals.SIG_IGN)  # Ctrl-C is for the parent, which kills us
+    signals.signal(signals.SIGPROF, signals.SIG_DFL)  # the CPU timer's signal ends the process
     # A damaged file makes some parsers log a warning per lookup: here that is only lost time.
     logging.disable(logging.CRITICAL)
     while True:
@@ -302,6 +304,7 @@ def serve(conn: multiprocessing.connection.Connection, limits: ParserLimits) -> 
             kind, value = "memory", None
         except BaseException as exc:  # the parent raises it again  # noqa: BLE001
             kind, value = "error", _picklable(exc)
+        signals.setitimer(signals.ITIMER_PROF, 0)
         # A fresh process for the next job gives the memory back; the parent is told first,
         # so that it never sends a job to a process on its way out.
         peak = _peak_rss_kb()
@@ -327,8 +330,11 @@ def _name_process(name: bytes) -> None:
 
 
 def _arm_cpu_limit(seconds: int) -> None:
-    # RLIMIT_CPU counts the process's whole life: set the soft limit ``seconds`` past what it
-    # has used so far. The kernel sends SIGXCPU there, whose default action ends the process.
+    # The job may use ``seconds`` of CPU time: ITIMER_PROF counts them exactly and sends
+    # SIGPROF, whose default action ends the process. RLIMIT_CPU stands behind it, counted by
+    # the kernel in whole seconds over the process's whole life: its soft limit goes ``seconds``
+    # past the next whole second used so far, where the kernel sends SIGXCPU, which ends it too.
+    signals.setitimer(signals.ITIMER_PROF, seconds)
     usage = resource.getrusage(resource.RUSAGE_SELF)
     soft = math.ceil(usage.ru_utime + usage.ru_stime) + seconds
     _, hard = resource.getrlimit(resource.RLIMIT_CPU)

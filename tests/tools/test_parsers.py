@@ -28,6 +28,13 @@ def spin() -> None:
         pass
 
 
+def spin_for(cpu_seconds: float) -> str:
+    started = time.process_time()
+    while time.process_time() - started < cpu_seconds:
+        pass
+    return "done"
+
+
 def hog_memory() -> None:
     blocks = []
     while True:
@@ -75,6 +82,15 @@ def test_a_job_that_spins_is_stopped_by_its_cpu_limit_with_a_sentence_and_no_sta
     assert error.value.message == "Reading https://example.com/page took longer than 1 second."
     assert ticker.longest < 0.5
     assert pool.run(echo, "next", signal=Signal(), what="x") == "next"  # replaced
+
+
+def test_a_job_gets_exactly_its_cpu_seconds_not_up_to_the_next_whole_second(pool):
+    """RLIMIT_CPU counts whole seconds of the process's life, so a job with a one-second limit
+    could run for almost two: a page measured at 1.7 CPU seconds was read whole."""
+    assert pool.run(spin_for, 0.5, signal=Signal.after(30), what="x") == "done"
+    with pytest.raises(ParseTimeout):
+        pool.run(spin_for, 1.3, signal=Signal.after(30), what="x")
+    assert pool.run(spin_for, 0.5, signal=Signal.after(30), what="x") == "done"  # re-armed
 
 
 def test_a_job_that_needs_too_much_memory_is_refused_with_a_sentence(pool):
