@@ -28,6 +28,8 @@ REQUEST_RESERVE_SECONDS = 5.0
 FALLBACK_RESERVE_SECONDS = 6.0
 # The longest a rate-limited engine's Retry-After keeps searches off it.
 MAX_HOLD_SECONDS = 600.0
+# How a failure of the fallback follows the first engine's ("…: <its sentence>").
+FALLBACK_FAILED = "The fallback engine {name} failed too"
 
 
 def failure_reason(error: ToolError) -> str:
@@ -50,10 +52,8 @@ class BothFailed(ToolError):
     def __init__(
         self, first: Resolved, first_error: ToolError, fallback: Resolved, fallback_error: ToolError
     ) -> None:
-        super().__init__(
-            f"{first_error.message} The fallback engine {fallback.engine.name} failed too: "
-            f"{fallback_error.message}"
-        )
+        also = FALLBACK_FAILED.format(name=fallback.engine.name)
+        super().__init__(f"{first_error.message} {also}: {fallback_error.message}")
         self.first, self.first_error = first, first_error
         self.fallback, self.fallback_error = fallback, fallback_error
 

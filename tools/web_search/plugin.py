@@ -15,6 +15,7 @@ from tools.api import Plugin, PluginContext, Tool, ToolContext, ToolError
 from tools.usage import SEARCHES
 from tools.web_search.engine import Search, SearchEngine
 from tools.web_search.failover import (
+    FALLBACK_FAILED,
     Answer,
     BothFailed,
     QuotaSpent,
@@ -38,9 +39,8 @@ SITE_ENGINE_FAILED = (
 # DuckDuckGo, the fallback: SearXNG failed."
 SITE_ENGINE_FAILED_BRIEFLY = "{name} failed."
 # The same, when the fallback failed too: each engine in its own words where the caller may
-# read them ("Brave's rate limit was reached."), else in these.
+# read them ("Brave's rate limit was reached."), else in these (and failover.FALLBACK_FAILED).
 BOTH_FAILED_FIRST = "The site's search engine ({name}) failed."
-BOTH_FAILED_FALLBACK = "The fallback engine {name} failed too"
 TELL_AN_ADMINISTRATOR = "Tell an administrator; the cause is in the server's log."
 
 
@@ -108,7 +108,7 @@ def both_failed(failed: BothFailed, ctx: ToolContext, logger: logging.Logger) ->
         first = BOTH_FAILED_FIRST.format(name=failed.first.engine.name)
     else:
         first = failed.first_error.message
-    fallback = BOTH_FAILED_FALLBACK.format(name=failed.fallback.engine.name)
+    fallback = FALLBACK_FAILED.format(name=failed.fallback.engine.name)
     if fallback_hidden:
         log_cause(logger, failed.fallback, ctx.user, failed.fallback_error.message)
         return f"{first} {fallback}. {TELL_AN_ADMINISTRATOR}"
