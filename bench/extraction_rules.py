@@ -66,6 +66,7 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "main block protected": _off(
         extract_module, "protected_elements", lambda body, main, sizes: set()
     ),
+    "dialogs (by ARIA role) removed": _off(boilerplate_module, "_DIALOG_ROLES", frozenset()),
     "class/id names": _off(boilerplate_module, "names_furniture", lambda classes, id="": False),
     "link lists": _off(boilerplate_module, "_remove_link_lists", lambda body, kept: None),
     "nav, header, footer outside the block": _off(

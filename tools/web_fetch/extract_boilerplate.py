@@ -44,13 +44,29 @@ _LINK_LIST_TAGS = frozenset({"p", "ul", "ol", "dl", "table", "div", "section"})
 _MAX_LINK_DENSITY = 0.6
 _MIN_LINK_LIST_CHARS = 25
 _NAMED_CONTENT_SHARE = 0.8
+# A ``<dialog>`` by its ARIA role: a cookie-consent panel, a sign-up or log-in box.
+_DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
 
 
 def remove_controls(body: HtmlElement) -> None:
-    """Remove form controls and embedded media, whose text (a month's days in a date picker,
-    a menu's options) is never prose and would mislead the search for the main text block."""
+    """Remove form controls, embedded media and dialogs, whose text (a month's days in a date
+    picker, a menu's options, a consent panel's cookie policy) is never the page's prose and
+    would mislead the search for the main text block.
+
+    A dialog that holds an ``article`` or ``main`` element is where the page shows its content,
+    and stays: a dialog is removed by what it is, never at the cost of the article.
+    """
     for element in list(body.iter(*_CONTROL_TAGS)):
         _drop(element)
+    for element in body.xpath(".//*[@role]"):
+        if _is_dialog(element) and not element.xpath("descendant::*[self::article or self::main]"):
+            _drop(element)
+
+
+def _is_dialog(element: HtmlElement) -> bool:
+    # The first of the role's tokens is the role (the others are fallbacks for older readers).
+    roles = element.get("role", "").split()
+    return bool(roles) and roles[0].lower() in _DIALOG_ROLES
 
 
 def remove_boilerplate(

@@ -23,7 +23,7 @@ _DESCEND_SHARE = 0.7
 PROTECTED_SHARE = 0.4
 # Scripts written without spaces between words (Han, kana, Thai, Lao, Myanmar, Khmer): each
 # letter counts as a word, so that a Chinese article is not taken for a few words.
-_UNSPACED_LETTER = re.compile(
+UNSPACED_LETTER = re.compile(
     "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3041-\u3096\u30a1-\u30fa"
     "\u0e01-\u0e30\u0e81-\u0eb0\u1000-\u102a\u1780-\u17b3]"
 )
@@ -76,7 +76,7 @@ def word_count(element: HtmlElement) -> int:
     without spaces, letters."""
     text = element.text_content()
     words = len(text.split())
-    return words if text.isascii() else words + len(_UNSPACED_LETTER.findall(text))
+    return words if text.isascii() else words + len(UNSPACED_LETTER.findall(text))
 
 
 def find_main_block(body: HtmlElement, sizes: TextSizes) -> HtmlElement:

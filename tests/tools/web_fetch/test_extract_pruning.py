@@ -527,3 +527,44 @@ def test_a_date_picker_beside_a_review_does_not_pass_for_the_main_text():
     )
 
     assert_article_kept(read(html))
+
+
+COOKIE_POLICY = " ".join(
+    f"<p>These cookies ({kind}) may be set through our site by our partners. They may be used to "
+    "build a profile of your interests and show you relevant adverts on other sites. If you do "
+    "not allow these cookies, you will experience less targeted advertising.</p>"
+    for kind in ("targeting", "functional", "performance", "strictly necessary", "social")
+)
+
+
+@pytest.mark.parametrize(
+    "dialog",
+    [
+        # OneTrust's preference centre, hidden by a class until the reader opens it.
+        '<div id="onetrust-consent-sdk"><div id="onetrust-pc-sdk" class="otPcTab ot-hide" '
+        'role="alertdialog" aria-modal="true"><h2>Your Privacy</h2>{}</div></div>',
+        '<div class="overlay" role="dialog" aria-label="Privacy settings">{}</div>',
+        '<div role="Dialog region">{}</div>',
+    ],
+)
+def test_a_consent_dialog_longer_than_the_article_is_not_read_for_it(dialog):
+    """Regression: a consent panel's cookie policy, longer than a short post, was read in its
+    place: it held 45 % of the page's text, which protected it from the name rule."""
+    html = page(
+        '<div id="app-root"><main><article><h1>Council buys energy credits</h1>'
+        f"{ARTICLE}</article></main></div>" + dialog.format(COOKIE_POLICY)
+    )
+
+    text = read(html)
+
+    assert_article_kept(text)
+    assert "cookies" not in text
+
+
+def test_a_dialog_that_holds_the_pages_article_is_read():
+    html = page(
+        f'<div class="feed">{SIDEBAR}</div><div role="dialog" aria-modal="true">'
+        f"<article><h1>Council buys energy credits</h1>{ARTICLE}</article></div>"
+    )
+
+    assert_article_kept(read(html))
