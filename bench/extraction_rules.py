@@ -67,6 +67,9 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
         extract_module, "protected_elements", lambda body, main, sizes: set()
     ),
     "dialogs (by ARIA role) removed": _off(boilerplate_module, "_DIALOG_ROLES", frozenset()),
+    "a page with under 400 characters of prose outside links is read as a list of links": _off(
+        extract_module, "_MIN_PROSE_CHARS", 0
+    ),
     "class/id names": _off(boilerplate_module, "names_furniture", lambda classes, id="": False),
     "link lists": _off(boilerplate_module, "_remove_link_lists", lambda body, kept: None),
     "nav, header, footer outside the block": _off(

@@ -15,6 +15,9 @@ asked for was built. A missing mirror is named with the fetch source that gets i
   set is written in the shared benchmark's format (``ground-truth.json`` and
   ``html/<id>.html.gz``), so that ``bench/extraction.py --data`` reads every set alike. Each
   set's README (``bench/data/README.md``) gives its source and licence.
+- ``cleaneval-dev-2007`` and ``cleanportaleval-2013``: two more sets of the same repository,
+  written to ``bench/checks`` rather than ``bench/data``: checks run beside the sets, not sets
+  ``bench/extraction.py`` scores by default (``bench/data/README.md`` says why).
 """
 
 from __future__ import annotations
@@ -31,12 +34,19 @@ import lxml.html
 from mirrors import DEFAULT_MIRRORS, find_git_dir, list_folder, missing_mirror, show
 
 OUT = Path(__file__).resolve().parent / "data"
+CHECKS_OUT = Path(__file__).resolve().parent / "checks"
 HELD_OUT_REPO = "j-szulc/html-cleaning-dataset-merged"
 # (upstream folder, our folder, every n-th page)
 SETS = (
     ("page-signal-master", "l3s-gn1-2008", 4),
     ("cleaneval-final", "cleaneval-2007", 6),
     ("dragnet_data", "dragnet-2012", 8),
+)
+# Built beside the sets, every page: CleanEval's development set (its annotation is the final
+# set's, so it adds pages, not a view) and CleanPortalEval (70 pages, but of five sites).
+CHECKS = (
+    ("cleaneval-dev", "cleaneval-dev-2007", 1),
+    ("CleanPortalEval-master", "cleanportaleval-2013", 1),
 )
 # L3S-GN1 marks a page's text by class: 1 headline, 2 full text, 3 supplemental, 4 comments,
 # 5 related content. The article body, as the shared set has it, is the full text.
@@ -67,9 +77,9 @@ def _names(git_dir: Path, folder: str) -> list[str]:
     return sorted(stems, key=lambda stem: (len(stem), stem))
 
 
-def build(git_dir: Path, folder: str, name: str, step: int) -> int:
-    """Write every ``step``-th page of one upstream set; return how many were written."""
-    target = OUT / name
+def build(git_dir: Path, folder: str, name: str, step: int, out: Path = OUT) -> int:
+    """Write every ``step``-th page of one upstream set to ``out``; return how many were."""
+    target = out / name
     (target / "html").mkdir(parents=True, exist_ok=True)
     truth: dict[str, dict[str, str]] = {}
     for stem in _names(git_dir, folder)[::step]:
@@ -102,13 +112,14 @@ def build_held_out(mirrors: Path, sets: list[tuple[str, str, int]]) -> bool:
         print(f"{missing_mirror(mirrors, HELD_OUT_REPO)}; skipped {skipped}", file=sys.stderr)
         return False
     for folder, name, step in sets:
-        print(name, build(git_dir, folder, name, step), "pages")
+        out = CHECKS_OUT if (folder, name, step) in CHECKS else OUT
+        print(name, build(git_dir, folder, name, step, out), "pages in", out / name)
     return True
 
 
 def main() -> int:
     """Build the sets named on the command line, or every one; return 0 when all were built."""
-    names = ["pages", *(name for _, name, _ in SETS)]
+    names = ["pages", *(name for _, name, _ in SETS + CHECKS)]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sets", nargs="*", metavar="SET", help=f"one of {', '.join(names)}")
     parser.add_argument(
@@ -128,7 +139,7 @@ def main() -> int:
     complete = True
     if "pages" in wanted:
         complete = labelled_pages.build(args.mirrors, args.pages)
-    held_out = [entry for entry in SETS if entry[1] in wanted]
+    held_out = [entry for entry in SETS + CHECKS if entry[1] in wanted]
     if held_out:
         complete = build_held_out(args.mirrors, held_out) and complete
     return 0 if complete else 1

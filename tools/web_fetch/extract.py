@@ -102,6 +102,9 @@ _ARTICLE_OVER_POST = 4
 _DECLARED_ARTICLE_OVER_POST = 1
 # Fewer words than this left by pruning means the pruning took the page for furniture.
 _MIN_PRUNED_WORDS = 10
+# A page with less prose than this outside its links (about 60 words, under one paragraph of an
+# article) is a list of links: a front page, a section, a directory, search results.
+_MIN_PROSE_CHARS = 400
 # A lead (a standfirst, a post's own words before an embedded document) is a paragraph of
 # prose, one in which a sentence ends, between the headline and the content's first paragraph,
 # found among the few paragraphs after the headline and sharing a close ancestor with it.
@@ -149,14 +152,20 @@ def extract(html: str, url: str) -> Extracted:
     sizes = measure(body)
     if _read_fallback_markup(body, sizes):
         sizes = measure(body)
-    main = find_main_block(body, sizes)
+    # A list of links has its text in its links: its block is found by all of its text, its
+    # link lists are its content, and readability, which looks for an article, is not asked.
+    listing = sizes.prose(body) < _MIN_PROSE_CHARS
+    main = find_main_block(body, sizes, links=listing)
     protected = protected_elements(body, main, sizes)
     declared = _protected_mark(declared_body(body, _MIN_PRUNED_WORDS), protected)
     recipe = _protected_mark(declared_recipe(body, _MIN_PRUNED_WORDS), protected, parts=True)
     thread = _thread_of(root, body, main, protected, sizes)
     _remove_furniture_tags(root, main, protected)
-    own = remove_boilerplate(body, main, protected)
-    content = readability_choice(root, keep=[*own, *main.iterdescendants("header")])
+    own = remove_boilerplate(body, main, protected, link_lists=not listing)
+    if listing:
+        content = main
+    else:
+        content = readability_choice(root, keep=[*own, *main.iterdescendants("header")])
     if declared is not None:
         content = _holding_declared(content, declared)
     elif thread is not None:

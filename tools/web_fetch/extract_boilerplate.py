@@ -70,7 +70,11 @@ def _is_dialog(element: HtmlElement) -> bool:
 
 
 def remove_boilerplate(
-    body: HtmlElement, main: HtmlElement, protected: set[HtmlElement], thread: bool = False
+    body: HtmlElement,
+    main: HtmlElement,
+    protected: set[HtmlElement],
+    thread: bool = False,
+    link_lists: bool = True,
 ) -> list[HtmlElement]:
     """Remove from ``body`` the controls, side matter and link lists that are not content.
 
@@ -98,7 +102,8 @@ def remove_boilerplate(
     # A data table's cells (a wiki's infobox row listing a company's products) are content,
     # whatever their share of link text; layout tables, which have no header cells, are not.
     data = _data_tables(own)
-    _remove_link_lists(body, protected | data)
+    if link_lists:
+        _remove_link_lists(body, protected | data)
     return [
         e
         for e in own

@@ -79,15 +79,17 @@ def word_count(element: HtmlElement) -> int:
     return words if text.isascii() else words + len(UNSPACED_LETTER.findall(text))
 
 
-def find_main_block(body: HtmlElement, sizes: TextSizes) -> HtmlElement:
-    """Return the element under ``body`` (or ``body`` itself) that holds the page's prose."""
+def find_main_block(body: HtmlElement, sizes: TextSizes, links: bool = False) -> HtmlElement:
+    """Return the element under ``body`` (or ``body`` itself) that holds the page's prose
+    (with ``links``, its text, link text included)."""
+    size = (lambda element: sizes.total.get(element, 0)) if links else sizes.prose
     current = body
     while True:
         children = [child for child in current if isinstance(child.tag, str)]
         if not children:
             return current
-        best = max(children, key=sizes.prose)
-        if sizes.prose(best) == 0 or sizes.prose(best) < _DESCEND_SHARE * sizes.prose(current):
+        best = max(children, key=size)
+        if size(best) == 0 or size(best) < _DESCEND_SHARE * size(current):
             return current
         current = best
 

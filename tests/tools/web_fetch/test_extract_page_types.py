@@ -2,7 +2,8 @@
 
 The structures follow the markup of common platforms: a Sphinx/Read the Docs page with its
 sidebar, a Stack Exchange-style question with three answers, a PunBB-style forum thread, a
-MediaWiki article with an infobox, and recipes as food blogs and recipe sites declare them.
+MediaWiki article with an infobox, recipes as food blogs and recipe sites declare them, and a
+news site's section front, whose every story is a card wrapped in its link.
 """
 
 from tools.web_fetch.extract import extract
@@ -240,3 +241,50 @@ def test_an_article_in_chinese_drops_its_sidebar_and_footer():
         assert paragraph in text
     assert "十大最佳公园" not in text
     assert "版权所有" not in text
+
+
+STORIES = [
+    ("Twists in the tale of Peter's friend", "A life of Beatrix Potter shows the naturalist."),
+    ("Beyond the realms of Moominland", "Jansson's winter stories, translated at last."),
+    ("A servant to 192 masters", "Kofi Annan leaves the United Nations after ten years."),
+    ("High-wire act for a bit player", "A novel follows a minor character of Jane Eyre."),
+]
+MENU = (
+    '<div id="menu"><ul><li><a href="/">Home</a></li><li><a href="/news">News</a></li>'
+    '<li><a href="/sport">Sport</a></li><li><a href="/books">Books</a></li></ul></div>'
+)
+
+
+def card(headline: str, standfirst: str) -> str:
+    slug = headline.lower().replace(" ", "-")
+    return f'<div class="row"><a href="/books/{slug}"><h3>{headline}</h3>{standfirst}</a></div>'
+
+
+def test_a_section_front_of_story_cards_reads_every_story():
+    """Regression: a section page whose stories are cards wrapped in their links (headline
+    and standfirst inside the link) had no prose outside links; the link-list rule removed
+    every card and the page was read as its menu headings."""
+    cards = "".join(card(headline, standfirst) for headline, standfirst in STORIES)
+    html = f"""<html><head><title>Books</title></head><body>{MENU}
+    <p>Please note: your browser was unable to load the stylesheet that goes with this page.
+    The page is still readable.</p>
+    <div id="content"><h1>Books</h1><p>Tuesday, 26th December 2006</p><div id="main">{cards}</div>
+    <div id="pagination">Books: page 1 of 5 <a href="?page=2">next page</a></div></div>
+    <div id="footer">(c) 2006 The Paper</div></body></html>"""
+
+    text = read(html)
+
+    for headline, standfirst in STORIES:
+        assert headline in text and standfirst in text
+
+
+def test_an_article_keeps_out_the_story_cards_under_it():
+    cards = "".join(card(headline, standfirst) for headline, standfirst in STORIES)
+    html = f"""<html><head><title>Council buys energy credits</title></head><body>{MENU}
+    <article><h1>Council buys energy credits</h1><p>{sentences(6, "the vote")}</p></article>
+    <div class="more">{cards}</div></body></html>"""
+
+    text = read(html)
+
+    assert sentences(6, "the vote") in text
+    assert not any(headline in text for headline, _ in STORIES)
