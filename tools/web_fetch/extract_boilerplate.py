@@ -58,7 +58,7 @@ def remove_controls(body: HtmlElement) -> None:
     """
     for element in list(body.iter(*_CONTROL_TAGS)):
         _drop(element)
-    for element in body.xpath(".//*[@role]"):
+    for element in body.xpath("descendant::*[@role]"):
         if _is_dialog(element) and not element.xpath("descendant::*[self::article or self::main]"):
             _drop(element)
 
