@@ -1,6 +1,7 @@
 """Measures what each extraction rule gains, by switching it off and scoring every set again.
 
-Run from the project root: ``.venv/bin/python bench/extraction_rules.py [--data DIR ...]``.
+Run from the project root: ``.venv/bin/python bench/extraction_rules.py [--data DIR ...]
+[--only WORDS]`` (``--only``: the rules whose label holds WORDS).
 The peers (trafilatura and plain readability) run once, for the "pages lost" count; then
 Lookout runs once as it is and once with each rule switched off (or, for a row marked
 "variant", changed). A rule is worth keeping
@@ -155,7 +156,7 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
         main_block_module, "_DESCEND_SHARE", 0.5
     ),
     "main block found by density (off: the body)": _off(
-        extract_module, "find_main_block", lambda body, sizes: body
+        extract_module, "find_main_block", lambda body, sizes, links=False: body
     ),
 }
 assert main_block_module.find_main_block is extract_module.find_main_block
@@ -175,6 +176,7 @@ def main() -> None:
     """Print one table: F1 and pages lost on each set, as is and with each rule off."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, action="append", help="a benchmark folder; repeatable")
+    parser.add_argument("--only", default="", help="run only the rules whose label holds this")
     args = parser.parse_args()
     own = sorted(p.parent for p in extraction.OWN_DATA.glob("*/ground-truth.json"))
     folders = args.data or [extraction.SHARED_DATA, *own, extraction.LABELLED_PAGES]
@@ -186,7 +188,8 @@ def main() -> None:
     header = " | ".join(f"{name} F1 | lost" for name, _pages in sets)
     print(f"| Switched off | {header} |")
     print("| --- |" + " ---: | ---: |" * len(sets))
-    for label, switch in {"nothing (as shipped)": contextlib.nullcontext, **RULES}.items():
+    rules = {label: switch for label, switch in RULES.items() if args.only in label}
+    for label, switch in {"nothing (as shipped)": contextlib.nullcontext, **rules}.items():
         with switch():
             cells = []
             for (_name, pages), peer_best in zip(sets, best, strict=True):
