@@ -47,9 +47,9 @@ def test_a_five_megabyte_duckduckgo_page_is_read_in_time(
     page = recorded.replace("</body>", padding + "</body>")
     assert MAX_BODY_BYTES - 200_000 < len(page.encode()) < MAX_BODY_BYTES
     engine_replies.post(duckduckgo.URL, body=page, content_type="text/html")
-    started = time.monotonic()
+    started = time.process_time()  # the work it costs, not the load of a busy machine
     output, _ = search(web_search(engine="duckduckgo"))
-    assert time.monotonic() - started < 5
+    assert time.process_time() - started < 5
     assert output["results"]
 
 
@@ -85,13 +85,13 @@ def test_a_json_answer_of_a_hundred_thousand_entries_is_read_in_time_and_bounded
     sentence of megabytes."""
     engine_replies.add("POST" if engine_id == "tavily" else "GET", URLS[engine_id], json=body)
     tool = web_search(engine=engine_id, apiKey="key-123456", baseURL=BASE)
-    started = time.monotonic()
+    started = time.process_time()  # the work it costs, not the load of a busy machine
     try:
         output, _ = search(tool)
         assert len(output["results"]) <= 5
     except ToolError as exc:
         assert engine_id == "searxng" and len(exc.message) < 3000
-    assert time.monotonic() - started < 3
+    assert time.process_time() - started < 3
 
 
 def test_a_duckduckgo_page_of_thirty_thousand_results_is_read_in_time(
@@ -104,9 +104,9 @@ def test_a_duckduckgo_page_of_thirty_thousand_results_is_read_in_time(
     )
     page = f'<html><body><div id="links" class="results">{one * 30_000}</div></body></html>'
     engine_replies.post(duckduckgo.URL, body=page, content_type="text/html")
-    started = time.monotonic()
+    started = time.process_time()  # the work it costs, not the load of a busy machine
     output, _ = search(web_search(engine="duckduckgo"))
-    assert time.monotonic() - started < 2
+    assert time.process_time() - started < 2
     assert [r["url"] for r in output["results"]] == ["https://a.example/"]
 
 
