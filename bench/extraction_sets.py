@@ -43,7 +43,7 @@ SETS = (
     ("dragnet_data", "dragnet-2012", 8),
 )
 # Built beside the sets, every page: CleanEval's development set (its annotation is the final
-# set's, so it adds pages, not a view) and CleanPortalEval (70 pages, but of five sites).
+# set's, so it adds pages, not a view) and CleanPortalEval (70 pages, but of four sites).
 CHECKS = (
     ("cleaneval-dev", "cleaneval-dev-2007", 1),
     ("CleanPortalEval-master", "cleanportaleval-2013", 1),
