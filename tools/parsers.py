@@ -157,17 +157,29 @@ class ParserPool:
             self._release(child)
         return self._answer(reply, child, signal, what)
 
-    def warm(self) -> None:
-        """Start the pool's processes now (in the background), so a first job waits less."""
-        threading.Thread(target=self._warm, name="parsers-warm", daemon=True).start()
+    def warm(self) -> threading.Thread:
+        """Start the pool's processes now, in the background (the thread returned), so that a
+        first job waits less."""
+        thread = threading.Thread(target=self._warm, name="parsers-warm", daemon=True)
+        thread.start()
+        return thread
 
     def _warm(self) -> None:
+        # This thread's exception would reach the worker's stderr as a traceback, which Celery
+        # logs a write (a caret) per line: a stop right after start is no news, anything else
+        # is one sentence, and the first job starts the processes anyway.
         started = []
         try:
             for _ in range(self.limits.processes):
                 started.append(self._acquire(Signal.after(60)))
-        except (Cancelled, OSError):
-            log.warning("parser processes could not be started ahead of use", exc_info=True)
+        except Exception as exc:  # noqa: BLE001 - see above
+            if not self._closed:
+                log.warning(
+                    "parser processes could not be started ahead of use (%s: %s); the first "
+                    "page read starts them",
+                    type(exc).__name__,
+                    exc,
+                )
         for child in started:
             self._release(child)
 
