@@ -26,6 +26,7 @@ threads, and a forked child would inherit locks those threads held. Errors ``run
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import dataclasses
 import logging
@@ -39,6 +40,7 @@ import shutil
 import signal as signals
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -63,6 +65,7 @@ _POLL_SECONDS = 0.5
 _PR_SET_NAME = 15
 # A child whose peak memory passed this leaves after its job, so the next job starts small.
 _RECYCLE_RSS_KB = 400 * 1024
+_WORKDIR_PREFIX = "lookout-parser-"
 _CUT_NOTE = "\n\n[Lookout stopped reading here: the text is longer than {n:,} characters.]"
 
 
@@ -142,6 +145,8 @@ class ParserPool:
         self._closed = False
         self.peak_rss_kb = 0  # the largest peak resident memory a parser process reported
         self.sandbox_missing: set[str] = set()  # what the parser sandbox could not enforce
+        _open_pools.add(self)
+        _remove_stale_workdirs()
 
     def run(self, job: Callable[..., T], *args: Any, signal: Signal, what: str) -> T:
         """Return ``job(*args)`` computed in a parser process; see the module docstring."""
@@ -273,7 +278,7 @@ class _Child:
     """One parser process and the parent's end of its pipe."""
 
     def __init__(self, context: Any, limits: ParserLimits) -> None:
-        self.workdir = tempfile.mkdtemp(prefix="lookout-parser-")
+        self.workdir = tempfile.mkdtemp(prefix=f"{_WORKDIR_PREFIX}{os.getpid()}-")
         parent_end, child_end = context.Pipe(duplex=True)
         self.process = context.Process(
             target=serve, args=(child_end, limits, self.workdir), name="lookout-parser", daemon=True
@@ -429,6 +434,36 @@ def _arm_cpu_limit(seconds: int) -> None:
 
 def _peak_rss_kb() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
+_open_pools: weakref.WeakSet[ParserPool] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_pools() -> None:
+    # A worker that exits takes its parser processes and their directories with it.
+    for pool in list(_open_pools):
+        pool.close()
+
+
+def _remove_stale_workdirs() -> None:
+    # The private directories of a process that was killed (no atexit) name its pid: once no
+    # process has that pid, nothing will use them again.
+    root = tempfile.gettempdir()
+    for name in os.listdir(root):
+        pid = name.removeprefix(_WORKDIR_PREFIX).split("-", 1)[0]
+        if name.startswith(_WORKDIR_PREFIX) and pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 _shared: dict[tuple[int, ParserLimits, tuple[str, ...]], ParserPool] = {}
