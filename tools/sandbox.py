@@ -22,9 +22,7 @@ without user namespaces, landlock or seccomp still runs parsers, never silently 
 from __future__ import annotations
 
 import ctypes
-import encodings
 import os
-import pkgutil
 import pwd
 import resource
 import struct
@@ -53,7 +51,6 @@ def enter(keep_fds: Iterable[int], workdir: str) -> list[str]:
 
     ``keep_fds`` stay open (the pipe to the parent); ``workdir`` is the one writable directory.
     """
-    _import_codecs()
     _wipe_environment(workdir)
     _close_fds(set(keep_fds))
     missing = []
@@ -67,16 +64,6 @@ def enter(keep_fds: Iterable[int], workdir: str) -> list[str]:
         if problem:
             missing.append(problem)
     return missing
-
-
-def _import_codecs() -> None:
-    # A page may name any charset, and its codec is imported on first use: import them all
-    # while the interpreter's own files can still be read (an unprivileged user may not).
-    for module in pkgutil.iter_modules(encodings.__path__):
-        try:
-            __import__(f"encodings.{module.name}")
-        except Exception:  # noqa: BLE001, S112 - a codec of another platform (mbcs) is no loss
-            continue
 
 
 def _wipe_environment(workdir: str) -> None:

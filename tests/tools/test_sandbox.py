@@ -230,3 +230,13 @@ def test_what_the_sandbox_cannot_enforce_is_logged_as_a_warning(pool, caplog):
         fresh.close()
     logged = {r.getMessage() for r in caplog.records}
     assert logged == {f"parser sandbox: {sentence}" for sentence in fresh.sandbox_missing}
+
+
+def decode_rare_charset(data: bytes) -> str:
+    return data.decode("koi8_u")  # its codec module is imported on first use, in the sandbox
+
+
+def test_a_parser_as_nobody_still_imports_a_codec_on_first_use(pool):
+    """Python lives under /root here, which only root may enter: a parser dropped to nobody
+    could not import a page's codec until the sandbox bound Python's directories in."""
+    assert probe(pool, decode_rare_charset, "Привіт".encode("koi8_u")) == "Привіт"
