@@ -27,6 +27,7 @@ import pwd
 import resource
 import struct
 import sys
+import tempfile
 from collections.abc import Iterable
 
 from tools.seccomp import make_filter
@@ -36,7 +37,6 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWNET = 0x40000000
-_CLONE_THREAD = 0x00010000
 _MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_MOVE, _MS_REC, _MS_PRIVATE = 2, 4, 4096, 8192, 16384, 1 << 18
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_SECCOMP = 22
@@ -82,8 +82,6 @@ def _wipe_environment(workdir: str) -> None:
         pass
     os.environ.clear()
     os.environ.update(_ENVIRONMENT, HOME=workdir, TMPDIR=workdir)
-    import tempfile
-
     tempfile.tempdir = workdir
 
 
