@@ -14,6 +14,7 @@ import pwd
 import socket
 import struct
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -240,3 +241,56 @@ def test_a_parser_as_nobody_still_imports_a_codec_on_first_use(pool):
     """Python lives under /root here, which only root may enter: a parser dropped to nobody
     could not import a page's codec until the sandbox bound Python's directories in."""
     assert probe(pool, decode_rare_charset, "Привіт".encode("koi8_u")) == "Привіт"
+
+
+# Run in a fresh interpreter whose own seccomp filter plays a kernel (or a container's profile)
+# without landlock (ENOSYS) and without namespaces (unshare: EPERM); its parser processes
+# inherit that filter. It prints what the pool logged and what a parser could do.
+WEAKER_KERNEL = """
+import ctypes, json, logging, socket, struct, sys
+from tests.tools.test_sandbox import connect_to
+from tools.api import Signal
+from tools.parsers import ParserLimits, ParserPool
+
+program = b"".join(struct.pack("=HBBI", *op) for op in [
+    (0x20, 0, 0, 0),                    # load the system call's number
+    (0x15, 2, 0, 444),                  # landlock_create_ruleset: ENOSYS
+    (0x15, 2, 0, 272),                  # unshare: EPERM
+    (0x06, 0, 0, 0x7FFF0000),           # anything else: allowed
+    (0x06, 0, 0, 0x00050000 | 38),
+    (0x06, 0, 0, 0x00050000 | 1),
+])
+buffer = ctypes.create_string_buffer(program)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(38, 1, 0, 0, 0)
+assert libc.prctl(22, 2, struct.pack("HxxxxxxP", 6, ctypes.addressof(buffer)), 0, 0) == 0
+logging.basicConfig(stream=sys.stdout, format="%(levelname)s %(message)s")
+if __name__ == "__main__":
+    pool = ParserPool(ParserLimits(processes=1))
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        print(json.dumps(pool.run(connect_to, port, signal=Signal.after(60), what="x")))
+    pool.close()
+"""
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the test's own filter is x86_64's")
+def test_a_kernel_without_namespaces_or_landlock_is_logged_and_the_rest_still_holds(tmp_path):
+    script = tmp_path / "weaker_kernel.py"
+    script.write_text(WEAKER_KERNEL)
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stdout.splitlines() if line.startswith("WARNING")]
+    assert any("parser sandbox: no network namespace" in w for w in warnings), done.stdout
+    assert any("parser sandbox: no landlock" in w for w in warnings), done.stdout
+    assert any("could not become nobody" in w for w in warnings), done.stdout
+    assert done.stdout.splitlines()[-1].startswith('"refused')  # seccomp still refuses sockets
