@@ -365,6 +365,7 @@
   // Start -------------------------------------------------------------------------------------
 
   $("new-chat").addEventListener("click", startNewChat);
+  $("new-chat-head").addEventListener("click", startNewChat);  // a phone's, beside the title
   function showSidebar(open) {
     ui.sidebar.classList.toggle("open", open);
     ui.toggle.setAttribute("aria-expanded", open ? "true" : "false");
