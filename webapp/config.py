@@ -329,8 +329,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "QUOTA_UPLOAD_MB",
         "500",
-        "Megabytes of attachments one user may keep stored.",
+        "Megabytes of attachments one user may keep stored; each counts the larger of its "
+        "file's bytes and its text's characters.",
         int_parser(1, 10_000_000),
+    ),
+    Setting(
+        "QUOTA_UPLOADS_PER_HOUR",
+        "60",
+        "Files one user may upload in a clock hour (UTC), counted before any is read.",
+        int_parser(1, 1_000_000),
     ),
     Setting(
         "ABANDONED_MAX",

@@ -1,4 +1,4 @@
-"""File uploads: a file becomes text through its type's ingester, ready to attach to a turn."""
+"""File uploads: a file becomes text through its ingester, kept once and attached by reference."""
 
 from __future__ import annotations
 
@@ -55,10 +55,16 @@ def extract_text(data: bytes, mime_type: str, filename: str) -> str:
 @bp.post("")
 @api_login_required
 @operation(
-    body=UploadBody, body_type=MULTIPART, answers={201: UploadSchema}, errors=(413, 415, 422, 429)
+    body=UploadBody,
+    body_type=MULTIPART,
+    answers={201: UploadSchema},
+    errors=(413, 415, 422, 429),
 )
 def upload():
-    """Store the text of one uploaded file (multipart field ``file``); 201 with its id."""
+    """Store the text of one uploaded file (multipart field ``file``); 201 with its id.
+
+    The user's room and hourly uploads are checked before the file is read, and the room
+    again once its text is known (it counts the larger of bytes and characters)."""
     file = request.files.get("file")
     if file is None or not file.filename:
         raise ApiError("Send the file as multipart form data in a field named file.", 400)
@@ -68,6 +74,11 @@ def upload():
         size = f"{limit / 1_000_000:g} MB" if limit >= 100_000 else f"{limit} byte"
         raise ApiError(f"{file.filename} is larger than the {size} limit for attachments.", 413)
     mime_type = normalise_mime_type(file.mimetype or "application/octet-stream")
+    try:
+        quotas.check_upload(current_user.id, file.filename, len(data))
+        quotas.check_upload_rate(current_user.id)
+    except quotas.QuotaExceeded as over:
+        raise ApiError(over.message, 429, retry_after=over.retry_after) from over
     text = extract_text(data, mime_type, file.filename)
     row = Upload(
         owner_id=current_user.id,
@@ -75,10 +86,11 @@ def upload():
         mime_type=mime_type,
         size=len(data),
         text=text,
+        text_chars=len(text),
     )
     try:
         with quotas.held(current_user.id, "uploading"):
-            quotas.check_upload(current_user.id, file.filename, len(data))
+            quotas.check_upload(current_user.id, file.filename, len(data), len(text))
             db.session.add(row)
             add_usage(current_user.id, [("uploads", "", 1), ("uploadBytes", "", len(data))])
             db.session.commit()
@@ -91,7 +103,7 @@ def upload():
 @api_login_required
 @operation(answers={200: UploadListSchema})
 def list_uploads():
-    """Return the user's stored attachments, newest first, with the bytes they take."""
+    """Return the user's stored attachments, newest first, with the room each takes."""
     rows = db.session.scalars(
         db.select(Upload).filter_by(owner_id=current_user.id).order_by(Upload.created_at.desc())
     )
@@ -102,8 +114,8 @@ def list_uploads():
 @api_login_required
 @operation(answers={204: NO_CONTENT})
 def delete_upload(upload_id: str):
-    """Delete one of the user's stored attachments, freeing its room; messages that attached it
-    keep its text (it was copied into them)."""
+    """Delete one of the user's stored attachments and free its room at once; messages that
+    attached it keep its name, and the model reads that the file was deleted."""
     row = db.session.get(Upload, upload_id)
     if row is None or row.owner_id != current_user.id:
         raise ApiError("There is no such upload.", 404)
@@ -113,7 +125,8 @@ def delete_upload(upload_id: str):
 
 
 def attachment_parts(upload_ids: list[str]) -> list[dict]:
-    """Return the attachment parts for a user message; 400 naming an id that is not the user's."""
+    """Return the attachment parts for a user message, each a reference to one of the user's
+    uploads (its text is not copied); 400 naming an id that is not the user's."""
     parts = []
     for upload_id in dict.fromkeys(upload_ids):
         row = db.session.get(Upload, upload_id)
@@ -123,5 +136,5 @@ def attachment_parts(upload_ids: list[str]) -> list[dict]:
                 400,
                 {"attachments": [f"Unknown upload {upload_id}."]},
             )
-        parts.append(attachment_part(row.filename, row.mime_type, row.text))
+        parts.append(attachment_part(row.id, row.filename, row.mime_type))
     return parts
