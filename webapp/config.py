@@ -277,6 +277,13 @@ SETTINGS: tuple[Setting, ...] = (
         int_parser(1000),
     ),
     Setting(
+        "PARSER_QUEUE_SECONDS",
+        "30",
+        "Seconds a page or file may wait for a parser process, shared fairly among users, "
+        "before it is refused.",
+        int_parser(1, 3600),
+    ),
+    Setting(
         "UPLOAD_PARSE_SECONDS",
         "30",
         "Seconds an attachment may take to read before the upload is refused.",

@@ -6,6 +6,7 @@ from flask import Blueprint, current_app, jsonify, request
 from flask_login import current_user
 
 from tools.api import Cancelled, IngestError, IngestInput, Signal, ToolError, normalise_mime_type
+from tools.parser_shares import ParsersBusy, acting_for
 from webapp import plugin_host, quotas
 from webapp.api.operations import MULTIPART, NO_CONTENT, operation
 from webapp.api.schemas.uploads import UploadBody, UploadListSchema, UploadSchema
@@ -18,10 +19,13 @@ from webapp.turn.parts import attachment_part
 
 bp = Blueprint("api_uploads", __name__, url_prefix="/api/uploads")
 TEXT_TYPES = {"text/plain", "text/markdown", "text/csv", "application/json"}
+# Other users' files hold the parser processes: a client may try again this soon.
+BUSY_RETRY_SECONDS = 30
 
 
 def extract_text(data: bytes, mime_type: str, filename: str) -> str:
-    """Return the file's text: plain text types as they are, others through their ingester."""
+    """Return the file's text: plain text types as they are, others through their ingester,
+    in a parser process under the signed-in user's fair share (``tools.parser_shares``)."""
     if mime_type in TEXT_TYPES:
         return data.decode("utf-8", errors="replace")
     ingesters = plugin_host.get_host().ingesters
@@ -36,9 +40,12 @@ def extract_text(data: bytes, mime_type: str, filename: str) -> str:
     seconds = current_app.config["UPLOAD_PARSE_SECONDS"]
     signal = Signal.after(seconds)
     try:
-        result = ingesters.ingest(IngestInput(data, mime_type, filename=filename), signal)
+        with acting_for(current_user.id):
+            result = ingesters.ingest(IngestInput(data, mime_type, filename=filename), signal)
     except IngestError as error:
         raise ApiError(error.message, 422) from error
+    except ParsersBusy as busy:
+        raise ApiError(busy.message, 503, retry_after=BUSY_RETRY_SECONDS) from busy
     except Cancelled:
         raise ApiError(
             f"Reading {filename} took longer than {seconds} seconds. Attach a smaller or "
@@ -58,7 +65,7 @@ def extract_text(data: bytes, mime_type: str, filename: str) -> str:
     body=UploadBody,
     body_type=MULTIPART,
     answers={201: UploadSchema},
-    errors=(413, 415, 422, 429),
+    errors=(413, 415, 422, 429, 503),
 )
 def upload():
     """Store the text of one uploaded file (multipart field ``file``); 201 with its id.
