@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from tests.tools.pdf.documents import encrypt_pdf, make_dense_pdf, make_pdf
 from webapp import plugin_host
 from webapp.extensions import db
@@ -139,3 +141,42 @@ def test_uploads_past_the_hourly_rate_are_refused_before_they_are_read(
     with app.app_context():
         shown = {row["limit"]: row for row in remaining(user.id)}
         assert shown["uploadsPerHour"]["used"] == 2 and shown["uploadsPerHour"]["allowed"] == 2
+
+
+def uploads_stored_before_0010_count_their_text(app) -> None:
+    import flask_migrate
+    from sqlalchemy import text
+
+    from webapp.models import User
+    from webapp.quotas import stored_upload_room
+
+    with app.app_context():
+        user = User.make("early", "pw")
+        db.session.add(user)
+        db.session.commit()
+        user_id = user.id
+        db.session.remove()
+        flask_migrate.downgrade(revision="0008")
+        db.session.execute(
+            text(
+                "INSERT INTO uploads (id, owner_id, filename, mime_type, size, text, created_at) "
+                "VALUES ('u1', :owner, 'dense.pdf', 'application/pdf', 4000, :text, "
+                "CURRENT_TIMESTAMP)"
+            ),
+            {"owner": user_id, "text": "é" * 50_000},
+        )
+        db.session.commit()
+        db.session.remove()
+        flask_migrate.upgrade()
+        assert stored_upload_room(user_id) == 50_000
+
+
+def test_uploads_stored_before_the_room_counted_text_count_their_text_on_sqlite(app):
+    uploads_stored_before_0010_count_their_text(app)
+
+
+@pytest.mark.postgres
+def test_uploads_stored_before_the_room_counted_text_count_their_text_on_postgresql(
+    make_app, migrated_postgres_url
+):
+    uploads_stored_before_0010_count_their_text(make_app(DATABASE_URL=migrated_postgres_url))
