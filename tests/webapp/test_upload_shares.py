@@ -72,3 +72,41 @@ def test_a_user_whose_upload_arrives_behind_anothers_many_slow_ones_is_read_next
             for name in [*ann_files, "bob0"]:
                 open_gate(tmp_path, name)
         assert [u.result(timeout=60).status_code for u in ann_uploads] == [201] * 5
+
+
+def test_an_upload_that_waits_past_the_queue_bound_is_refused_with_what_to_do(
+    make_app, tmp_path: Path
+):
+    app = make_app(
+        LOOKOUT_PLUGINS="tests.tools.sample_plugins.gated",
+        PARSER_PROCESSES=1,
+        PARSER_QUEUE_SECONDS=1,
+    )
+    ann, ann_token = make_token(app, "ann")
+    _, bob_token = make_token(app, "bob")
+    with app.app_context():
+        shares = plugin_host.get_host().parsers
+
+    def send(token: str, name: str) -> requests.Response:
+        files = {"file": (f"{name}.bin", gated_file(tmp_path, name), MIME_TYPE)}
+        headers = {"Authorization": f"Bearer {token}"}
+        return requests.post(f"{server_url}/api/uploads", headers=headers, files=files, timeout=60)
+
+    with LiveServer(app) as server, ThreadPoolExecutor(max_workers=1) as pool:
+        server_url = server.url
+        try:
+            holding = pool.submit(send, ann_token, "ann0")
+            wait_until(lambda: shares.held() == {ann: 1}, "ann's file takes the process")
+
+            refused = send(bob_token, "bob0")
+
+            assert refused.status_code == 503
+            assert refused.json()["error"]["message"] == (
+                "Lookout's readers were busy with other people's pages and files, so bob0.bin "
+                "was not read. Try again in a minute."
+            )
+            assert int(refused.headers["Retry-After"]) >= 1
+            assert "bob0" not in started(tmp_path)
+        finally:
+            open_gate(tmp_path, "ann0")
+        assert holding.result(timeout=60).status_code == 201
