@@ -187,7 +187,10 @@ def stored_upload_room(user_id: str) -> int:
 
 
 def megabytes(size: int) -> str:
-    """Return a size in megabytes as the sentences say it ("3.2 MB")."""
+    """Return a size as the sentences say it: "3.2 MB", or "4 KB" under 0.1 MB (where one
+    decimal of a megabyte would read "0.0 MB")."""
+    if size < 100_000:
+        return f"{size / 1000:.0f} KB"
     return f"{size / 1_000_000:.1f} MB" if size < 10_000_000 else f"{size / 1_000_000:.0f} MB"
 
 

@@ -74,7 +74,7 @@ def test_a_small_pdf_whose_text_is_long_counts_its_characters_against_the_room(
 
     assert refused.status_code == 429
     assert refused.get_json()["error"]["message"] == (
-        "Your attachments take 0.0 MB of your 1.0 MB, and the text of dense.pdf (1,260,000 "
+        "Your attachments take 0 KB of your 1.0 MB, and the text of dense.pdf (1,260,000 "
         "characters, counted as 1.3 MB) does not fit. Delete attachments you no longer need, "
         "or ask an administrator for more room."
     )
@@ -113,8 +113,10 @@ def test_a_user_over_their_room_is_refused_before_the_file_is_read(make_app, mak
     refused = upload(client, locked, "locked.pdf", "application/pdf")
 
     assert refused.status_code == 429
-    assert refused.get_json()["error"]["message"].startswith(
-        "Your attachments take 1.0 MB of your 1.0 MB, and locked.pdf ("
+    assert refused.get_json()["error"]["message"] == (
+        "Your attachments take 1.0 MB of your 1.0 MB, and locked.pdf "
+        f"({len(locked) / 1000:.0f} KB) does not fit. Delete attachments you no longer need, "
+        "or ask an administrator for more room."
     )
     with app.app_context():
         assert plugin_host.get_parsers().pids() == []  # no parser process was ever started
