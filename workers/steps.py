@@ -19,6 +19,7 @@ from tools.api import Signal
 from webapp import broker, metrics
 from webapp.extensions import db
 from webapp.models import Message, Turn
+from webapp.models.uploads import with_attachment_texts
 from webapp.turn import events
 from webapp.turn.lifecycle import claim_step, finish_turn, record_usage
 from webapp.turn.replies import step_shown
@@ -109,8 +110,10 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
     provider_row, model = get_turn_model(turn)
     offers = offered_tools(turn, model)
     last_step = step >= config["TURN_MAX_STEPS"] - 1
+    path = branch(turn.conversation_id, reply.message_id)
     history = [
-        StoredMessage(m.role, m.parts) for m in branch(turn.conversation_id, reply.message_id)
+        StoredMessage(m.role, parts)
+        for m, parts in zip(path, with_attachment_texts(m.parts for m in path), strict=True)
     ]
     history[-1] = StoredMessage("assistant", reply.said())
     messages = build_messages(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import threading
@@ -12,6 +13,7 @@ from typing import Any
 from flask import current_app
 
 from tools.api import Cancelled, Signal, Tool, ToolError, ToolRefused
+from tools.parser_shares import acting_for
 from webapp import broker, metrics
 from webapp.extensions import db
 from webapp.models import ToolCall, Turn
@@ -70,7 +72,10 @@ def execute_with_deadline(
             if was_abandoned:
                 abandoned.release(abandoned_max)
 
-    thread = threading.Thread(target=target, name=f"tool-{tool.name}", daemon=True)
+    # The caller's context variables (whose parser share it is) follow the call into its thread.
+    thread = threading.Thread(
+        target=contextvars.copy_context().run, args=(target,), name=f"tool-{tool.name}", daemon=True
+    )
     thread.start()
     signal: Signal = ctx.signal
     while thread.is_alive() and not signal.cancelled:
@@ -192,7 +197,10 @@ def run_call(turn: Turn, call: ToolCall) -> Outcome:
         # (a plain session, with private networks allowed, can only be closed).
         undo = signal.on_cancel(getattr(ctx.fetch, "abort", ctx.fetch.close))
         try:
-            result = execute_with_deadline(tool, input, ctx, current_app.config["ABANDONED_MAX"])
+            with acting_for(ctx.user):  # its parsing counts against the user's fair share
+                result = execute_with_deadline(
+                    tool, input, ctx, current_app.config["ABANDONED_MAX"]
+                )
         finally:
             undo()
             ctx.fetch.close()
