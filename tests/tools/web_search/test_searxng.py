@@ -114,7 +114,7 @@ def test_searxng_malformed_body_is_a_tool_error_naming_searxng(
     engine_replies.get(URL, body=body)
     with pytest.raises(ToolError) as info:
         search(searxng)
-    web_page = WEB_PAGE_HINT if body.startswith("<") else ""
+    web_page = " " + WEB_PAGE_HINT if body.startswith("<") else ""
     assert info.value.message == "SearXNG returned a response Lookout could not read." + web_page
 
 
