@@ -40,6 +40,7 @@ from tools.web_search.engine import (
     Search,
     SearchEngine,
     SearchResult,
+    text_from_html,
 )
 from tools.web_search.sessions import SearchSession
 
@@ -278,8 +279,9 @@ def scrub(text: str, *hidden: str | None) -> str:
 
 
 def clean_results(found: list[SearchResult], count: int) -> list[SearchResult]:
-    """Return at most ``count`` results with http(s) URLs, each page once, text cleaned and
-    cut: a title as its citation keeps it, a snippet to ``MAX_SNIPPET_CHARS``."""
+    """Return at most ``count`` results with http(s) URLs, each page once, their text made
+    plain by one rule for every engine (``text_from_html``) and cut: a title as its citation
+    keeps it, a snippet to ``MAX_SNIPPET_CHARS``."""
     out: list[SearchResult] = []
     seen: set[str] = set()
     for result in found:
@@ -289,10 +291,10 @@ def clean_results(found: list[SearchResult], count: int) -> list[SearchResult]:
         if not is_presentable_url(url) or page_key(url) in seen:
             continue
         seen.add(page_key(url))
-        snippet = clean_text(result.snippet)
+        snippet = plain_text(result.snippet)
         if len(snippet) > MAX_SNIPPET_CHARS:
             snippet = snippet[: MAX_SNIPPET_CHARS - 1].rstrip() + "…"
-        out.append(SearchResult(cut_title(clean_text(result.title)) or "", url, snippet))
+        out.append(SearchResult(cut_title(plain_text(result.title)) or "", url, snippet))
         if len(out) >= count:
             break
     return out
@@ -314,6 +316,11 @@ def page_key(url: str) -> str:
     if parts.username or parts.password:
         netloc = f"{parts.username or ''}:{parts.password or ''}@{netloc}"
     return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+
+
+def plain_text(fragment: str | None) -> str:
+    """Return a title or snippet from any engine as plain text, whitespace collapsed."""
+    return clean_text(text_from_html(fragment or ""))
 
 
 def clean_text(text: str | None) -> str:
