@@ -10,7 +10,7 @@ from typing import Any
 import marshmallow
 from marshmallow import fields, validate
 
-from tools.api import Plugin, PluginContext, Tool, ToolContext, ToolError
+from tools.api import Audience, Plugin, PluginContext, Tool, ToolContext, ToolError
 from tools.usage import SEARCHES
 from tools.web_search.engine import Search, SearchEngine
 from tools.web_search.failover import FALLBACK_FAILED, Answer, BothFailed, search_with_fallback
@@ -42,6 +42,39 @@ def describe(engine: SearchEngine) -> str:
     if not engine.operators:
         return DESCRIPTION
     return f"{DESCRIPTION} Supported operators: {', '.join(engine.operators)}."
+
+
+def audience(options: dict[str, Any], engine: SearchEngine) -> Audience:
+    """Return who is offered web_search under ``options``, with the sentence that says so.
+
+    With user engines on, everyone is offered it (a user outside adminEngineRoles searches
+    with an engine of their own); with them off, only users holding a role in
+    adminEngineRoles, since nobody else could search at all."""
+    roles = tuple(options["adminEngineRoles"])
+    which = f"the role{'s' if len(roles) > 1 else ''} {' or '.join(roles)}"
+    if options["userEngines"]:
+        if not roles:
+            return Audience(
+                None,
+                f"No role may search with {engine.name}, the engine set below: every user needs "
+                "an engine of their own in their web search settings.",
+            )
+        return Audience(
+            None,
+            f"Users holding {which} search with {engine.name}, the engine set below; other "
+            "users need an engine of their own in their web search settings.",
+        )
+    if not roles:
+        return Audience(
+            (),
+            "Nobody is offered web_search: no role may search with the engine set below, and "
+            "users may not bring their own engine.",
+        )
+    return Audience(
+        roles,
+        f"Only users holding {which} are offered web_search, with {engine.name}: users may "
+        "not bring their own engine, so nobody else could search.",
+    )
 
 
 def log_answer(logger: logging.Logger, answer: Answer, user: str) -> None:
@@ -177,6 +210,7 @@ def create_web_search(engines: Sequence[SearchEngine]) -> Plugin:
                 user_toggle=options["userToggle"],
                 untrusted=True,
                 timeout_seconds=TIMEOUT_SECONDS,
+                audience=audience(options, by_id[options["engine"]]),
             )
         )
 
