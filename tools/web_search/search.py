@@ -106,13 +106,13 @@ def run_search(
         limit = max(1.0, min(limit, signal.remaining() - leave))
     status, body, headers = _send(engine, request, session, signal, user_agent, limit)
     if status != 200:
-        cause, advice, admin_only = error_message(engine, status, body, *hidden)
+        cause, admin_only = error_message(engine, status, body, *hidden)
         reason = engine.unavailable(status)
         if reason is None:
             hint = _redirect_hint(engine, request.url, status, headers)
-            raise EngineFailed(cause, f"{advice} {hint}".strip(), admin_only or bool(hint))
+            raise EngineFailed(cause, hint, admin_only or bool(hint))
         wait = retry_after(headers) if reason == "rate-limited" else None
-        raise EngineUnavailable(cause, reason, wait, advice, admin_only)
+        raise EngineUnavailable(cause, reason, wait, admin_only=admin_only)
     try:
         found = engine.parse(body)
     except EngineBlocked as exc:
@@ -225,12 +225,10 @@ def _too_slow(engine: SearchEngine, limit: float) -> str:
     return f"{engine.name} did not answer within {round(limit, 1):g} seconds."
 
 
-def error_message(
-    engine: SearchEngine, status: int, body: str, *hidden: str
-) -> tuple[str, str, bool]:
-    """Return what an error status means: the cause (the spec's sentence, or the engine's own,
-    with the engine's explanation appended), the advice, and whether only whoever set the
-    engine up can follow it (anything but a rate limit or the engine's own failure)."""
+def error_message(engine: SearchEngine, status: int, body: str, *hidden: str) -> tuple[str, bool]:
+    """Return what an error status means (the spec's sentence, or the engine's own, with the
+    engine's explanation appended) and whether only whoever set the engine up can act on it:
+    anything but a rate limit (429), a block or the engine's own failure (5xx)."""
     message = engine.describe_error(status, body)
     if message is None:
         if status in (401, 403):
@@ -240,7 +238,7 @@ def error_message(
         else:
             message = f"{engine.name} search failed (HTTP {status})."
     admin_only = status != 429 and status < 500 and engine.unavailable(status) != "blocked"
-    return with_detail(engine, message, body, *hidden), "", admin_only
+    return with_detail(engine, message, body, *hidden), admin_only
 
 
 def with_detail(engine: SearchEngine, message: str, body: str, *hidden: str) -> str:
