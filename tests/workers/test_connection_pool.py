@@ -66,7 +66,7 @@ def test_more_turns_stream_at_once_than_the_worker_has_connections(
 class Meeting(ThreadingHTTPServer):
     """A loopback server that holds each request until ``expected`` are in flight at once,
     then answers them all "met"; ``most`` is the most it held at once (a request that waited
-    30 s in vain is answered "alone")."""
+    45 s in vain, which only a hang would make it, is answered "alone")."""
 
     daemon_threads = True
 
@@ -83,7 +83,7 @@ class Meeting(ThreadingHTTPServer):
             self.in_flight += 1
             self.most = max(self.most, self.in_flight)
             self.changed.notify_all()
-            met = self.changed.wait_for(lambda: self.most >= self.expected, timeout=30)
+            met = self.changed.wait_for(lambda: self.most >= self.expected, timeout=45)
             self.in_flight -= 1
         return "met" if met else "alone"
 

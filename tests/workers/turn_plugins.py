@@ -68,7 +68,7 @@ def setup(ctx):
         # Meets the other calls at a loopback server, which answers once enough are there.
         with requests.Session() as session:
             session.trust_env = False
-            return session.get(input["text"], timeout=30).text
+            return session.get(input["text"], timeout=60).text
 
     def failing(input, tool):
         raise ToolError("The thing failed. Try another thing.")
@@ -81,7 +81,7 @@ def setup(ctx):
         Tool("page", "Read a page.", TextInput, page, default_enabled=True, untrusted=True)
     )
     ctx.tools.register(Tool("slow", "Wait.", Empty, slow, timeout_seconds=1))
-    ctx.tools.register(Tool("gather", "Meet the others.", TextInput, gather, timeout_seconds=40))
+    ctx.tools.register(Tool("gather", "Meet the others.", TextInput, gather, timeout_seconds=60))
     ctx.tools.register(Tool("stubborn", "Sleep.", Empty, stubborn, timeout_seconds=1))
     ctx.tools.register(Tool("failing", "Fail.", Empty, failing))
     ctx.tools.register(Tool("tally", "Count a run in a file.", TextInput, tally))
