@@ -33,11 +33,14 @@ class StoredMessage:
 
 
 def cleared_note(name: str, input: Any) -> str:
-    """Return the line that stands in for a tool result cleared from the prompt."""
+    """Return the line that stands in for a tool result cleared from the prompt: what calling
+    again costs, truly (web_fetch keeps pages for the turn; web_search keeps nothing)."""
     shown = json.dumps(input, ensure_ascii=False)
     return (
         f"[This result of {name} with input {shown} was cleared to keep the conversation short. "
-        f"Call {name} again with the same input if you need it; within this turn that is free.]"
+        f"Call {name} again with the same input if you need it. A page fetched earlier in this "
+        "turn comes again from the turn's cache; a search is sent to the search engine again "
+        "and counts as a new search.]"
     )
 
 

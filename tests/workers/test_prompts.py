@@ -91,6 +91,8 @@ def test_a_call_without_a_result_is_answered_so_the_prompt_stays_valid():
 
 
 def test_past_the_budget_the_oldest_results_become_a_note_and_the_newest_stays():
+    """Regression (issue 24): the note said calling again "within this turn that is free",
+    which was false for a search: only a page fetched in the turn comes from its cache."""
     parts = []
     for index in range(3):
         parts += [call(f"c{index}", "page", {"n": index}), result(f"c{index}", "page", "x" * 500)]
@@ -101,7 +103,9 @@ def test_past_the_budget_the_oldest_results_become_a_note_and_the_newest_stays()
     contents = [m["content"] for m in build(history, budget=1000) if m["role"] == "tool"]
     assert contents[0] == (
         '[This result of page with input {"n": 0} was cleared to keep the conversation short. '
-        "Call page again with the same input if you need it; within this turn that is free.]"
+        "Call page again with the same input if you need it. A page fetched earlier in this turn "
+        "comes again from the turn's cache; a search is sent to the search engine again and "
+        "counts as a new search.]"
     )
     assert BOUNDARY.match(contents[1]) and BOUNDARY.match(contents[2])
 

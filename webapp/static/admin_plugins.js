@@ -19,7 +19,8 @@
     box.appendChild(el("span", { class: "badge badge-" + plugin.status,
       text: STATUS_TEXT[plugin.status] || plugin.status }));
     if (plugin.reason) box.appendChild(el("p", { class: "reason", text: plugin.reason }));
-    // Tools nobody is offered yet (web search right after an engine is picked): said plainly.
+    // Who is offered each tool, and tools nobody is offered yet (web search right after an
+    // engine is picked): said plainly.
     (plugin.notices || []).forEach(function (notice) {
       box.appendChild(el("p", { class: "plugin-notice", role: "status", text: notice }));
     });
