@@ -66,13 +66,17 @@ def translate(
     """The ProviderError for an openai or httpx2 exception (a ValueError: an unreadable reply);
     ``admin`` when an admin reads it (a connection test), who may see the provider's address."""
     name = who.name
-    if isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
+    # A connection never made is unreachable, not slow: no "busy" for a dropped SYN.
+    connecting = any(isinstance(e, httpx2.ConnectTimeout) for e in (exc, exc.__cause__))
+    if not connecting and isinstance(exc, openai.APITimeoutError | httpx2.TimeoutException):
         return ProviderError(
             f"The provider {name} did not answer in time. Try again later; if it keeps "
             "happening, the model may be overloaded or too slow for the configured timeout.",
             timed_out=True,
         )
-    if isinstance(exc, openai.APIConnectionError | httpx2.TransportError | httpx2.StreamError):
+    if connecting or isinstance(
+        exc, openai.APIConnectionError | httpx2.TransportError | httpx2.StreamError
+    ):
         if streaming:
             return ProviderError(
                 f"The connection to the provider {name} broke during the reply. Try again.",
