@@ -87,6 +87,7 @@ def stream_reply(
         except ProviderError as exc:  # what streamed before the failure is kept with it
             reply.error = exc
             reply.calls = []
+            reply.usage = exc.usage or reply.usage
         finally:
             deltas.flush()
     reply.cancelled = reply.cancelled or signal.cancelled

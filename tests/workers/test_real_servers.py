@@ -83,6 +83,7 @@ def test_an_answer_at_its_length_limit_is_stored_as_cut_with_the_limit(chat, cha
     )
     assert chat.reply(turn)["parts"] == [{"type": "text", "text": "It goes on and on and"}]
     assert fake_model.last_request().json["max_tokens"] == 300
+    assert turn["usage"] == {"inputTokens": 10, "outputTokens": 5}  # a cut answer costs too
 
 
 def test_a_model_without_a_max_tokens_setting_gets_the_documented_default(

@@ -40,6 +40,8 @@ class ProviderError(Exception):
         self.status = status
         self.retry_after = retry_after
         self.timed_out = timed_out
+        # What the call cost when the stream ended unfinished (cut, at its length limit).
+        self.usage: Usage | None = None
 
 
 class ProviderCancelled(Exception):

@@ -139,14 +139,19 @@ class ReplyAssembler:
         the length limit ("length") and one stopped for another reason are cut answers, which
         must not pass for finished ones (their half-assembled tool calls are dropped).
         """
+        usage = self._usage or self._estimated_usage()
+        error = None
         if self._reason is None:
-            raise cut_off(self._who)
-        if self._reason == "length":
-            raise length_reached(self._who, self._max_tokens)
-        if self._reason not in FINISHED:
-            raise stopped_early(self._who, self._reason)
+            error = cut_off(self._who)
+        elif self._reason == "length":
+            error = length_reached(self._who, self._max_tokens)
+        elif self._reason not in FINISHED:
+            error = stopped_early(self._who, self._reason)
+        if error is not None:
+            error.usage = usage  # a cut answer cost its tokens too
+            raise error
         events: list[ProviderEvent] = [_tool_call(entry) for entry in self._calls.values()]
-        events.append(self._usage or self._estimated_usage())
+        events.append(usage)
         events.append(Finished(self._reason))
         return events
 
