@@ -460,3 +460,15 @@ def test_the_whole_answer_is_bounded_even_while_tokens_keep_coming(fake, waits):
     assert text_of(received).startswith("tick ")
     assert error.message.startswith("The provider Chatty was still answering after 0.5 seconds")
     fake.wait_for_disconnects(1, timeout=5)
+
+
+def test_a_provider_echoing_its_base_url_and_credentials_has_them_redacted(fake, waits):
+    """Issue 24: users see the provider's name, never its base URL or what is in it."""
+    host = fake.base_url.removeprefix("http://")
+    base_url = f"http://lookout:s3cret-pass@{host}"
+    said = f"Bad request to {base_url}/chat/completions as lookout:s3cret-pass"
+    fake.script(Reply.error(400, {"error": {"message": said}}))
+    with OpenAICompatibleProvider("Local", base_url, KEY, wait=waits) as provider:
+        error = failure(provider)
+    assert error.message.startswith("The provider Local refused the request (HTTP 400). Local said")
+    assert "s3cret-pass" not in error.message and base_url not in error.message

@@ -27,9 +27,9 @@ class ProviderIdentity:
     api_key: str
 
     def redact(self, text: str) -> str:
-        """``text`` with the API key and the base URL's credentials replaced, in case a
-        provider echoes them back."""
-        secrets = [self.api_key, *_credentials(self.base_url)]
+        """``text`` with the API key, the base URL and its credentials replaced, in case a
+        provider (or a library's message) echoes them back."""
+        secrets = [self.api_key, self.base_url, *_credentials(self.base_url)]
         for secret in sorted(secrets, key=len, reverse=True):
             if len(secret) >= 4:
                 text = text.replace(secret, "[redacted]")
