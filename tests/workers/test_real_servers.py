@@ -164,3 +164,23 @@ def test_a_long_conversation_keeps_working_past_the_models_context(chat, chat_ap
     assert last[-1]["content"].startswith("Message 5: ")
     assert not any(m["content"].startswith("Message 0: ") for m in last if m["role"] == "user")
     assert sum(len(m["content"] or "") for m in last) <= 5400
+
+
+def test_a_large_attachment_is_cut_with_a_note_to_fit_the_models_context(chat, chat_app):
+    """Issue 24: every prompt stays within the model's context whatever was attached; a long
+    file's text made the server answer with an empty stream."""
+    with FakeModel(context_chars=6000) as fake:
+        model = add_model(chat_app, fake, contextTokens=2000, maxTokens=500)
+        text = "The tide table for the whole year. " * 2000
+        uploaded = chat.call(
+            "POST", "/api/uploads", files={"file": ("tides.txt", text.encode(), "text/plain")}
+        )
+        assert uploaded.status_code == 201, uploaded.text
+        conversation = chat.new_conversation()
+        turn = chat.run(
+            conversation, "When is high tide?", model, attachments=[uploaded.json()["id"]]
+        )
+        sent = fake.chat_requests()[-1].json["messages"][-1]["content"]
+    assert turn["status"] == "completed", turn
+    assert sent.startswith("When is high tide?\n\n[Attached file: tides.txt]\nThe tide table")
+    assert "[The rest of this file's text (" in sent and "was cut to fit the model's" in sent
