@@ -362,9 +362,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "MODEL_TIMEOUT_SECONDS",
         "60",
-        "Seconds a model may send nothing, before its first token or between two, before its "
-        "turn fails (keeping what it said).",
+        "Seconds a model may take to start its answer (keep-alive pings do not count), or stay "
+        "silent between two tokens, before its turn fails (keeping what it said).",
         int_parser(1, 3600),
+    ),
+    Setting(
+        "MODEL_ANSWER_SECONDS",
+        "600",
+        "Seconds one model answer may take in all, however steadily it streams, before its "
+        "turn fails (keeping what it said).",
+        int_parser(1, 86400),
     ),
     Setting(
         "TURN_STALE_SECONDS",
