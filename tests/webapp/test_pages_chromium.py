@@ -337,3 +337,23 @@ def test_the_admin_page_says_nobody_gets_web_search_until_it_is_on_by_default(
     page.reload()
     page.wait_for_selector("#plugins[data-ready]")
     expect(page.locator("#plugin-web_search .plugin-notice")).to_have_text([who])
+
+
+def test_saving_a_first_engine_offers_web_search_to_everyone_in_one_more_click(
+    page, live_server, make_user, api
+):
+    """Issue 25: after the README's steps (engine chosen and saved) nobody was offered web
+    search until the admin found "On by default", ticked it and saved again."""
+    sign_in(page, live_server, make_user("root", admin=True), "/admin/plugins")
+    block = page.locator("#plugin-web_search")
+    assert block.locator("h2").inner_text() == "Web search"  # its title, as Settings says it
+    block.get_by_label("Search engine").select_option("duckduckgo")
+    block.get_by_role("button", name="Save options").click()
+    page.wait_for_selector("#plugin-web_search .badge-active")
+    offer = block.get_by_role("button", name="Offer web search to everyone now")
+    offer.click()
+    expect(offer).to_have_count(0)
+    expect(block.get_by_label("On by default")).to_be_checked()
+    listed = api(make_user("newcomer"))("GET", "/api/plugins/settings").get_json()["plugins"]
+    enabled = {t["name"]: t["enabled"] for p in listed for t in p["tools"]}
+    assert enabled["web_search"] is True
