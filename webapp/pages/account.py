@@ -14,6 +14,7 @@ from wtforms import PasswordField
 
 from webapp.auth import accounts
 from webapp.auth.guards import login_required
+from webapp.auth.scopes import browser_only
 from webapp.quotas import remaining
 from webapp.usage.display import limit_lines, usage_lines
 from webapp.usage.report import own_usage
@@ -65,6 +66,7 @@ def settings_usage() -> dict:
 
 @bp.post("/password", endpoint="password")
 @login_required
+@browser_only
 def change_password():
     """Change the signed-in user's password; this browser stays signed in, the others do not."""
     form = PasswordForm()
@@ -81,7 +83,7 @@ def change_password():
     except accounts.AccountError as error:
         for field, messages in error.fields.items():
             getattr(form, FORM_FIELDS[field]).errors = list(messages)
-        return render_settings(form, 400)
+        return render_settings(form, error.status)
     login_user(current_user)  # this browser's cookie gets the new session version
     flash(PASSWORD_CHANGED, "ok")
     # "#top" replaces the form's "#account", so the message at the top is in view.
@@ -90,6 +92,7 @@ def change_password():
 
 @bp.post("/sign-out-everywhere", endpoint="sign_out_everywhere")
 @login_required
+@browser_only
 def sign_out_everywhere():
     """End every session of the signed-in user, this one included."""
     accounts.end_sessions(current_user)

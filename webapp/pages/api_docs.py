@@ -72,7 +72,8 @@ def show_operation(path: str, method: str, described: dict[str, Any]) -> dict[st
             }
             for status, answer in sorted(described["responses"].items())
         ],
-        "admin": "403" in described["responses"],
+        "admin": described.get("x-token-scope") == "admin",
+        "scope": described.get("x-token-scope"),
     }
 
 
