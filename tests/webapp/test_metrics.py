@@ -28,7 +28,7 @@ from tests.workers.conftest import make_chat_app
 from webapp import create_app
 from webapp.extensions import db
 from webapp.metrics_endpoint import METRICS_OFF, METRICS_REFUSED
-from webapp.models import ApiToken, Message, PluginOptions, Provider, Turn, User
+from webapp.models import ApiToken, Message, PluginOptions, Provider, Turn, UsageCount, User
 from webapp.models.base import utcnow
 
 pytestmark = pytest.mark.integration
@@ -66,8 +66,10 @@ def metrics_app(tmp_path_factory, redis_url, sqlite_template):
 def web(metrics_app, tmp_path_factory):
     """The app in gunicorn, with a worker process answering its turns."""
     logs = tmp_path_factory.mktemp("metrics-logs")
-    with CeleryWorker(metrics_app, logs, concurrency=4), WebProcess(metrics_app, logs) as server:
-        yield server
+    with CeleryWorker(metrics_app, logs, concurrency=4) as worker:
+        with WebProcess(metrics_app, logs) as server:
+            server.worker_log = worker.log
+            yield server
 
 
 @pytest.fixture
@@ -165,6 +167,37 @@ def test_a_turn_with_tool_calls_is_counted_from_the_worker(metrics_app, web, fak
     # Outcomes that never happened show as 0, not as missing series.
     assert ("lookout_turns_finished_total", (("outcome", "cancelled"),)) in after
     assert_documented(web.url)
+
+
+def test_tool_names_a_model_invents_are_counted_as_unknown_everywhere(metrics_app, web, fake_model):
+    """Issue 24: a model's made-up tool names went as they were into metric labels (a new
+    series each), usage rows and log lines (a newline in one forged a log line)."""
+    chat, model = chat_with(metrics_app, fake_model, web.url)
+    marker = uuid.uuid4().hex
+    invented = [f"made_up_{marker}", f"x\nINFO forged {marker}", "y" * 500 + marker]
+    before = scrape(web.url)
+    fake_model.script(
+        Reply.tool_calls([(name, {}) for name in invented] + [("echo", {"text": "hi"})]),
+        Reply.text("Done."),
+    )
+    turn = chat.run(chat.new_conversation(), "Use your tools.", model)
+    assert turn["status"] == "completed"
+    after = scrape(web.url)
+    tools = {dict(labels).get("tool") for (_, labels) in after}
+    assert tools <= {None, "unknown", "echo", "web_fetch", "web_search"}
+    added = value(after, "lookout_tool_calls_total", tool="unknown", outcome="error") - value(
+        before, "lookout_tool_calls_total", tool="unknown", outcome="error"
+    )
+    assert added == 3
+    user_id = chat.call("GET", "/api/me").json()["id"]
+    with metrics_app.app_context():
+        details = db.session.scalars(
+            db.select(UsageCount.detail).filter_by(user_id=user_id, metric="toolErrors")
+        ).all()
+    assert details == ["unknown"]
+    log = web.worker_log.read_text()
+    assert marker not in log
+    assert "tool=unknown" in log
 
 
 def test_open_event_streams_are_counted_while_open(metrics_app, web, fake_model):
