@@ -276,6 +276,42 @@ def test_metrics_from_an_allowed_network_need_no_token(app_with):
     assert refused.json["error"]["message"] == METRICS_REFUSED
 
 
+def test_behind_a_trusted_proxy_metrics_allow_judges_the_forwarded_client(app_with):
+    """With TRUSTED_PROXIES=1, a proxy on the same host (127.0.0.1) does not open the metrics to
+    whoever it forwards: the client it names is judged, as sign-in limits judge it."""
+    client = app_with(METRICS_ALLOW="127.0.0.1/32", TRUSTED_PROXIES=1).test_client()
+    via_proxy = {"REMOTE_ADDR": "127.0.0.1"}
+    outsider = client.get(
+        "/metrics", environ_base=via_proxy, headers={"X-Forwarded-For": "203.0.113.9"}
+    )
+    assert outsider.status_code == 403
+    assert outsider.json["error"]["message"] == METRICS_REFUSED
+    local = client.get("/metrics", environ_base=via_proxy, headers={"X-Forwarded-For": "127.0.0.1"})
+    assert local.status_code == 200
+
+
+def test_a_request_forwarded_by_an_untrusted_proxy_is_not_let_in_by_address(app_with):
+    """Issue 24: with TRUSTED_PROXIES unset, a same-host proxy made every visitor it forwarded
+    look like 127.0.0.1, which METRICS_ALLOW let in. A request naming a client of its own comes
+    from an unknown client; a scraper reaching Lookout directly, or sending the token, still
+    reads the metrics."""
+    client = app_with(METRICS_ALLOW="127.0.0.1/32", METRICS_TOKEN="scrape-token").test_client()
+    local = {"REMOTE_ADDR": "127.0.0.1"}
+    for forwarded in ({"X-Forwarded-For": "203.0.113.9"}, {"Forwarded": "for=203.0.113.9"}):
+        refused = client.get("/metrics", environ_base=local, headers=forwarded)
+        assert refused.status_code == 403
+        assert refused.json["error"]["message"] == METRICS_REFUSED
+    assert client.get("/metrics", environ_base=local).status_code == 200
+    with_token = {"X-Forwarded-For": "203.0.113.9", "Authorization": "Bearer scrape-token"}
+    assert client.get("/metrics", environ_base=local, headers=with_token).status_code == 200
+
+
+def test_an_ipv4_client_seen_through_an_ipv6_socket_is_judged_as_ipv4(app_with):
+    client = app_with(METRICS_ALLOW="10.99.0.0/16").test_client()
+    mapped = client.get("/metrics", environ_base={"REMOTE_ADDR": "::ffff:10.99.0.5"})
+    assert mapped.status_code == 200
+
+
 def test_metrics_are_off_until_an_operator_opens_them(app_with):
     answer = app_with().test_client().get("/metrics")
     assert answer.status_code == 404

@@ -14,6 +14,7 @@ from webapp.auth import accounts, throttle
 from webapp.auth.scopes import browser_only
 from webapp.auth.sessions import renew_csrf_token
 from webapp.models.accounts import password_matches
+from webapp.security import client_address
 
 bp = Blueprint("auth", __name__)
 
@@ -67,7 +68,7 @@ def sign_in():
     form = SignInForm()
     status = 200
     if form.validate_on_submit():
-        name, address = form.name.data.strip(), request.remote_addr
+        name, address = form.name.data.strip(), client_address()
         lock = throttle.find_lock(name, address)
         user = None if lock else accounts.find_account(name)
         if lock:

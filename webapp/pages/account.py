@@ -7,7 +7,7 @@ Plain forms posted to the server (no script needed); the rules live in webapp/au
 from __future__ import annotations
 
 import redis
-from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask import Blueprint, flash, redirect, render_template, url_for
 from flask_login import current_user, login_user, logout_user
 from flask_wtf import FlaskForm
 from wtforms import PasswordField
@@ -16,6 +16,7 @@ from webapp.auth import accounts
 from webapp.auth.guards import login_required
 from webapp.auth.scopes import browser_only
 from webapp.quotas import remaining
+from webapp.security import client_address
 from webapp.usage.display import limit_lines, usage_lines
 from webapp.usage.report import own_usage
 
@@ -78,7 +79,7 @@ def change_password():
             form.current_password.data,
             form.new_password.data,
             form.confirm_password.data,
-            request.remote_addr,
+            client_address(),
         )
     except accounts.AccountError as error:
         for field, messages in error.fields.items():
