@@ -13,7 +13,7 @@ from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from webapp.auth.scopes import scopes_allowed
+from webapp.auth.scopes import DEFAULT_SCOPES, scopes_allowed
 from webapp.extensions import db
 from webapp.models.base import ID_LENGTH, aware, created_column, id_column, utcnow
 
@@ -113,7 +113,7 @@ class ApiToken(db.Model):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
     created_at: Mapped[datetime] = created_column()
     last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    scopes: Mapped[list] = mapped_column(JSON, nullable=False, default=lambda: ["chat"])
+    scopes: Mapped[list] = mapped_column(JSON, nullable=False, default=lambda: list(DEFAULT_SCOPES))
     expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     user: Mapped[User] = relationship(back_populates="tokens")

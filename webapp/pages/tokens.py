@@ -14,8 +14,13 @@ from webapp.auth.scopes import DEFAULT_SCOPES, SCOPES, scopes_allowed
 
 bp = Blueprint("tokens_page", __name__, url_prefix="/settings/tokens")
 # The expiries offered (days; None: never); the API takes any number of days.
-EXPIRIES = [(7, "in 7 days"), (30, "in 30 days"), (90, "in 90 days"), (365, "in a year"),
-            (None, "never")]  # fmt: skip
+EXPIRIES = [
+    (7, "in 7 days"),
+    (30, "in 30 days"),
+    (90, "in 90 days"),
+    (365, "in a year"),
+    (None, "never"),
+]
 
 
 @bp.get("", endpoint="index")
