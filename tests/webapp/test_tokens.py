@@ -1,8 +1,10 @@
 """API tokens: shown once, listed without values, revoked, and used as Bearer without CSRF."""
 
 import hashlib
+import re
 from datetime import datetime, timedelta
 
+from webapp.auth.scopes import SCOPES, needed_scope
 from webapp.extensions import db
 from webapp.models import ApiToken, User
 from webapp.models.base import utcnow
@@ -215,3 +217,42 @@ def test_a_token_expires_the_number_of_days_asked_for(signed_in_client):
     assert response.get_json()["error"]["fields"] == {
         "expiresInDays": ["Give a number of days from 1 to 3650."]
     }
+
+
+def every_route(app):
+    """Yield (method, path, view) for every route of the app, path values filled in."""
+    for rule in app.url_map.iter_rules():
+        path = re.sub(r"<(?:[^<>:]+:)?([^<>]+)>", "x", rule.rule)
+        for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
+            yield method, path, app.view_functions[rule.endpoint]
+
+
+def test_every_route_asks_a_token_for_its_scope(app, client, make_user, make_token):
+    """Route by route, an administrator's chat-only token and admin-only token each reach only
+    what their scope covers; no token reaches a page or a browser-only action."""
+    ada = make_user("ada", admin=True)
+    with app.app_context():
+        tokens = {}
+        for scope in SCOPES:
+            row, tokens[scope] = ApiToken.make(db.session.get(User, ada.id), scope, [scope])
+            db.session.add(row)
+        db.session.commit()
+    checked = 0
+    for method, path, view in every_route(app):
+        needed = needed_scope(view)
+        if needed in (None, "any") and not getattr(view, "browser_only", False):
+            continue
+        for scope, token in tokens.items():
+            headers = {"Authorization": f"Bearer {token}"}
+            answer = client.open(path, method=method, headers=headers)
+            text = answer.get_data(as_text=True)
+            if getattr(view, "browser_only", False) or not path.startswith("/api/"):
+                assert answer.status_code == 403, (method, path, scope)
+                assert "Do this in a browser, signed in to Lookout." in text, (method, path)
+            elif needed != scope:
+                assert answer.status_code == 403, (method, path, scope)
+                assert f"does not have the {needed} scope" in text, (method, path, scope)
+            else:
+                assert "scope" not in text, (method, path, scope)
+            checked += 1
+    assert checked > 100
