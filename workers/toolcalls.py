@@ -22,6 +22,7 @@ from webapp.models.usage import add_usage
 from webapp.turn import events
 from webapp.turn.calls import claim_call
 from webapp.turn.state import turn_state
+from webapp.usage.tool_names import tool_label
 from workers.abandoned import abandoned
 from workers.celery_app import celery
 from workers.context import make_tool_context
@@ -157,19 +158,20 @@ def run_claimed(turn_id: str, call_id: str) -> str:
         result = run_call(turn, call)
     store(call, result, owner_id(turn))
     seconds = time.monotonic() - started
-    metrics.tool_call(name, result.outcome, seconds, result.output)
+    label = tool_label(name, call.source)  # the model's name, bounded: see tool_names
+    metrics.tool_call(label, result.outcome, seconds, result.output)
     duration_ms = round(seconds * 1000)
     log.info(
         "tool_call turn=%s plugin=%s tool=%s duration_ms=%d outcome=%s",
         turn_id,
         plugin,
-        name,
+        label,
         duration_ms,
         result.outcome,
         extra={
             "turn": turn_id,
             "plugin": plugin,
-            "tool": name,
+            "tool": label,
             "duration_ms": duration_ms,
             "outcome": result.outcome,
         },
@@ -217,6 +219,8 @@ def store(call: ToolCall, result: Outcome, user_id: str) -> None:
     call.output = result.output if result.outcome == "ok" else None
     call.error = result.error
     call.finished_at = utcnow()
-    failed = [("toolErrors", call.name, 1)] if result.outcome in FAILED_OUTCOMES else []
+    failed = []
+    if result.outcome in FAILED_OUTCOMES:
+        failed = [("toolErrors", tool_label(call.name, call.source), 1)]
     add_usage(user_id, [*result.spent, *failed])
     db.session.commit()

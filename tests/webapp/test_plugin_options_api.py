@@ -156,7 +156,8 @@ def test_admin_routes_refuse_other_users(signed_in_client, client):
 def test_another_process_sees_saved_options_without_a_restart(app, make_app, admin):
     other = make_app(DATABASE_URL=app.config["DATABASE_URL"], LOOKOUT_PLUGINS=PLUGINS)
     other_admin = other.test_client()
-    token = admin.post("/api/tokens", json={"name": "other"}).get_json()["token"]
+    made = admin.post("/api/tokens", json={"name": "other", "scopes": ["admin"]})
+    token = made.get_json()["token"]
     headers = {"Authorization": f"Bearer {token}"}
 
     def other_status() -> str:
