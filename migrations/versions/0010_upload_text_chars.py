@@ -5,7 +5,7 @@ An upload's room was its file's bytes, so a 4 KB PDF whose text is 2,000,000 cha
 the length is stored so that the room is summed without reading every text.
 
 Revision ID: 0010
-Revises: 0008
+Revises: 0009
 Create Date: 2026-12-02
 """
 
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0010"
-down_revision = "0008"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 

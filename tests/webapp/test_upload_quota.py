@@ -158,7 +158,7 @@ def uploads_stored_before_0010_count_their_text(app) -> None:
         db.session.commit()
         user_id = user.id
         db.session.remove()
-        flask_migrate.downgrade(revision="0008")
+        flask_migrate.downgrade(revision="0009")
         db.session.execute(
             text(
                 "INSERT INTO uploads (id, owner_id, filename, mime_type, size, text, created_at) "
