@@ -34,6 +34,7 @@ from tools.usage import Meter
 
 __all__ = [
     "API_VERSION",
+    "Audience",
     "Cancelled",
     "Citation",
     "IngestError",
@@ -139,6 +140,19 @@ class ToolContext:
         self.meter.quotas = self.quotas
 
 
+@dataclass(frozen=True)
+class Audience:
+    """Who a tool is offered to: users holding one of ``roles`` (None: every user), and the
+    sentence that tells an admin so (shown on the admin's plugins page)."""
+
+    roles: tuple[str, ...] | None
+    description: str
+
+    def includes(self, roles: Sequence[str]) -> bool:
+        """Return whether a user holding ``roles`` is offered the tool."""
+        return self.roles is None or any(role in self.roles for role in roles)
+
+
 @dataclass
 class Tool:
     """A function the model can call.
@@ -155,6 +169,7 @@ class Tool:
     user_toggle: bool = False
     untrusted: bool = False
     timeout_seconds: float = 30
+    audience: Audience | None = None  # None: offered to every user
 
     def validate_input(self, raw: Any) -> dict[str, Any]:
         """Return the input loaded by ``input_schema``; raise ``ToolError`` naming bad fields."""

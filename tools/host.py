@@ -292,7 +292,3 @@ class PluginHost:
             for tool in source.list_tools():
                 found.setdefault(tool.name, (source, tool))
         return found
-
-    def get_plugin(self, plugin_id: str) -> PluginState:
-        """Return a listed plugin's state; raise KeyError when it is not listed."""
-        return self.plugins[plugin_id]

@@ -277,6 +277,13 @@ SETTINGS: tuple[Setting, ...] = (
         int_parser(1000),
     ),
     Setting(
+        "PARSER_QUEUE_SECONDS",
+        "30",
+        "Seconds a page or file may wait for a parser process, shared fairly among users, "
+        "before it is refused.",
+        int_parser(1, 3600),
+    ),
+    Setting(
         "UPLOAD_PARSE_SECONDS",
         "30",
         "Seconds an attachment may take to read before the upload is refused.",
@@ -329,8 +336,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "QUOTA_UPLOAD_MB",
         "500",
-        "Megabytes of attachments one user may keep stored.",
+        "Megabytes of attachments one user may keep stored; each counts the larger of its "
+        "file's bytes and its text's characters.",
         int_parser(1, 10_000_000),
+    ),
+    Setting(
+        "QUOTA_UPLOADS_PER_HOUR",
+        "60",
+        "Files one user may upload in a clock hour (UTC), counted before any is read.",
+        int_parser(1, 1_000_000),
     ),
     Setting(
         "ABANDONED_MAX",
@@ -348,9 +362,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "MODEL_TIMEOUT_SECONDS",
         "60",
-        "Seconds a model may send nothing, before its first token or between two, before its "
-        "turn fails (keeping what it said).",
+        "Seconds a model may take to start its answer (keep-alive pings do not count), or stay "
+        "silent between two tokens, before its turn fails (keeping what it said).",
         int_parser(1, 3600),
+    ),
+    Setting(
+        "MODEL_ANSWER_SECONDS",
+        "600",
+        "Seconds one model answer may take in all, however steadily it streams, before its "
+        "turn fails (keeping what it said).",
+        int_parser(1, 86400),
     ),
     Setting(
         "TURN_STALE_SECONDS",

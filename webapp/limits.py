@@ -42,6 +42,7 @@ LIMITS: tuple[Limit, ...] = (
     ),
     Limit("eventStreams", "QUOTA_EVENT_STREAMS", "Event streams open at once", None),
     Limit("uploadBytes", "QUOTA_UPLOAD_MB", "Megabytes of attachments stored", None, MEGABYTE),
+    Limit("uploadsPerHour", "QUOTA_UPLOADS_PER_HOUR", "Files uploaded per hour", "hour"),
 )
 LIMITS_BY_NAME = {limit.name: limit for limit in LIMITS}
 

@@ -7,8 +7,9 @@ the folder must be set before the process starts, and emptied when the deploymen
 What is cheap to read at scrape time (the queue) is read then, not counted.
 
 Label values come from bounded sets only: outcomes and reasons from fixed words, models from
-the admin's providers, tools from the installed plugins, engines from the installed search
-plugins' engines (cut to 40 characters); never a user's text or a URL.
+the admin's providers, tools from the installed plugins (a name a model invented is counted as
+``unknown``: ``webapp.usage.tool_names``), engines from the installed search plugins' engines
+(cut to 40 characters); never a user's or a model's text, nor a URL.
 """
 
 from __future__ import annotations
@@ -99,8 +100,8 @@ def model_step(model: str, seconds: float, input_tokens: int = 0, output_tokens:
 
 
 def tool_call(tool: str, outcome: str, seconds: float, output: Any = None) -> None:
-    """Record one ended tool call; a dict output's ``engine`` (web_search says which engine
-    answered) labels its latency."""
+    """Record one ended tool call under its bounded label (``tool_names.tool_label``); a dict
+    output's ``engine`` (web_search says which engine answered) labels its latency."""
     engine = output.get("engine") if isinstance(output, dict) else None
     engine = engine[:40] if isinstance(engine, str) else ""
     TOOL_CALL_SECONDS.labels(tool, engine).observe(seconds)

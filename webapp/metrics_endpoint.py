@@ -4,6 +4,9 @@ Metrics tell how busy Lookout is and which models and tools people use, so they 
 an operator opens them: a scraper sends ``METRICS_TOKEN`` as a bearer token, or scrapes from an
 address inside ``METRICS_ALLOW``. With neither set the address answers 404, as if it did not
 exist; a caller that fits neither answers 403. Both answers carry the one JSON error shape.
+The address is read as every other check reads it (``webapp.security.client_address``: the
+client's as TRUSTED_PROXIES proxies report it); a request forwarded by a proxy Lookout was not
+told to trust comes from an unknown client, and no network lets it in.
 
 The queue is read when scraped (one indexed count, one LLEN), so it is always current and costs
 nothing between scrapes.
@@ -30,6 +33,7 @@ from webapp.errors import json_error
 from webapp.extensions import db
 from webapp.models import Turn
 from webapp.models.base import aware, utcnow
+from webapp.security import client_address, forwarded_by_untrusted_proxy
 from webapp.turn.state import get_redis
 
 bp = Blueprint("metrics", __name__)
@@ -91,12 +95,12 @@ def allowed(config) -> bool | None:
     if token and header.startswith("Bearer "):
         if hmac.compare_digest(header[len("Bearer ") :].strip().encode(), token.encode()):
             return True
+    if forwarded_by_untrusted_proxy():
+        return False
     try:
-        address = ipaddress.ip_address((request.remote_addr or "").split("%")[0])
+        address = ipaddress.ip_address(client_address())
     except ValueError:
         return False
-    if getattr(address, "ipv4_mapped", None):
-        address = address.ipv4_mapped
     return any(address in ipaddress.ip_network(network) for network in networks)
 
 

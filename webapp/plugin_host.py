@@ -11,6 +11,7 @@ from flask import Flask, current_app
 
 from tools.api import Tool
 from tools.host import PluginHost, is_enabled
+from tools.parser_shares import fair_share
 from tools.parsers import ParserLimits, ParserPool, shared_pool
 from webapp.extensions import db
 from webapp.models import PluginOptions, UserPluginSettings, UserToolSetting
@@ -58,9 +59,9 @@ def build_host() -> PluginHost:
     """Return a host with every listed plugin started from the stored options."""
     stored = {row.plugin_id: row.options for row in db.session.scalars(db.select(PluginOptions))}
     config = current_app.config
-    host = PluginHost(
-        config["LOOKOUT_PLUGINS"], config["APP_NAME"], config["PUBLIC_URL"], get_parsers()
-    )
+    # Uploads and web_fetch both parse through the host: one fair admission covers them.
+    parsers = fair_share(get_parsers(), config["PARSER_PROCESSES"], config["PARSER_QUEUE_SECONDS"])
+    host = PluginHost(config["LOOKOUT_PLUGINS"], config["APP_NAME"], config["PUBLIC_URL"], parsers)
     return host.load(stored)
 
 

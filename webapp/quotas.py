@@ -7,7 +7,8 @@ from the database (open turns, stored attachments) or a Redis set (open event st
 free themselves when a turn ends however it ends.
 
 Keys, all under ``lookout:quota:<user>:``
-    <limit>    a window's count (``turnsPerHour``, ``searchesPerDay``, ``fetchBytesPerDay``)
+    <limit>    a window's count (``turnsPerHour``, ``searchesPerDay``, ``fetchBytesPerDay``,
+               ``uploadsPerHour``)
     starting   a lock held while a turn is checked and stored: two POSTs never both pass
     uploading  a lock held while an upload is checked against the room left, and stored
     streams    a sorted set of the user's open event streams, by when they opened
@@ -28,12 +29,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import redis
-from sqlalchemy import func
+from sqlalchemy import case, func
 
 from tools.quotas import Quotas, QuotaUsed
 from webapp.extensions import db
 from webapp.limits import allowances, allowed, get_limit
 from webapp.models import Conversation, Turn, Upload
+from webapp.models.uploads import room_taken
 from webapp.streams import open_stream_count
 from webapp.turn.state import get_redis
 
@@ -175,30 +177,57 @@ def window_used(user_id: str, name: str) -> tuple[int, datetime]:
     return used, ends
 
 
-def stored_upload_bytes(user_id: str) -> int:
-    """Return the bytes of the user's stored attachments."""
+def stored_upload_room(user_id: str) -> int:
+    """Return the room the user's stored attachments take: for each, the larger of its file's
+    bytes and its text's characters (``webapp.models.uploads.room_taken``)."""
+    taken = case((Upload.size > Upload.text_chars, Upload.size), else_=Upload.text_chars)
     return db.session.scalar(
-        db.select(func.coalesce(func.sum(Upload.size), 0)).filter(Upload.owner_id == user_id)
+        db.select(func.coalesce(func.sum(taken), 0)).filter(Upload.owner_id == user_id)
     )
 
 
 def megabytes(size: int) -> str:
-    """Return a size in megabytes as the sentences say it ("3.2 MB")."""
+    """Return a size as the sentences say it: "3.2 MB", or "4 KB" under 0.1 MB (where one
+    decimal of a megabyte would read "0.0 MB")."""
+    if size < 100_000:
+        return f"{size / 1000:.0f} KB"
     return f"{size / 1_000_000:.1f} MB" if size < 10_000_000 else f"{size / 1_000_000:.0f} MB"
 
 
-def check_upload(user_id: str, filename: str, size: int) -> None:
-    """Raise QuotaExceeded when a file of ``size`` bytes does not fit in the room the user's
-    stored attachments leave. Call inside ``held(user_id, "uploading")``."""
+def check_upload(user_id: str, filename: str, size: int, text_chars: int = 0) -> None:
+    """Raise QuotaExceeded when a file of ``size`` bytes whose text is ``text_chars``
+    characters does not fit in the room the user's stored attachments leave. Call before
+    parsing with the bytes alone, and inside ``held(user_id, "uploading")`` with the text."""
     room = allowed(user_id, "uploadBytes")
-    stored = stored_upload_bytes(user_id)
-    if stored + size > room:
+    stored = stored_upload_room(user_id)
+    taken = room_taken(size, text_chars)
+    if stored + taken <= room:
+        return
+    if text_chars > size:
+        what = (
+            f"the text of {filename} ({text_chars:,} characters, counted as "
+            f"{megabytes(taken)}) does not fit"
+        )
+    else:
+        what = f"{filename} ({megabytes(size)}) does not fit"
+    raise QuotaExceeded(
+        "uploadBytes",
+        f"Your attachments take {megabytes(stored)} of your {megabytes(room)}, and {what}. "
+        "Delete attachments you no longer need, or ask an administrator for more room.",
+        UPLOAD_RETRY_SECONDS,
+    )
+
+
+def check_upload_rate(user_id: str) -> None:
+    """Take one upload of the user's hour; raise QuotaExceeded when the hour's are used."""
+    hourly = allowed(user_id, "uploadsPerHour")
+    passed, _, ends = count(get_redis(), user_id, "uploadsPerHour", hourly, 1, "take")
+    if not passed:
         raise QuotaExceeded(
-            "uploadBytes",
-            f"Your attachments take {megabytes(stored)} of your {megabytes(room)}, and "
-            f"{filename} ({megabytes(size)}) does not fit. Delete attachments you no longer "
-            "need, or ask an administrator for more room.",
-            UPLOAD_RETRY_SECONDS,
+            "uploadsPerHour",
+            f"You have uploaded {plural(hourly, 'file')} this hour; you can upload again at "
+            f"{clock(ends)}.",
+            seconds_until(ends),
         )
 
 
@@ -207,7 +236,13 @@ def remaining(user_id: str) -> list[dict[str, Any]]:
     counts in the limit's unit (bytes for bytes), ``resetsAt`` (ISO 8601, UTC) for a window's
     end, None for a count of what is open or stored now."""
     shown = []
-    for name in ("openTurns", "turnsPerHour", "searchesPerDay", "fetchBytesPerDay"):
+    for name in (
+        "openTurns",
+        "turnsPerHour",
+        "searchesPerDay",
+        "fetchBytesPerDay",
+        "uploadsPerHour",
+    ):
         limit = get_limit(name)
         resets = None
         if limit.window:
@@ -217,7 +252,7 @@ def remaining(user_id: str) -> list[dict[str, Any]]:
             used = open_turn_count(user_id)
         shown.append(show(name, used, allowed(user_id, name), resets))
     shown.append(show("eventStreams", open_stream_count(user_id), allowed(user_id, "eventStreams")))
-    shown.append(show("uploadBytes", stored_upload_bytes(user_id), allowed(user_id, "uploadBytes")))
+    shown.append(show("uploadBytes", stored_upload_room(user_id), allowed(user_id, "uploadBytes")))
     return shown
 
 

@@ -9,7 +9,9 @@ clicks to load them; the page sends no referrer with them.
 
 from __future__ import annotations
 
-from flask import Flask, Response
+import ipaddress
+
+from flask import Flask, Response, current_app, request
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 POLICY = "; ".join(
@@ -31,6 +33,28 @@ HEADERS = {
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "same-origin",
 }
+
+
+def client_address() -> str:
+    """Return the client's address as every check reads it (sign-in limits, the password form,
+    METRICS_ALLOW): the peer's, or the one the TRUSTED_PROXIES proxies report in
+    X-Forwarded-For (``ProxyFix``, installed by ``init_security``); an IPv4 address mapped into
+    IPv6 as plain IPv4, without a zone. "" when there is none."""
+    raw = (request.remote_addr or "").split("%")[0]
+    try:
+        address = ipaddress.ip_address(raw)
+    except ValueError:
+        return raw
+    return str(getattr(address, "ipv4_mapped", None) or address)
+
+
+def forwarded_by_untrusted_proxy() -> bool:
+    """Return whether the request names a client of its own (X-Forwarded-For, Forwarded) that
+    Lookout was not told to believe (TRUSTED_PROXIES is 0): its peer is then a proxy, and the
+    client behind it is unknown."""
+    if current_app.config["TRUSTED_PROXIES"]:
+        return False
+    return "X-Forwarded-For" in request.headers or "Forwarded" in request.headers
 
 
 def add_security_headers(response: Response) -> Response:

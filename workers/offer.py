@@ -9,7 +9,7 @@ it finds the one tool the call names (``resolve_call``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,17 +46,23 @@ def select_tools(
     model_name: str,
     model_has_tools: bool,
     enabled: Callable[[], list[Tool]],
+    roles: Sequence[str] = (),
 ) -> list[Offered]:
     """Return the tools for the turn; raise TurnFailed for a name or capability the turn can't use.
 
     ``generation["tools"]`` present, even empty, is used as given; absent means the user's
-    enabled tools, which are skipped without failing when the model cannot use tools. Tools
-    from tool sources are used only when named, and always as untrusted.
+    enabled tools that their ``roles`` give them (a tool's ``audience``), which are skipped
+    without failing when the model cannot use tools. Tools from tool sources are used only
+    when named, and always as untrusted.
     """
     if "tools" not in generation or generation["tools"] is None:
         if not model_has_tools:
             return []
-        return [Offered(t, t.untrusted, plugin=host.owner(t.name)) for t in enabled()]
+        return [
+            Offered(t, t.untrusted, plugin=host.owner(t.name))
+            for t in enabled()
+            if t.audience is None or t.audience.includes(roles)
+        ]
     names = generation["tools"]
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise TurnFailed("generation.tools must be a list of tool names.")
@@ -109,6 +115,7 @@ def offered_tools(turn: Turn, model: dict) -> list[Offered]:
         turn.model,
         bool(model.get("tools")),
         enabled=lambda: enabled_tools(host, user),
+        roles=list(turn.roles or []),
     )
 
 

@@ -58,6 +58,8 @@ def provider_client(provider: Provider) -> OpenAICompatibleProvider:
                 base_url=provider.base_url,
                 api_key=provider.api_key or "",
                 timeout=current_app.config["MODEL_TIMEOUT_SECONDS"],
+                first_token_timeout=current_app.config["MODEL_TIMEOUT_SECONDS"],
+                answer_timeout=current_app.config["MODEL_ANSWER_SECONDS"],
             )
             _providers[cache_key] = client
     return client

@@ -19,6 +19,8 @@ from tools.api import Signal
 from webapp import broker, metrics
 from webapp.extensions import db
 from webapp.models import Message, Turn
+from webapp.models.providers import context_tokens, max_tokens
+from webapp.models.uploads import with_attachment_texts
 from webapp.turn import events
 from webapp.turn.lifecycle import claim_step, finish_turn, record_usage
 from webapp.turn.replies import step_shown
@@ -34,6 +36,7 @@ from workers.offer import (
 )
 from workers.prompts import StoredMessage, build_messages
 from workers.providers import ProviderError, ToolSpec
+from workers.providers.tokens import prompt_chars, tool_chars
 from workers.reaper import fail_dead_turn
 from workers.reply import StepReply, stored_call_ids
 from workers.runtime import get_watcher, provider_client
@@ -109,21 +112,33 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
     provider_row, model = get_turn_model(turn)
     offers = offered_tools(turn, model)
     last_step = step >= config["TURN_MAX_STEPS"] - 1
+    path = branch(turn.conversation_id, reply.message_id)
     history = [
-        StoredMessage(m.role, m.parts) for m in branch(turn.conversation_id, reply.message_id)
+        StoredMessage(m.role, parts)
+        for m, parts in zip(path, with_attachment_texts(m.parts for m in path), strict=True)
     ]
     history[-1] = StoredMessage("assistant", reply.said())
-    messages = build_messages(
-        history, is_untrusted_name(offers), config["CONTEXT_TOOL_CHARS"], config["APP_NAME"]
-    )
     specs = [] if last_step else [spec_of(o) for o in offers]
+    answer_tokens = max_tokens(model)
+    room = prompt_chars(
+        context_tokens(model), answer_tokens, tool_chars(spec.to_openai() for spec in specs)
+    )
+    messages = build_messages(
+        history,
+        is_untrusted_name(offers),
+        config["CONTEXT_TOOL_CHARS"],
+        config["APP_NAME"],
+        context_chars=room,
+    )
     provider = provider_client(provider_row)
     turn_id, usage, model_id = turn.id, turn.usage, turn.model
     db.session.commit()  # the claim and the reads: no connection held while the model streams
     if announce:
         events.turn_started(reply.state, reply.message_id)
     started = time.monotonic()
-    streamed = stream_reply(reply.state, provider, model["name"], messages, specs, reply.sources)
+    streamed = stream_reply(
+        reply.state, provider, model["name"], messages, specs, reply.sources, answer_tokens
+    )
     counted = streamed.usage
     metrics.model_step(
         model_id,

@@ -47,9 +47,10 @@ def stream_reply(
     messages: list[dict[str, Any]],
     specs: list[ToolSpec],
     sources: Sources,
+    max_tokens: int | None = None,
 ) -> Reply:
-    """Stream the model's answer, publishing text as it comes and citing its sources through
-    the step's ``sources``.
+    """Stream the model's answer (at most ``max_tokens`` long), publishing text as it comes
+    and citing its sources through the step's ``sources``.
 
     A ProviderError ends the stream and is returned in ``Reply.error`` with what came before.
 
@@ -64,7 +65,9 @@ def stream_reply(
     watcher = get_watcher()
     with watcher.watching(turn_id, signal), watcher.ticking(deltas.flush_due):
         try:
-            stream = provider.stream(model_name, messages, specs or None, signal=signal)
+            stream = provider.stream(
+                model_name, messages, specs or None, signal=signal, max_tokens=max_tokens
+            )
             for event in stream:
                 if isinstance(event, TextDelta) and event.text:
                     reply.text += event.text
@@ -84,6 +87,7 @@ def stream_reply(
         except ProviderError as exc:  # what streamed before the failure is kept with it
             reply.error = exc
             reply.calls = []
+            reply.usage = exc.usage or reply.usage
         finally:
             deltas.flush()
     reply.cancelled = reply.cancelled or signal.cancelled
@@ -141,10 +145,15 @@ class DeltaBuffer:
 
 
 def add_usage(total: dict | None, usage: Usage | None) -> dict | None:
-    """Return the turn's token usage with one more model call's counts added."""
+    """Return the turn's token usage with one more model call's counts added; counts estimated
+    from characters (the server reported none) are added to ``estimatedTokens`` as well."""
     if usage is None:
         return total
     total = dict(total or {"inputTokens": 0, "outputTokens": 0})
     total["inputTokens"] += usage.input_tokens
     total["outputTokens"] += usage.output_tokens
+    if usage.estimated:
+        total["estimatedTokens"] = (
+            total.get("estimatedTokens", 0) + usage.input_tokens + usage.output_tokens
+        )
     return total

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import threading
@@ -12,6 +13,7 @@ from typing import Any
 from flask import current_app
 
 from tools.api import Cancelled, Signal, Tool, ToolError, ToolRefused
+from tools.parser_shares import acting_for
 from webapp import broker, metrics
 from webapp.extensions import db
 from webapp.models import ToolCall, Turn
@@ -20,6 +22,7 @@ from webapp.models.usage import add_usage
 from webapp.turn import events
 from webapp.turn.calls import claim_call
 from webapp.turn.state import turn_state
+from webapp.usage.tool_names import tool_label
 from workers.abandoned import abandoned
 from workers.celery_app import celery
 from workers.context import make_tool_context
@@ -70,7 +73,10 @@ def execute_with_deadline(
             if was_abandoned:
                 abandoned.release(abandoned_max)
 
-    thread = threading.Thread(target=target, name=f"tool-{tool.name}", daemon=True)
+    # The caller's context variables (whose parser share it is) follow the call into its thread.
+    thread = threading.Thread(
+        target=contextvars.copy_context().run, args=(target,), name=f"tool-{tool.name}", daemon=True
+    )
     thread.start()
     signal: Signal = ctx.signal
     while thread.is_alive() and not signal.cancelled:
@@ -152,19 +158,20 @@ def run_claimed(turn_id: str, call_id: str) -> str:
         result = run_call(turn, call)
     store(call, result, owner_id(turn))
     seconds = time.monotonic() - started
-    metrics.tool_call(name, result.outcome, seconds, result.output)
+    label = tool_label(name, call.source)  # the model's name, bounded: see tool_names
+    metrics.tool_call(label, result.outcome, seconds, result.output)
     duration_ms = round(seconds * 1000)
     log.info(
         "tool_call turn=%s plugin=%s tool=%s duration_ms=%d outcome=%s",
         turn_id,
         plugin,
-        name,
+        label,
         duration_ms,
         result.outcome,
         extra={
             "turn": turn_id,
             "plugin": plugin,
-            "tool": name,
+            "tool": label,
             "duration_ms": duration_ms,
             "outcome": result.outcome,
         },
@@ -192,7 +199,10 @@ def run_call(turn: Turn, call: ToolCall) -> Outcome:
         # (a plain session, with private networks allowed, can only be closed).
         undo = signal.on_cancel(getattr(ctx.fetch, "abort", ctx.fetch.close))
         try:
-            result = execute_with_deadline(tool, input, ctx, current_app.config["ABANDONED_MAX"])
+            with acting_for(ctx.user):  # its parsing counts against the user's fair share
+                result = execute_with_deadline(
+                    tool, input, ctx, current_app.config["ABANDONED_MAX"]
+                )
         finally:
             undo()
             ctx.fetch.close()
@@ -209,6 +219,8 @@ def store(call: ToolCall, result: Outcome, user_id: str) -> None:
     call.output = result.output if result.outcome == "ok" else None
     call.error = result.error
     call.finished_at = utcnow()
-    failed = [("toolErrors", call.name, 1)] if result.outcome in FAILED_OUTCOMES else []
+    failed = []
+    if result.outcome in FAILED_OUTCOMES:
+        failed = [("toolErrors", tool_label(call.name, call.source), 1)]
     add_usage(user_id, [*result.spent, *failed])
     db.session.commit()

@@ -14,12 +14,9 @@ from tests.support.fake_model import Reply
 from tests.support.sites import Site
 from webapp.plugin_host import save_options
 
-# The shared stack's user is no admin: the engine's own words ("SearXNG did not answer within
-# 15 seconds.") go to the log, and they read who can act on it.
-HUNG = (
-    "The site's search engine (SearXNG) failed, so web search does not work for now. Tell an "
-    "administrator; the cause is in the server's log."
-)
+# The shared stack's user is no admin, and reads what happened all the same (issue 24): a
+# time-out is nothing only an administrator can fix.
+HUNG = "SearXNG did not answer within 15 seconds. Try again later."
 SEARCH = {"tools": ["web_search"]}
 
 

@@ -16,10 +16,25 @@ after the text and its sources, and after ``silence`` seconds of saying nothing 
     then="disconnect"   the connection dropped mid-body: the chunked body never ends
     then="close"        a clean end of the body with neither a finish_reason nor ``[DONE]``,
                         as a proxy sends when its upstream dies
+    then="done"         a bare ``data: [DONE]`` with no finish_reason, as llama.cpp's server
+                        ends a stream it interrupted for a newer request
+    then="length"       ``finish_reason: "length"``: the model reached its max_tokens
     silence=N           nothing sent for N seconds (the connection stays open), then ``then``
                         or the normal end
+    pings=N             a keep-alive comment (``: ping``) every N seconds while silent
     Reply.hang()        nothing after the first chunk until the client goes away
+    Reply.empty()       an HTTP 200 event stream with nothing in it
     FakeModel.stop()    the server killed mid-answer: every open stream is cut at once
+
+Server behaviours of real servers, off by default (``FakeModel(...)`` arguments):
+
+    context_chars=N         a prompt of more than N characters gets an empty 200 stream, as
+                            llama.cpp answers a prompt longer than its context
+    rejects_null_content    an assistant message with ``"content": null`` gets an HTTP 500
+                            ("Input should be a valid string"), as llama-cpp-python's server
+    refuses_tools={names}   a request offering tools to these models gets an HTTP 400 (Ollama)
+    contexts={name: n}      ``GET /models`` reports ``context_length`` n for these models
+    Reply.usage=None        no usage chunk, as a server ignoring ``include_usage`` sends
 """
 
 from __future__ import annotations
@@ -57,6 +72,7 @@ class Reply:
     pause_after: tuple[int, float] | None = None
     silence: float = 0.0
     release: threading.Event | None = None
+    pings: float = 0.0
 
     @classmethod
     def text(
@@ -70,15 +86,19 @@ class Reply:
         pause_after: tuple[int, float] | None = None,
         silence: float = 0.0,
         release: threading.Event | None = None,
+        pings: float = 0.0,
     ) -> Reply:
         """Text streamed in ``chunks`` pieces ``delay`` seconds apart, then ``usage`` (in, out).
 
-        ``then`` breaks the stream after the text: "error", "disconnect" or "close" (see the
-        module's docstring); ``silence`` sends nothing for that many seconds first.
+        ``then`` breaks the stream after the text: "error", "disconnect", "close", "done" or
+        "length" (see the module's docstring); ``silence`` sends nothing for that many seconds
+        first (but a ``: ping`` comment every ``pings`` seconds when given).
         ``pause_after=(n, seconds)`` holds the pieces after the n-th (from 1) back ``seconds``
         longer, or until ``release`` is set when one is given.
         """
-        assert then in (None, "error", "disconnect", "close"), f"no break named {then!r}"
+        assert then in (None, "error", "disconnect", "close", "done", "length"), (
+            f"no break named {then!r}"
+        )
         return cls(
             content=text,
             chunks=chunks,
@@ -89,6 +109,7 @@ class Reply:
             pause_after=pause_after,
             silence=silence,
             release=release,
+            pings=pings,
         )
 
     @classmethod
@@ -129,14 +150,30 @@ class Reply:
         return cls(content=text, delay=delay, endless=True)
 
     @classmethod
-    def hang(cls) -> Reply:
-        """A stream that sends its headers and one empty chunk, then nothing until disconnect."""
-        return cls(silent=True)
+    def hang(cls, pings: float = 0.0) -> Reply:
+        """A stream that sends its headers and one empty chunk, then nothing until disconnect
+        (but a ``: ping`` comment every ``pings`` seconds when given, as a busy server)."""
+        return cls(silent=True, pings=pings)
+
+    @classmethod
+    def empty(cls) -> Reply:
+        """An HTTP 200 event stream with no event at all."""
+        return cls(raw_body="")
 
     @classmethod
     def raw(cls, body: str) -> Reply:
         """A 200 event stream whose body is ``body`` verbatim (for malformed streams)."""
         return cls(raw_body=body)
+
+
+def prompt_chars(messages: list[dict[str, Any]]) -> int:
+    """The characters of a request's message contents and tool-call arguments."""
+    total = 0
+    for message in messages:
+        total += len(message.get("content") or "")
+        for call in message.get("tool_calls") or ():
+            total += len((call.get("function") or {}).get("arguments") or "")
+    return total
 
 
 class QuietServer(ThreadingHTTPServer):
@@ -171,12 +208,20 @@ class FakeModel:
         models: list[str] | None = None,
         api_key: str | None = None,
         host: str = "127.0.0.1",
+        context_chars: int | None = None,
+        rejects_null_content: bool = False,
+        refuses_tools: set[str] | frozenset[str] = frozenset(),
+        contexts: dict[str, int] | None = None,
     ) -> None:
         self.default = default or Reply.text("Hello from the fake model.")
         self.responder = responder
         self.models = models if models is not None else ["fake-model", "fake-model-no-tools"]
         self.api_key = api_key  # when set, other keys get a 401 as from a real provider
         self.host = host
+        self.context_chars = context_chars
+        self.rejects_null_content = rejects_null_content
+        self.refuses_tools = refuses_tools
+        self.contexts = contexts or {}
         self.disconnects = 0
         self.open_streams = 0
         self._queue: deque[Reply] = deque()
@@ -232,15 +277,36 @@ class FakeModel:
     # Used by the request handler ------------------------------------------------------------
 
     def record(self, request: RecordedRequest) -> Reply:
-        """Store a request and pick its reply."""
+        """Store a request and pick its reply (a real server's refusal before the script)."""
         with self._changed:
             self._requests.append(request)
             self._changed.notify_all()
+            refusal = self.refusal(request.json)
+            if refusal is not None:
+                return refusal
             if self._queue:
                 return self._queue.popleft()
         if self.responder is not None and isinstance(request.json, dict):
             return self.responder(request.json)
         return self.default
+
+    def refusal(self, body: Any) -> Reply | None:
+        """The answer a real server gives a chat request it cannot take, or None."""
+        if not isinstance(body, dict) or "messages" not in body:
+            return None
+        messages = body.get("messages") or []
+        if self.rejects_null_content and any(
+            m.get("role") == "assistant" and "content" in m and m["content"] is None
+            for m in messages
+        ):
+            detail = "messages.assistant.content: Input should be a valid string"
+            return Reply.error(500, {"error": {"message": detail, "type": "server_error"}})
+        if body.get("tools") and body.get("model") in self.refuses_tools:
+            detail = f"{body['model']} does not support tools"
+            return Reply.error(400, {"error": {"message": detail, "type": "api_error"}})
+        if self.context_chars is not None and prompt_chars(messages) > self.context_chars:
+            return Reply.empty()
+        return None
 
     def stream_opened(self) -> None:
         """Count a stream that started."""

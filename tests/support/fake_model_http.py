@@ -81,6 +81,7 @@ class FakeModelHandler(BaseHTTPRequestHandler):
         if self.path.rstrip("/").endswith("/models"):
             data = [
                 {"id": m, "object": "model", "created": 0, "owned_by": "fake"}
+                | ({"context_length": self.fake.contexts[m]} if m in self.fake.contexts else {})
                 for m in self.fake.models
             ]
             self._send_json(200, {"object": "list", "data": data})
@@ -143,8 +144,10 @@ class FakeModelHandler(BaseHTTPRequestHandler):
         self.fake.stream_opened()
         gone = False
         try:
-            if reply.raw_body is not None:
+            if reply.raw_body:
                 self._write(reply.raw_body)
+            elif reply.raw_body is not None:
+                pass  # an empty body: the chunked body ends at once
             else:
                 self._events(reply, request)
             self._write_chunk(b"")
@@ -160,9 +163,7 @@ class FakeModelHandler(BaseHTTPRequestHandler):
         chunk = ChunkMaker(request.get("model", ""))
         self._send(chunk.delta({"role": "assistant", "content": ""}))
         if reply.silent:
-            deadline = time.monotonic() + SILENT_LIMIT_SECONDS
-            while time.monotonic() < deadline:
-                self._pause(0.05)
+            self._quiet(SILENT_LIMIT_SECONDS, reply.pings)
             return
         while reply.endless:
             self._pause(reply.delay)
@@ -186,9 +187,12 @@ class FakeModelHandler(BaseHTTPRequestHandler):
             ]
             self._send(chunk.delta({"annotations": notes}))
         if reply.silence:
-            self._pause(reply.silence)
+            self._quiet(reply.silence, reply.pings)
         if reply.then == "close":
             return  # the caller ends the chunked body cleanly: no finish_reason, no [DONE]
+        if reply.then == "done":
+            self._write("data: [DONE]\n\n")  # interrupted: no finish_reason
+            return
         if reply.then == "error":
             error = {
                 "message": "The server had an error processing your request.",
@@ -212,11 +216,23 @@ class FakeModelHandler(BaseHTTPRequestHandler):
             for piece in split(arguments, reply.argument_chunks) if arguments else []:
                 fragment = {"index": index, "function": {"arguments": piece}}
                 self._send(chunk.delta({"tool_calls": [fragment]}))
-        self._send(chunk.delta({}, "tool_calls" if reply.calls else "stop"))
+        finish = "length" if reply.then == "length" else "tool_calls" if reply.calls else "stop"
+        self._send(chunk.delta({}, finish))
         include_usage = (request.get("stream_options") or {}).get("include_usage")
         if include_usage and reply.usage is not None:
             self._send(chunk.usage(*reply.usage))
         self._write("data: [DONE]\n\n")
+
+    def _quiet(self, seconds: float, pings: float) -> None:
+        """Say nothing for ``seconds``, but a ``: ping`` comment every ``pings`` seconds."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if pings:
+                self._pause(min(pings, max(0.0, deadline - time.monotonic())))
+                if time.monotonic() < deadline:
+                    self._write(": ping\n\n")
+            else:
+                self._pause(min(0.05, max(0.0, deadline - time.monotonic())))
 
     def _send(self, event: dict[str, Any]) -> None:
         self._write(f"data: {json.dumps(event)}\n\n")

@@ -175,3 +175,40 @@ def test_silence_holds_the_rest_of_the_stream_back_for_its_seconds(fake):
 def test_an_unknown_break_is_refused_when_scripted():
     with pytest.raises(AssertionError, match="no break named 'explode'"):
         Reply.text("x", then="explode")
+
+
+def test_the_fake_can_end_as_real_servers_do_bare_done_length_pings_and_empty(fake):
+    fake.script(
+        Reply.text("ab", then="done"),
+        Reply.text("ab", then="length"),
+        Reply.text("ab", silence=0.25, pings=0.1),
+        Reply.empty(),
+    )
+    bare = events(post(fake, chat(stream=True))[2])
+    assert bare[-1] == "[DONE]"
+    assert all(e["choices"][0]["finish_reason"] is None for e in bare[:-1])
+    cut = events(post(fake, chat(stream=True))[2])
+    assert cut[-2]["choices"][0]["finish_reason"] == "length"
+    assert post(fake, chat(stream=True))[2].count(": ping\n\n") == 2
+    status, headers, body = post(fake, chat(stream=True))
+    assert (status, headers["Content-Type"], body) == (200, "text/event-stream", "")
+
+
+def test_the_fake_can_refuse_as_real_servers_do():
+    with FakeModel(
+        models=["m"],
+        rejects_null_content=True,
+        refuses_tools={"m"},
+        context_chars=10,
+        contexts={"m": 512},
+    ) as fake:
+        null = chat()
+        null["messages"].append({"role": "assistant", "content": None, "tool_calls": []})
+        assert post(fake, null)[0] == 500
+        assert post(fake, {**chat(), "tools": [{"type": "function"}]})[0] == 400
+        assert post(fake, chat("x" * 11, stream=True))[2] == ""
+        connection = connect(fake)
+        connection.request("GET", "/v1/models")
+        listed = json.loads(connection.getresponse().read())["data"]
+        connection.close()
+    assert listed[0]["id"] == "m" and listed[0]["context_length"] == 512

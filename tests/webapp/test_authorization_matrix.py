@@ -8,7 +8,8 @@ One row per route and method of ``app.url_map`` (a route without a row fails
     other     olga, signed in, naming alice's: someone else's things answer 404, as missing ones
               do, so that their ids tell nothing
     admin     ada, an admin, naming alice's too: being an admin opens no one's conversations
-    token     alice's API token (``Authorization: Bearer``), naming her own things
+    token     alice's API token (``Authorization: Bearer``, the chat scope), naming her own
+              things: it opens no page, makes no token and signs no one out
     revoked   a token alice revoked, naming her things
     disabled  dora, signed in before her account was disabled, naming her own
     ended     carol's session cookie, copied before she signed out (which ends all her sessions),
@@ -56,7 +57,7 @@ pytestmark = pytest.mark.integration
 
 MATRIX = """
 method route                                      anon user other admin token revoked disabled ended
-GET    /                                          302  200  200   200   200   302     302      302
+GET    /                                          302  200  200   200   403   302     302      302
 GET    /admin/                                    302  403  403   200   403   302     302      302
 GET    /admin/health                              302  403  403   200   403   302     302      302
 GET    /admin/plugins                             302  403  403   200   403   302     302      302
@@ -94,7 +95,7 @@ PUT    /api/plugins/<plugin_id>/settings          401  200  200   200   200   40
 DELETE /api/plugins/<plugin_id>/settings          401  204  204   204   204   401     401      401
 PUT    /api/plugins/<plugin_id>/tools/<name>      401  200  200   200   200   401     401      401
 GET    /api/plugins/settings                      401  200  200   200   200   401     401      401
-POST   /api/tokens                                401  201  201   201   201   401     401      401
+POST   /api/tokens                                401  201  201   201   403   401     401      401
 GET    /api/tokens                                401  200  200   200   200   401     401      401
 DELETE /api/tokens/<token_id>                     401  204  404   404   204   401     401      401
 GET    /api/tools                                 401  200  200   200   200   401     401      401
@@ -106,17 +107,17 @@ GET    /api/turns/<turn_id>/events                401  200  404   404   200   40
 GET    /api/uploads                               401  200  200   200   200   401     401      401
 POST   /api/uploads                               401  201  201   201   201   401     401      401
 DELETE /api/uploads/<upload_id>                   401  204  404   404   204   401     401      401
-GET    /docs/api                                  302  200  200   200   200   302     302      302
+GET    /docs/api                                  302  200  200   200   403   302     302      302
 GET    /healthz                                   200  200  200   200   200   200     200      200
 GET    /metrics                                   403  403  403   403   403   403     403      403
 GET    /metrics [with the metrics token]          200  200  200   200   200   200     200      200
-GET    /settings                                  302  200  200   200   200   302     302      302
-POST   /settings/password                         302  302  302   302   400   302     302      302
-POST   /settings/sign-out-everywhere              302  302  302   302   302   302     302      302
-GET    /settings/tokens                           302  200  200   200   200   302     302      302
+GET    /settings                                  302  200  200   200   403   302     302      302
+POST   /settings/password                         302  302  302   302   403   302     302      302
+POST   /settings/sign-out-everywhere              302  302  302   302   403   302     302      302
+GET    /settings/tokens                           302  200  200   200   403   302     302      302
 GET    /sign-in                                   200  302  302   302   302   200     200      200
 POST   /sign-in                                   401  302  302   302   302   400     401      401
-POST   /sign-out                                  302  302  302   302   302   302     302      302
+POST   /sign-out                                  302  302  302   302   403   302     302      302
 GET    /static/<path:filename>                    200  200  200   200   200   200     200      200
 """
 

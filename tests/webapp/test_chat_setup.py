@@ -160,6 +160,9 @@ def test_a_conversation_whose_model_is_gone_shows_it_not_installed_and_never_swa
     assert notice.is_hidden()
     assert picker.locator("option[data-missing]").count() == 0
     assert page.url.endswith(f"#c={conversation}")
+    # The error was about this conversation: a new chat does not carry it (issue 25).
+    page.get_by_role("button", name="New chat").click()
+    expect(page.locator("#chat-error")).to_be_hidden()
 
 
 def test_the_model_list_is_read_again_when_the_page_comes_back_into_view(
@@ -179,3 +182,29 @@ def test_the_model_list_is_read_again_when_the_page_comes_back_into_view(
     remove_provider(chat_app, model_id.split("/")[0])
     page.evaluate("window.dispatchEvent(new Event('focus'))")
     expect(picker.locator("option:checked")).to_have_text(f"{model_id} (not installed)")
+
+
+def test_with_no_model_left_the_chat_says_who_can_add_one_not_to_pick_another(
+    page, chat_app, chat_server, user, fake_model, model_id
+):
+    """Issue 25: after the last provider was deleted the chat said "Pick another model" with
+    nothing to pick."""
+    person, _chat = user
+    fake_model.script(Reply.text("First answer."))
+    open_chat(page, chat_server, person, model_id)
+    send(page, "Before the removal")
+    wait_status(page, "completed")
+    with chat_app.app_context():
+        db.session.execute(db.delete(Provider))
+        db.session.commit()
+
+    page.reload()
+    page.wait_for_selector("#chat[data-ready]")
+    sentence = (
+        f"The model {model_id} is not installed any more, and no other model is installed, so "
+        "Lookout cannot answer until an administrator adds one."
+    )
+    expect(page.locator("#model-notice")).to_have_text(sentence)
+    assert page.locator("#model-notice a").count() == 0  # not an admin: no link to a closed page
+    page.get_by_role("button", name="New chat").click()
+    expect(page.locator("#chat-empty")).to_contain_text("No model is set up yet")

@@ -1,7 +1,10 @@
 """The `flask users` and `flask tokens` commands."""
 
+from datetime import timedelta
+
 from webapp.extensions import db
 from webapp.models import ApiToken, User
+from webapp.models.base import aware, utcnow
 
 
 def find_user(app, name):
@@ -103,3 +106,28 @@ def test_users_disable_names_a_missing_account(app):
     result = app.test_cli_runner().invoke(args=["users", "disable", "nobody"])
     assert result.exit_code != 0
     assert "There is no account named 'nobody'" in result.output
+
+
+def test_tokens_create_takes_the_scope_and_the_expiry(app, client, make_user):
+    make_user("ada", admin=True)
+    runner = app.test_cli_runner()
+    result = runner.invoke(
+        args=["tokens", "create", "ada", "ops", "--scope", "admin", "--expires-in-days", "30"]
+    )
+    assert result.exit_code == 0, result.output
+    headers = {"Authorization": f"Bearer {result.output.strip()}"}
+    assert client.get("/api/admin/users", headers=headers).status_code == 200
+    assert client.get("/api/conversations", headers=headers).status_code == 403
+    with app.app_context():
+        row = db.session.scalar(db.select(ApiToken))
+        assert row.scopes == ["admin"]
+        assert timedelta(days=29) < aware(row.expires_at) - utcnow() <= timedelta(days=30)
+
+
+def test_tokens_create_refuses_the_admin_scope_to_a_user(app, make_user):
+    make_user("alice")
+    result = app.test_cli_runner().invoke(
+        args=["tokens", "create", "alice", "x", "--scope", "admin"]
+    )
+    assert result.exit_code != 0
+    assert "Only an administrator's token may have the admin scope." in result.output

@@ -183,3 +183,21 @@ def test_an_image_loads_only_after_a_click_that_showed_its_url(page, rendered):
 def test_a_nested_list_renders_inside_its_item_without_a_paragraph(rendered):
     html = rendered("- fruit\n  - apple\n  - pear\n- leek")
     assert html == "<ul><li>fruit<ul><li>apple</li><li>pear</li></ul></li><li>leek</li></ul>"
+
+
+@pytest.mark.parametrize(
+    ("streamed", "shown"),
+    [
+        ("The keepers wrote **dai", "The keepers wrote **dai**"),
+        ("The keepers wrote **", "The keepers wrote "),
+        ("**Done** and ~~gone", "**Done** and ~~gone~~"),
+        ("Run `make te", "Run `make te`"),
+        ("**bold `code", "**bold `code`**"),
+        ("Two **words** done", "Two **words** done"),
+        ("First **block**\n\nthen __und", "First **block**\n\nthen __und__"),
+        ("```python\nx = '**'", "```python\nx = '**'"),
+    ],
+)
+def test_a_reply_still_streaming_shows_its_open_bold_and_code_closed(streamed, shown):
+    """Issue 25: raw ** showed while a bold word was still streaming."""
+    assert run_node("markdown.js", "settle", [[streamed]])[0] == shown

@@ -28,7 +28,7 @@ from tests.workers.conftest import make_chat_app
 from webapp import create_app
 from webapp.extensions import db
 from webapp.metrics_endpoint import METRICS_OFF, METRICS_REFUSED
-from webapp.models import ApiToken, Message, PluginOptions, Provider, Turn, User
+from webapp.models import ApiToken, Message, PluginOptions, Provider, Turn, UsageCount, User
 from webapp.models.base import utcnow
 
 pytestmark = pytest.mark.integration
@@ -66,8 +66,10 @@ def metrics_app(tmp_path_factory, redis_url, sqlite_template):
 def web(metrics_app, tmp_path_factory):
     """The app in gunicorn, with a worker process answering its turns."""
     logs = tmp_path_factory.mktemp("metrics-logs")
-    with CeleryWorker(metrics_app, logs, concurrency=4), WebProcess(metrics_app, logs) as server:
-        yield server
+    with CeleryWorker(metrics_app, logs, concurrency=4) as worker:
+        with WebProcess(metrics_app, logs) as server:
+            server.worker_log = worker.log
+            yield server
 
 
 @pytest.fixture
@@ -167,6 +169,37 @@ def test_a_turn_with_tool_calls_is_counted_from_the_worker(metrics_app, web, fak
     assert_documented(web.url)
 
 
+def test_tool_names_a_model_invents_are_counted_as_unknown_everywhere(metrics_app, web, fake_model):
+    """Issue 24: a model's made-up tool names went as they were into metric labels (a new
+    series each), usage rows and log lines (a newline in one forged a log line)."""
+    chat, model = chat_with(metrics_app, fake_model, web.url)
+    marker = uuid.uuid4().hex
+    invented = [f"made_up_{marker}", f"x\nINFO forged {marker}", "y" * 500 + marker]
+    before = scrape(web.url)
+    fake_model.script(
+        Reply.tool_calls([(name, {}) for name in invented] + [("echo", {"text": "hi"})]),
+        Reply.text("Done."),
+    )
+    turn = chat.run(chat.new_conversation(), "Use your tools.", model)
+    assert turn["status"] == "completed"
+    after = scrape(web.url)
+    tools = {dict(labels).get("tool") for (_, labels) in after}
+    assert tools <= {None, "unknown", "echo", "web_fetch", "web_search"}
+    added = value(after, "lookout_tool_calls_total", tool="unknown", outcome="error") - value(
+        before, "lookout_tool_calls_total", tool="unknown", outcome="error"
+    )
+    assert added == 3
+    user_id = chat.call("GET", "/api/me").json()["id"]
+    with metrics_app.app_context():
+        details = db.session.scalars(
+            db.select(UsageCount.detail).filter_by(user_id=user_id, metric="toolErrors")
+        ).all()
+    assert details == ["unknown"]
+    log = web.worker_log.read_text()
+    assert marker not in log
+    assert "tool=unknown" in log
+
+
 def test_open_event_streams_are_counted_while_open(metrics_app, web, fake_model):
     chat, model = chat_with(metrics_app, fake_model, web.url)
     fake_model.script(Reply.text("tick " * 40, chunks=40, delay=0.1))
@@ -241,6 +274,42 @@ def test_metrics_from_an_allowed_network_need_no_token(app_with):
     refused = client.get("/metrics", environ_base={"REMOTE_ADDR": "10.98.0.1"})
     assert refused.status_code == 403
     assert refused.json["error"]["message"] == METRICS_REFUSED
+
+
+def test_behind_a_trusted_proxy_metrics_allow_judges_the_forwarded_client(app_with):
+    """With TRUSTED_PROXIES=1, a proxy on the same host (127.0.0.1) does not open the metrics to
+    whoever it forwards: the client it names is judged, as sign-in limits judge it."""
+    client = app_with(METRICS_ALLOW="127.0.0.1/32", TRUSTED_PROXIES=1).test_client()
+    via_proxy = {"REMOTE_ADDR": "127.0.0.1"}
+    outsider = client.get(
+        "/metrics", environ_base=via_proxy, headers={"X-Forwarded-For": "203.0.113.9"}
+    )
+    assert outsider.status_code == 403
+    assert outsider.json["error"]["message"] == METRICS_REFUSED
+    local = client.get("/metrics", environ_base=via_proxy, headers={"X-Forwarded-For": "127.0.0.1"})
+    assert local.status_code == 200
+
+
+def test_a_request_forwarded_by_an_untrusted_proxy_is_not_let_in_by_address(app_with):
+    """Issue 24: with TRUSTED_PROXIES unset, a same-host proxy made every visitor it forwarded
+    look like 127.0.0.1, which METRICS_ALLOW let in. A request naming a client of its own comes
+    from an unknown client; a scraper reaching Lookout directly, or sending the token, still
+    reads the metrics."""
+    client = app_with(METRICS_ALLOW="127.0.0.1/32", METRICS_TOKEN="scrape-token").test_client()
+    local = {"REMOTE_ADDR": "127.0.0.1"}
+    for forwarded in ({"X-Forwarded-For": "203.0.113.9"}, {"Forwarded": "for=203.0.113.9"}):
+        refused = client.get("/metrics", environ_base=local, headers=forwarded)
+        assert refused.status_code == 403
+        assert refused.json["error"]["message"] == METRICS_REFUSED
+    assert client.get("/metrics", environ_base=local).status_code == 200
+    with_token = {"X-Forwarded-For": "203.0.113.9", "Authorization": "Bearer scrape-token"}
+    assert client.get("/metrics", environ_base=local, headers=with_token).status_code == 200
+
+
+def test_an_ipv4_client_seen_through_an_ipv6_socket_is_judged_as_ipv4(app_with):
+    client = app_with(METRICS_ALLOW="10.99.0.0/16").test_client()
+    mapped = client.get("/metrics", environ_base={"REMOTE_ADDR": "::ffff:10.99.0.5"})
+    assert mapped.status_code == 200
 
 
 def test_metrics_are_off_until_an_operator_opens_them(app_with):

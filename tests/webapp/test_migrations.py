@@ -105,3 +105,60 @@ def test_tool_calls_stored_before_0005_keep_their_tool_source_and_read_as_untrus
         assert db.session.execute(
             text("SELECT call_id, plugin FROM tool_calls ORDER BY call_id")
         ).all() == [("a", "source:remote"), ("b", "web_fetch")]
+
+
+def tokens_before_0009_hold_the_chat_scope_only(app) -> None:
+    """Store an administrator's token under migration 0008, upgrade, and check what it may do;
+    then downgrade and check the token is still there, without the new columns."""
+    import flask_migrate
+    from sqlalchemy import text
+
+    from webapp.models import ApiToken, User
+    from webapp.models.accounts import hash_token
+
+    token = "lk_from-before-scopes"
+    with app.app_context():
+        db.session.remove()
+        flask_migrate.downgrade(revision="0008")
+        ada = User.make("ada", "password", admin=True)
+        db.session.add(ada)
+        db.session.commit()
+        db.session.execute(
+            text(
+                "INSERT INTO api_tokens (id, user_id, name, token_hash, created_at) "
+                "VALUES ('old-token', :user, 'old', :hash, CURRENT_TIMESTAMP)"
+            ),
+            {"user": ada.id, "hash": hash_token(token)},
+        )
+        db.session.commit()
+        db.session.remove()
+        flask_migrate.upgrade()
+        row = db.session.get(ApiToken, "old-token")
+        assert (row.scopes, row.expires_at) == (["chat"], None)
+        db.session.remove()
+    client = app.test_client()
+    headers = {"Authorization": f"Bearer {token}"}
+    assert client.get("/api/conversations", headers=headers).status_code == 200
+    refused = client.get("/api/admin/users", headers=headers)
+    assert refused.status_code == 403
+    assert "does not have the admin scope" in refused.get_json()["error"]["message"]
+    with app.app_context():
+        flask_migrate.downgrade(revision="0008")
+        columns = {c["name"] for c in db.inspect(db.engine).get_columns("api_tokens")}
+        assert not {"scopes", "expires_at"} & columns
+        assert db.session.execute(text("SELECT name FROM api_tokens")).scalars().all() == ["old"]
+        db.session.remove()
+        flask_migrate.upgrade()
+
+
+def test_tokens_made_before_scopes_keep_the_chat_scope_only_on_sqlite(app):
+    """Migration 0009: existing tokens get "chat", never "admin" (its docstring says why)."""
+    tokens_before_0009_hold_the_chat_scope_only(app)
+
+
+@pytest.mark.postgres
+def test_tokens_made_before_scopes_keep_the_chat_scope_only_on_postgresql(
+    make_app, migrated_postgres_url
+):
+    """Migration 0009 up and down on PostgreSQL, as on SQLite."""
+    tokens_before_0009_hold_the_chat_scope_only(make_app(DATABASE_URL=migrated_postgres_url))

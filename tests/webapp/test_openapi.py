@@ -102,3 +102,18 @@ def test_answers_carry_exactly_the_fields_their_schema_describes(app, signed_in_
         if prop.get("type") == "array" and "$ref" in prop.get("items", {}) and shown[key]:
             inner = schemas[prop["items"]["$ref"].rsplit("/", 1)[1]]
             assert set(shown[key][0]) == set(inner["properties"]), key
+
+
+def test_the_description_documents_token_scopes_and_expiry(app):
+    spec = make_spec(app)
+    schemas = spec["components"]["schemas"]
+    body = schemas["TokenBody"]
+    assert {"scopes", "expiresInDays"} <= set(body["properties"])
+    assert body["properties"]["scopes"]["items"]["enum"] == ["chat", "admin"]
+    assert {"scopes", "expiresAt"} <= set(schemas["Token"]["properties"])
+    paths = spec["paths"]
+    assert paths["/api/conversations"]["get"]["x-token-scope"] == "chat"
+    assert paths["/api/admin/users"]["get"]["x-token-scope"] == "admin"
+    assert paths["/api/me"]["get"]["x-token-scope"] == "any"
+    assert paths["/api/tokens"]["post"]["x-token-scope"] == "none"
+    assert "403" in paths["/api/conversations"]["get"]["responses"]

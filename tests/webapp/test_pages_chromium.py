@@ -318,7 +318,7 @@ def test_the_admin_page_says_nobody_gets_web_search_until_it_is_on_by_default(
     block.get_by_label("Search engine").select_option("duckduckgo")
     block.get_by_role("button", name="Save options").click()
     page.wait_for_selector("#plugin-web_search .badge-active")
-    notice = block.locator(".plugin-notice")
+    notice = block.locator(".plugin-notice").first
     assert notice.inner_text() == (
         "Nobody gets web_search yet: it is off by default, so only users who switch it on in "
         "their Settings get it. To offer it to everyone, tick “On by default” below and save."
@@ -328,7 +328,32 @@ def test_the_admin_page_says_nobody_gets_web_search_until_it_is_on_by_default(
 
     block.get_by_label("On by default").check()
     block.get_by_role("button", name="Save options").click()
-    expect(block.locator(".plugin-notice")).to_have_count(0)
+    # What stays is who searches (issue 24: the page says which roles get search).
+    who = (
+        "Users holding the role user search with DuckDuckGo, the engine set below; other users "
+        "need an engine of their own in their web search settings."
+    )
+    expect(block.locator(".plugin-notice")).to_have_text([who])
     page.reload()
     page.wait_for_selector("#plugins[data-ready]")
-    assert page.locator("#plugin-web_search .plugin-notice").count() == 0
+    expect(page.locator("#plugin-web_search .plugin-notice")).to_have_text([who])
+
+
+def test_saving_a_first_engine_offers_web_search_to_everyone_in_one_more_click(
+    page, live_server, make_user, api
+):
+    """Issue 25: after the README's steps (engine chosen and saved) nobody was offered web
+    search until the admin found "On by default", ticked it and saved again."""
+    sign_in(page, live_server, make_user("root", admin=True), "/admin/plugins")
+    block = page.locator("#plugin-web_search")
+    assert block.locator("h2").inner_text() == "Web search"  # its title, as Settings says it
+    block.get_by_label("Search engine").select_option("duckduckgo")
+    block.get_by_role("button", name="Save options").click()
+    page.wait_for_selector("#plugin-web_search .badge-active")
+    offer = block.get_by_role("button", name="Offer web search to everyone now")
+    offer.click()
+    expect(offer).to_have_count(0)
+    expect(block.get_by_label("On by default")).to_be_checked()
+    listed = api(make_user("newcomer"))("GET", "/api/plugins/settings").get_json()["plugins"]
+    enabled = {t["name"]: t["enabled"] for p in listed for t in p["tools"]}
+    assert enabled["web_search"] is True

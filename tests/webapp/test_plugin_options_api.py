@@ -156,7 +156,8 @@ def test_admin_routes_refuse_other_users(signed_in_client, client):
 def test_another_process_sees_saved_options_without_a_restart(app, make_app, admin):
     other = make_app(DATABASE_URL=app.config["DATABASE_URL"], LOOKOUT_PLUGINS=PLUGINS)
     other_admin = other.test_client()
-    token = admin.post("/api/tokens", json={"name": "other"}).get_json()["token"]
+    made = admin.post("/api/tokens", json={"name": "other", "scopes": ["admin"]})
+    token = made.get_json()["token"]
     headers = {"Authorization": f"Bearer {token}"}
 
     def other_status() -> str:
@@ -171,15 +172,44 @@ def test_another_process_sees_saved_options_without_a_restart(app, make_app, adm
 def test_an_engine_saved_off_by_default_says_that_nobody_gets_web_search(app, admin):
     """Regression: after picking an engine nothing said that "On by default" starts unticked."""
     saved = admin.put(OPTIONS, json={"engine": "duckduckgo"}).get_json()
-    assert saved["notices"] == [
+    assert saved["notices"][0] == (
         "Nobody gets web_search yet: it is off by default, so only users who switch it on in "
         "their Settings get it. To offer it to everyone, tick “On by default” below and save."
-    ]
+    )
     locked = admin.put(OPTIONS, json={"engine": "duckduckgo", "userToggle": False}).get_json()
     assert locked["notices"][0].startswith(
         "Nobody gets web_search: it is off by default and users may not switch it on."
     )
     on = admin.put(OPTIONS, json={"engine": "duckduckgo", "enabledByDefault": True}).get_json()
-    assert on["notices"] == []
+    assert on["notices"] == [WHO_SEARCHES]
     assert statuses(admin)["web_fetch"]["notices"] == []  # on by default: nothing to say
     assert statuses(admin)["web_search"]["title"] == "Web search"
+
+
+WHO_SEARCHES = (
+    "Users holding the role user search with DuckDuckGo, the engine set below; other users need "
+    "an engine of their own in their web search settings."
+)
+
+
+@pytest.mark.parametrize(
+    ("options", "said"),
+    [
+        ({}, WHO_SEARCHES),
+        (
+            {"adminEngineRoles": ["admin", "staff"], "userEngines": False},
+            "Only users holding the roles admin or staff are offered web_search, with DuckDuckGo: "
+            "users may not bring their own engine, so nobody else could search.",
+        ),
+        (
+            {"adminEngineRoles": [], "userEngines": False},
+            "Nobody is offered web_search: no role may search with the engine set below, and "
+            "users may not bring their own engine.",
+        ),
+    ],
+)
+def test_the_admin_page_says_which_roles_get_web_search(admin, options, said):
+    """Issue 24: the admin read which roles may use the engine, not who gets search at all."""
+    options = {"engine": "duckduckgo", "enabledByDefault": True, **options}
+    assert admin.put(OPTIONS, json=options).get_json()["notices"] == [said]
+    assert statuses(admin)["web_search"]["notices"] == [said]

@@ -107,28 +107,36 @@ def test_errors_of_a_refused_provider_show_beside_their_fields(page, live_server
 def test_test_connection_lists_the_models_and_imports_the_new_ones(
     app, page, live_server, make_user, celery_worker
 ):
-    with FakeModel(models=["small", "large"], api_key=KEY) as fake:
+    with FakeModel(models=["small", "large"], api_key=KEY, contexts={"large": 8192}) as fake:
         store_provider(app, "fake", fake.base_url, KEY, [{"name": "small", "tools": True}])
         sign_in(page, live_server, make_user("root", admin=True))
         card = page.locator("section.provider[data-name=fake]")
         card.get_by_role("button", name="Test connection").click()
         status = card.locator(".test-status.ok")
         status.wait_for(timeout=20_000)
-        assert status.inner_text() == "Connected. The provider lists 2 models: large, small."
+        assert status.inner_text() == (
+            "Connected. The provider lists 2 models: large, small. Lookout could not tell "
+            "whether large, small can call tools: Import leaves Tools unticked for them. Tick "
+            "it for those whose documentation says they can."
+        )
         page.screenshot(path="/tmp/providers-test-ok.png", full_page=True)
         card.get_by_role("button", name="Import models (1 new)").click()
         assert card.get_by_label("Model 2 name").input_value() == "large"
+        # Issue 30: every imported model had Tools ticked, whatever its server could do.
+        assert not card.get_by_label("Model 2 can use tools").is_checked()
+        assert card.get_by_label("Model 2 context").input_value() == "8192"
         # Regression: importing filled the form and saved nothing, without a word.
         assert card.locator(".actions .status.unsaved").inner_text() == (
-            "1 model was added to the form, not saved yet. Untick Tools for any that cannot "
-            "call tools, then press Save provider."
+            "1 model was added to the form, not saved yet. Tools is ticked only where a test "
+            "tool call worked: check the others, then press Save provider."
         )
         assert stored(app, "fake").models == [{"name": "small", "tools": True}]
+        card.get_by_label("Model 2 max tokens").fill("1024")
         card.get_by_role("button", name="Save provider").click()
         page.locator("section.provider[data-name=fake] button.edit").wait_for()
     assert stored(app, "fake").models == [
         {"name": "small", "tools": True},
-        {"name": "large", "tools": True},
+        {"name": "large", "tools": False, "maxTokens": 1024, "contextTokens": 8192},
     ]
 
 

@@ -128,3 +128,17 @@ def test_a_null_key_removes_the_stored_key_and_a_blank_one_keeps_it(signed_in_cl
     assert kept.get_json()["keySet"] is True
     removed = admin.patch(f"/api/admin/providers/{created['id']}", json={"apiKey": None})
     assert removed.get_json()["keySet"] is False
+
+
+def test_a_models_max_tokens_and_context_are_kept_and_checked_against_each_other(admin):
+    """Issue 30: each model gets a documented max_tokens and context size an admin can set."""
+    body = {**PROVIDER, "models": [{"name": "m", "maxTokens": 1024, "contextTokens": 8192}]}
+    created = admin.post("/api/admin/providers", json=body)
+    assert created.status_code == 201, created.get_json()
+    assert created.get_json()["models"] == [
+        {"name": "m", "tools": True, "maxTokens": 1024, "contextTokens": 8192}
+    ]
+    too_long = {"models": [{"name": "m", "maxTokens": 8192, "contextTokens": 4096}]}
+    refused = admin.patch(f"/api/admin/providers/{created.get_json()['id']}", json=too_long)
+    assert refused.status_code == 400
+    assert "Max tokens (8192) must be smaller than the context (4096)" in str(refused.get_json())

@@ -186,3 +186,55 @@ def test_sign_in_records_when_it_happened(app, make_user, signed_in_client):
     signed_in_client(user)
     with app.app_context():
         assert db.session.get(User, user.id).last_signed_in_at is not None
+
+
+def test_wrong_current_passwords_lock_the_name_for_sign_in_and_for_the_form(
+    app, signed_in_client, make_user
+):
+    """The current-password field guesses the same password as sign-in, so it counts and locks
+    the same way: once locked, even the right password is refused, with the lock's sentence."""
+    user = make_user("alice")
+    client = signed_in_client(user)
+    for _ in range(5):
+        assert change_password(client, "wrong", "a new passphrase").status_code == 400
+    locked = change_password(client, "password", "a new passphrase")
+    assert locked.status_code == 429
+    assert "Too many failed sign-ins for this name. Wait 15 minutes" in locked.get_data(
+        as_text=True
+    )
+    assert sign_in(app.test_client(), "alice", "password").status_code == 429
+    with app.app_context():
+        assert db.session.get(User, user.id).check_password("password")
+
+
+def test_a_locked_name_is_refused_by_the_form_before_any_hash_is_checked(
+    app, signed_in_client, make_user
+):
+    """Locked by failed sign-ins elsewhere, the form refuses even the right password: the
+    answer cannot tell a right guess from a wrong one."""
+    user = make_user("alice")
+    client = signed_in_client(user)
+    for _ in range(5):
+        sign_in(app.test_client(), "alice", "wrong")
+    right = change_password(client, "password", "a new passphrase")
+    wrong = change_password(client, "wrong", "a new passphrase")
+    assert right.status_code == wrong.status_code == 429
+    with app.app_context():
+        assert db.session.get(User, user.id).check_password("password")
+
+
+def test_a_bearer_token_cannot_use_the_password_form(app, client, make_user, make_token):
+    user = make_user("alice")
+    response = client.post(
+        "/settings/password",
+        data={
+            "current_password": "password",
+            "new_password": "a new passphrase",
+            "confirm_password": "a new passphrase",
+        },
+        headers={"Authorization": f"Bearer {make_token(user)}"},
+    )
+    assert response.status_code == 403
+    assert "Do this in a browser, signed in to Lookout." in response.get_data(as_text=True)
+    with app.app_context():
+        assert db.session.get(User, user.id).check_password("password")

@@ -254,3 +254,22 @@ def test_behind_a_trusted_proxy_the_forwarded_address_is_the_one_counted(make_ap
         sign_in(attacker, name, "guess")
     assert sign_in(attacker, "carol", "password").status_code == 429
     assert sign_in(neighbour, "carol", "password").status_code == 302
+
+
+def test_a_csrf_token_from_before_sign_in_is_refused_after_it(app, make_user):
+    """A page loaded before sign-in (say, one an attacker served in the same browser) holds a
+    CSRF token; signing in makes a new one, so the old one cannot change the account."""
+    make_user("alice")
+    client = app.test_client()
+    before = csrf_token_from(client.get("/sign-in").get_data(as_text=True))
+    signed_in = client.post(
+        "/sign-in", data={"name": "alice", "password": "password", "csrf_token": before}
+    )
+    assert signed_in.status_code == 302
+    stale = client.post("/api/conversations", json={"title": "t"}, headers={"X-CSRFToken": before})
+    assert stale.status_code == 400
+    assert "CSRF" in stale.get_json()["error"]["message"]
+    after = csrf_token_from(client.get("/").get_data(as_text=True))
+    assert after != before
+    fresh = client.post("/api/conversations", json={"title": "t"}, headers={"X-CSRFToken": after})
+    assert fresh.status_code == 201

@@ -45,13 +45,40 @@ def test_a_new_token_is_shown_once_works_as_bearer_and_stops_when_revoked(
     page.wait_for_selector("#tokens[data-ready]")
     assert token not in page.content()
     row = page.locator("#tokens tr", has_text="laptop")
-    assert row.locator("td").nth(2).inner_text() != "never"  # used just now, by /api/me
+    assert row.locator("td").nth(1).inner_text() == "chat"
+    assert row.locator("td").nth(3).inner_text() != "never"  # used just now, by /api/me
+    assert row.locator("td").nth(4).inner_text() != "never"  # the page's default: 90 days
     row.get_by_role("button", name="Revoke laptop").click()
     row.get_by_role("button", name="Yes, revoke").click()
     page.get_by_text("You have no API tokens.").wait_for()
     page.screenshot(path="/tmp/tokens-revoked.png", full_page=True)
     gone = client.get("/api/me", headers={"Authorization": f"Bearer {token}"})
     assert gone.status_code == 401
+
+
+def test_an_admin_makes_an_admin_token_that_never_expires_and_a_user_is_not_offered_one(
+    app, page, live_server, make_user
+):
+    sign_in(page, live_server, make_user("ada", admin=True))
+    page.get_by_label("Token name *").fill("ops")
+    page.get_by_label("chat", exact=True).uncheck()
+    page.get_by_label("admin", exact=True).check()
+    page.get_by_label("Expires").select_option(label="never")
+    page.get_by_role("button", name="Create token").click()
+    token = page.get_by_label("New token ops").input_value()
+    row = page.locator("#tokens tr", has_text="ops")
+    row.wait_for()
+    assert row.locator("td").nth(1).inner_text() == "admin"
+    assert row.locator("td").nth(4).inner_text() == "never"
+    client = app.test_client()
+    headers = {"Authorization": f"Bearer {token}"}
+    assert client.get("/api/admin/users", headers=headers).status_code == 200
+    assert client.get("/api/conversations", headers=headers).status_code == 403
+
+    page.context.clear_cookies()
+    sign_in(page, live_server, make_user("alice"))
+    assert page.locator("#token-scopes input").count() == 1
+    assert page.get_by_label("chat", exact=True).is_checked()
 
 
 def test_a_token_without_a_name_is_refused_beside_the_field(page, live_server, make_user):

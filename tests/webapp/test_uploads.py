@@ -83,13 +83,14 @@ def test_attachments_join_the_users_message_and_only_the_owners_count(app, signe
     assert started.status_code == 202, started.get_json()
     with app.app_context():
         message = db.session.get(Message, started.get_json()["turn"]["userMessageId"])
+        # A reference: the text is kept once, in the upload (issue 24).
         assert message.parts == [
             {"type": "text", "text": "Sum it"},
             {
                 "type": "attachment",
+                "uploadId": upload_id,
                 "filename": "t.csv",
                 "mimeType": "text/csv",
-                "text": "col1,col2\n1,2\n",
             },
         ]
 

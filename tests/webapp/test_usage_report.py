@@ -135,3 +135,32 @@ def test_a_usage_page_filter_that_cannot_be_read_says_so(signed_in_client):
 @pytest.mark.parametrize("path", ["/api/admin/usage", "/api/admin/usage.csv", "/admin/usage"])
 def test_usage_is_for_admins_only(signed_in_client, recorded, path):
     assert signed_in_client("someone").get(path).status_code == 403
+
+
+def test_the_usage_page_says_which_tokens_were_estimated(app, signed_in_client, make_user):
+    """Issue 30: a server that reports no usage left the Usage page at 0 tokens; its tokens
+    are now estimated, and the page says how many are estimates and of which model."""
+    carol = make_user("carol")
+    with app.app_context():
+        add_usage(
+            carol.id,
+            [
+                ("inputTokens", "llama/gemma", 900),
+                ("outputTokens", "llama/gemma", 100),
+                ("estimatedTokens", "llama/gemma", 1000),
+                ("inputTokens", "openai/gpt", 50),
+                ("outputTokens", "openai/gpt", 5),
+            ],
+            day=date(2026, 10, 4),
+        )
+        db.session.commit()
+    admin = signed_in_client(admin=True)
+    text = admin.get("/admin/usage?from=2026-10-01&to=2026-10-07").get_data(as_text=True)
+    assert (
+        '<p class="muted" id="usage-estimated">1,000 of these tokens are estimates: the server '
+        "of 1 model (llama/gemma) reported no usage, so Lookout counted about one token for "
+        "every four characters sent and received."
+    ) in text
+    assert "<td>1,000</td></tr>" in text and "<td>5</td><td>—</td></tr>" in text
+    report = admin.get("/api/admin/usage?from=2026-10-01&to=2026-10-07").get_json()
+    assert report["totals"]["estimatedTokensByModel"] == {"llama/gemma": 1000}

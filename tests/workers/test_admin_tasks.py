@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from tests.support.fake_model import FakeModel
+from tests.support.fake_model import FakeModel, Reply
 from tests.support.processes import free_port
 from webapp.api import providers as providers_api
 from webapp.extensions import db
@@ -37,7 +37,7 @@ def test_the_task_lists_the_models_of_a_provider_with_the_right_key(app, fake_mo
     caplog.set_level(logging.INFO)
     with app.app_context():
         outcome = admin_tasks.probe_provider.run(provider_id)
-    assert outcome == {"ok": True, "models": ["large", "small"]}
+    assert outcome["ok"] is True and outcome["models"] == ["large", "small"]
     assert fake_model.last_request().headers["authorization"] == f"Bearer {KEY}"
     assert KEY not in caplog.text
 
@@ -59,6 +59,53 @@ def test_the_task_reports_a_provider_that_is_not_running(app):
     assert "could not reach the provider fake" in outcome["error"]
 
 
+def test_the_test_marks_which_models_can_call_a_tool_and_their_reported_context(app):
+    """Issue 30: Import models ticked Tools for every model, whether or not its server could
+    make tool calls; the test now asks each for one tiny tool call."""
+
+    def answer(request: dict) -> Reply:
+        if request["model"] == "caller":
+            return Reply.tool_calls([("ping", {})])
+        return Reply.text("Pong, in words.")
+
+    with FakeModel(
+        models=["talker", "caller", "refuser"],
+        refuses_tools={"refuser"},
+        contexts={"caller": 8192},
+        responder=answer,
+    ) as fake:
+        provider_id = store_provider(app, fake.base_url, None)
+        with app.app_context():
+            outcome = admin_tasks.probe_provider.run(provider_id)
+        probes = [r.json for r in fake.chat_requests()]
+    assert outcome["found"] == [
+        {"name": "caller", "contextTokens": 8192, "tools": True},
+        {"name": "refuser", "contextTokens": None, "tools": False},
+        {"name": "talker", "contextTokens": None, "tools": None},
+    ]
+    assert outcome["note"] == (
+        "Lookout could not tell whether talker can call tools: Import leaves Tools unticked for "
+        "them. Tick it for those whose documentation says they can."
+    )
+    assert all(p["tools"][0]["function"]["name"] == "ping" for p in probes)
+    assert all(p["tool_choice"] == "auto" and p["max_tokens"] == 64 for p in probes)
+
+
+def test_a_busy_server_is_reported_busy_not_silent(app, monkeypatch):
+    """Issue 30: Test connection on a server busy with another request (its keep-alive pings
+    arriving) said "did not answer in time" after 8 s."""
+    monkeypatch.setattr(admin_tasks, "TEST_TIMEOUT_SECONDS", 1.0)
+    with FakeModel(models=["m"], default=Reply.hang(pings=0.2)) as fake:
+        provider_id = store_provider(app, fake.base_url, None)
+        with app.app_context():
+            outcome = admin_tasks.probe_provider.run(provider_id)
+    assert outcome["ok"] is True and outcome["found"][0]["tools"] is None
+    assert outcome["note"].startswith(
+        "The provider fake is reachable but busy: it did not answer within 1 seconds (a model "
+        "server often answers one request at a time). Test again when it is idle."
+    )
+
+
 def test_the_task_reports_a_provider_deleted_meanwhile(app):
     with app.app_context():
         outcome = admin_tasks.probe_provider.run("no-such-id")
@@ -72,7 +119,9 @@ def test_the_api_answers_with_the_models_a_worker_listed(
     provider_id = store_provider(app, fake_model.base_url, KEY)
     response = signed_in_client("root", admin=True).post(f"/api/admin/providers/{provider_id}/test")
     assert response.status_code == 200, response.get_json()
-    assert response.get_json() == {"ok": True, "models": ["large", "small"]}
+    body = response.get_json()
+    assert body["ok"] is True and body["models"] == ["large", "small"]
+    assert [m["tools"] for m in body["found"]] == [None, None]
     # Only the health ping's task lines are kept out of the log (workers/ping_logs.py).
     assert "Task lookout.probe_provider[" in celery_worker.log.read_text()
 

@@ -7,6 +7,7 @@ runs eight threads: turns that held a connection while streaming would run two a
 from __future__ import annotations
 
 import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -62,19 +63,66 @@ def test_more_turns_stream_at_once_than_the_worker_has_connections(
         assert overlap([(row.started_at, row.finished_at) for row in rows])
 
 
+class Meeting(ThreadingHTTPServer):
+    """A loopback server that holds each request until ``expected`` are in flight at once,
+    then answers them all "met"; ``most`` is the most it held at once (a request that waited
+    45 s in vain, which only a hang would make it, is answered "alone")."""
+
+    daemon_threads = True
+
+    def __init__(self, expected: int) -> None:
+        super().__init__(("127.0.0.1", 0), _MeetingHandler)
+        self.expected = expected
+        self.in_flight = 0
+        self.most = 0
+        self.changed = threading.Condition()
+        self.url = f"http://127.0.0.1:{self.server_address[1]}/meet"
+
+    def meet(self) -> str:
+        with self.changed:
+            self.in_flight += 1
+            self.most = max(self.most, self.in_flight)
+            self.changed.notify_all()
+            met = self.changed.wait_for(lambda: self.most >= self.expected, timeout=45)
+            self.in_flight -= 1
+        return "met" if met else "alone"
+
+
+class _MeetingHandler(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = self.server.meet().encode()  # type: ignore[attr-defined]
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
 def test_more_tool_calls_run_at_once_than_the_worker_has_connections(
     chat, chat_app, fake_model, model_ids
 ):
+    """Regression: this asserted overlap by the calls' stored times, which a busy machine
+    could make miss; now the calls meet at a loopback server that counts them in flight."""
+    meeting = Meeting(TURNS)
+    threading.Thread(target=meeting.serve_forever, daemon=True).start()
+
     def respond(request: dict) -> Reply:
         if any(m["role"] == "tool" for m in request["messages"]):
             return Reply.text("Done.")
-        return Reply.tool_calls([("slow", {})])
+        return Reply.tool_calls([("gather", {"text": meeting.url})])
 
     fake_model.responder = respond
-    turns = run_together(chat, model_ids[0], generation={"tools": ["slow"]})
+    try:
+        turns = run_together(chat, model_ids[0], generation={"tools": ["gather"]})
+    finally:
+        meeting.shutdown()
+        meeting.server_close()
     assert [t["status"] for t in turns] == ["completed"] * TURNS
+    assert meeting.most == TURNS
     with chat_app.app_context():
         ids = [t["id"] for t in turns]
         calls = db.session.scalars(db.select(ToolCall).where(ToolCall.turn_id.in_(ids))).all()
-        assert [c.outcome for c in calls] == ["timeout"] * TURNS
-        assert overlap([(c.started_at, c.finished_at) for c in calls])
+        assert [(c.outcome, c.output) for c in calls] == [("ok", "met")] * TURNS

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from tests.tools.test_host import host
+from tools.api import Audience
 from tools.host import is_enabled
 from workers.offer import TurnFailed, select_tools
 
@@ -51,3 +54,17 @@ def test_tool_sources_are_used_only_when_named_and_always_untrusted():
     assert select_tools(h, {}, "m", True, enabled(h)) == []
     (offered,) = select_tools(h, {"tools": ["remote_lookup"]}, "m", True, enabled(h))
     assert offered.untrusted and offered.source == "remote" and offered.plugin is None
+
+
+def test_a_tool_is_offered_only_to_users_its_audience_includes_unless_named():
+    """Issue 24: web_search was offered to users who could only read that it is not for them."""
+    h = host("alpha")
+    for_admins = Audience(("admin",), "Only admins get shout.")
+
+    def tools():
+        return [replace(t, audience=for_admins) for t in enabled(h)()]
+
+    assert names(select_tools(h, {}, "m", True, tools, roles=["user"])) == []
+    assert names(select_tools(h, {}, "m", True, tools, roles=["user", "admin"])) == ["shout"]
+    named = select_tools(h, {"tools": ["shout"]}, "m", True, tools, roles=["user"])
+    assert names(named) == ["shout"]  # a message that names it gets it, as the spec says

@@ -91,6 +91,8 @@ def test_a_call_without_a_result_is_answered_so_the_prompt_stays_valid():
 
 
 def test_past_the_budget_the_oldest_results_become_a_note_and_the_newest_stays():
+    """Regression (issue 24): the note said calling again "within this turn that is free",
+    which was false for a search: only a page fetched in the turn comes from its cache."""
     parts = []
     for index in range(3):
         parts += [call(f"c{index}", "page", {"n": index}), result(f"c{index}", "page", "x" * 500)]
@@ -101,7 +103,9 @@ def test_past_the_budget_the_oldest_results_become_a_note_and_the_newest_stays()
     contents = [m["content"] for m in build(history, budget=1000) if m["role"] == "tool"]
     assert contents[0] == (
         '[This result of page with input {"n": 0} was cleared to keep the conversation short. '
-        "Call page again with the same input if you need it; within this turn that is free.]"
+        "Call page again with the same input if you need it. A page fetched earlier in this turn "
+        "comes again from the turn's cache; a search is sent to the search engine again and "
+        "counts as a new search.]"
     )
     assert BOUNDARY.match(contents[1]) and BOUNDARY.match(contents[2])
 
@@ -133,3 +137,74 @@ def test_attachments_follow_the_users_text():
         ]
     )
     assert messages[1]["content"] == "Summarise\n\n[Attached file: a.pdf]\nPDF text"
+
+
+def chars(messages) -> int:
+    return sum(len(m["content"] or "") for m in messages)
+
+
+def test_a_tool_only_assistant_message_carries_empty_content_never_null():
+    """Issue 30: llama-cpp-python's server answered HTTP 500 ("Input should be a valid
+    string") to the request after a tool call, whose assistant message had content null."""
+    messages = build(
+        [
+            StoredMessage("user", [{"type": "text", "text": "q"}]),
+            StoredMessage("assistant", [call("c1", "echo", {}), result("c1", "echo", "a")]),
+        ]
+    )
+    assert messages[2]["tool_calls"] and messages[2]["content"] == ""
+
+
+def test_tool_results_are_cut_first_to_fit_the_context_the_newest_with_a_note():
+    history = [
+        StoredMessage("user", [{"type": "text", "text": "q"}]),
+        StoredMessage(
+            "assistant",
+            [
+                call("c1", "echo", {"n": 1}),
+                result("c1", "echo", "a" * 3000),
+                call("c2", "echo", {"n": 2}),
+                result("c2", "echo", "b" * 3000),
+            ],
+        ),
+    ]
+    messages = build_messages(history, lambda name: False, 60_000, "Lookout", context_chars=2500)
+    older, newest = (m["content"] for m in messages if m["role"] == "tool")
+    assert "was cleared to keep the conversation short" in older
+    assert newest.startswith("b" * 1000)
+    assert newest.endswith("characters) was cut to fit the model's context.]")
+    assert messages[1]["content"] == "q" and chars(messages) <= 2500
+
+
+def test_attached_text_is_cut_with_a_note_to_fit_the_context():
+    """Issue 24: every prompt stays within the model's context whatever was attached."""
+    attachment = {"type": "attachment", "filename": "big.txt", "text": "z" * 50_000}
+    history = [StoredMessage("user", [{"type": "text", "text": "Summarise"}, attachment])]
+    messages = build_messages(history, lambda name: False, 60_000, "Lookout", context_chars=4000)
+    content = messages[-1]["content"]
+    assert content.startswith("Summarise\n\n[Attached file: big.txt]\nzzz")
+    assert "[The rest of this file's text (" in content and "was cut to fit" in content
+    assert chars(messages) <= 4000
+    assert attachment["text"] == "z" * 50_000  # the record stays whole
+
+
+def test_the_oldest_turns_are_left_out_with_a_note_and_the_newest_message_kept():
+    history = []
+    for n in range(5):
+        history.append(StoredMessage("user", [{"type": "text", "text": f"Q{n} " + "w" * 900}]))
+        history.append(StoredMessage("assistant", [{"type": "text", "text": "A " * 300}]))
+    history.append(StoredMessage("user", [{"type": "text", "text": "Last question"}]))
+    messages = build_messages(history, lambda name: False, 60_000, "Lookout", context_chars=3500)
+    assert messages[0]["role"] == "system"
+    assert "The oldest messages of this conversation were left out" in messages[0]["content"]
+    assert messages[1]["role"] == "user" and messages[-1]["content"] == "Last question"
+    assert not any(m["content"].startswith("Q0 ") for m in messages[1:])
+    assert chars(messages) <= 3500
+
+
+def test_a_newest_message_longer_than_the_context_is_cut_not_refused():
+    history = [StoredMessage("user", [{"type": "text", "text": "x" * 20_000}])]
+    messages = build_messages(history, lambda name: False, 60_000, "Lookout", context_chars=3000)
+    assert messages[-1]["content"].startswith("x" * 1000)
+    assert "was cut to fit the model's context" in messages[-1]["content"]
+    assert chars(messages) <= 3000

@@ -146,6 +146,7 @@ def test_tools_are_sent_only_when_there_are_some(fake, provider):
         }
     ]
     assert with_tools["messages"] == HELLO
+    assert "tool_choice" not in without and with_tools["tool_choice"] == "auto"
     assert with_tools["stream"] is True and with_tools["stream_options"] == {"include_usage": True}
     assert fake.last_request().headers["authorization"] == f"Bearer {KEY}"
 
@@ -246,12 +247,24 @@ def test_a_connection_dropped_mid_reply_is_reported_as_broken(fake, provider):
     assert len(fake.chat_requests()) == 1
 
 
-def test_an_unreachable_provider_is_retried_then_named_with_its_address(waits):
-    base_url = f"http://127.0.0.1:{closed_port()}/v1"
+def test_an_unreachable_provider_is_retried_then_named_without_its_address(waits):
+    """Issue 24: a user read the provider's base URL, credentials in it and all, when the
+    provider could not be reached; users read its name, admins its address without them."""
+    port = closed_port()
+    base_url = f"http://lookout:s3cret-pass@127.0.0.1:{port}/v1?api-key=q-secret"
     with OpenAICompatibleProvider("Local", base_url, KEY, wait=waits) as provider:
         error = failure(provider)
-    assert error.message.startswith(f"Lookout could not reach the provider Local at {base_url}.")
+        admin_error = failure_of(provider.list_models)
+    assert error.message == (
+        "Lookout could not reach the provider Local. Try again later; if it keeps failing, ask "
+        "an admin to check that it is running and its base URL."
+    )
     assert error.retryable and len(waits.delays) == 3
+    assert admin_error.message.startswith(
+        f"Lookout could not reach the provider Local at http://127.0.0.1:{port}/v1. "
+    )
+    for secret in ("s3cret-pass", "q-secret", "lookout:"):
+        assert secret not in error.message and secret not in admin_error.message
 
 
 def test_a_silent_provider_times_out_with_a_clear_message(fake, waits):
@@ -336,7 +349,11 @@ def test_comment_lines_and_multi_line_data_are_read_as_server_sent_events(fake, 
     chunk = '{"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": "stop"}]}'
     first, second = chunk.split(", ", 1)  # one event whose data spans two lines
     fake.script(Reply.raw(f": ping\n\ndata: {first},\ndata: {second}\n\ndata: [DONE]\n\n"))
-    assert collect(provider.stream("fake-model", HELLO)) == [TextDelta("Hi"), Finished("stop")]
+    assert collect(provider.stream("fake-model", HELLO)) == [
+        TextDelta("Hi"),
+        Usage(2, 1, estimated=True),
+        Finished("stop"),
+    ]
 
 
 def test_an_error_event_before_the_first_token_is_retried(fake, provider, waits):
@@ -364,15 +381,94 @@ def test_a_stream_closed_before_its_first_token_is_retried(fake, provider, waits
     assert waits.delays == [0.5]
 
 
-@pytest.mark.parametrize(
-    "ending",
-    [
-        '{"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}\n\n',
-        '{"choices": [{"index": 0, "delta": {}}]}\n\ndata: [DONE]\n\n',
-    ],
-    ids=["finish-reason-without-done", "done-without-finish-reason"],
-)
-def test_either_a_finish_reason_or_done_ends_a_stream_normally(fake, provider, ending):
+def test_a_finish_reason_without_done_ends_a_stream_normally(fake, provider):
     start = '{"choices": [{"index": 0, "delta": {"content": "Whole."}}]}'
+    ending = '{"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}\n\n'
     fake.script(Reply.raw(f"data: {start}\n\ndata: {ending}"))
-    assert collect(provider.stream("fake-model", HELLO)) == [TextDelta("Whole."), Finished("stop")]
+    events = collect(provider.stream("fake-model", HELLO))
+    assert events[0] == TextDelta("Whole.") and events[-1] == Finished("stop")
+
+
+def test_a_bare_done_without_a_finish_reason_is_a_cut_answer(fake, provider, waits):
+    """Issue 30: llama.cpp's server ends a stream it interrupts for a newer request with a
+    bare ``data: [DONE]``; the 10-token fragment was stored as a completed answer."""
+    fake.script(Reply.text("The answer is", chunks=3, then="done"), Reply.text("duplicate"))
+    received, error = stream_until_failure(provider)
+    assert text_of(received) == "The answer is"
+    assert not any(isinstance(e, Finished) for e in received)
+    assert error.message == (
+        "The provider Fakery closed the stream before the answer was finished. Try again."
+    )
+    assert len(fake.chat_requests()) == 1
+
+
+def test_an_answer_at_its_length_limit_is_cut_with_the_limit_named(fake, provider):
+    """Issue 30: ``finish_reason: "length"`` was ignored and the answer stored as complete."""
+    fake.script(Reply.text("A long answer that goes on and", then="length"))
+    received = []
+    with pytest.raises(ProviderError) as caught:
+        for event in provider.stream("fake-model", HELLO, max_tokens=8):
+            received.append(event)
+    assert text_of(received) == "A long answer that goes on and"
+    assert caught.value.message.startswith("The model reached its length limit of 8 tokens.")
+    assert fake.last_request().json["max_tokens"] == 8
+
+
+def test_an_empty_stream_says_the_answer_was_empty_and_why_it_may_be(fake, provider, waits):
+    """Issue 30: an HTTP 200 with nothing in it (llama.cpp's answer to a prompt longer than
+    its context) read "sent a reply Lookout could not read ... OpenAI-compatible"."""
+    fake.script(Reply.empty(), Reply.raw("data: [DONE]\n\n"))
+    for _ in range(2):
+        error = failure(provider)
+        assert error.message.startswith(
+            "The provider Fakery sent an empty answer. The prompt may exceed the model's context"
+        )
+        assert "OpenAI-compatible" not in error.message
+    assert waits.delays == []
+
+
+def test_a_server_that_sends_no_usage_gets_an_estimate_marked_as_such(fake, provider):
+    """Issue 30: a server that ignores ``include_usage`` (llama.cpp) left every turn's usage
+    null, and the Usage page at 0 tokens."""
+    fake.script(Reply.text("x" * 400, usage=None))
+    messages = [{"role": "user", "content": "y" * 800}]
+    usage = [e for e in collect(provider.stream("fake-model", messages)) if isinstance(e, Usage)]
+    assert usage == [Usage(200, 100, estimated=True)]
+
+
+def test_keep_alive_comments_do_not_hold_a_model_past_its_first_token_bound(fake, waits):
+    """Issue 30: a busy server's keep-alive pings reset the read timeout, so a turn queued
+    behind another waited 90 s and more without failing."""
+    fake.script(Reply.hang(pings=0.1))
+    with OpenAICompatibleProvider(
+        "Busy", fake.base_url, KEY, timeout=5, first_token_timeout=0.5, wait=waits
+    ) as provider:
+        error = failure(provider)
+    assert error.message.startswith(
+        "The provider Busy did not start answering within 0.5 seconds; it may be busy"
+    )
+    assert error.timed_out and waits.delays == []
+    fake.wait_for_disconnects(1, timeout=5)
+
+
+def test_the_whole_answer_is_bounded_even_while_tokens_keep_coming(fake, waits):
+    fake.script(Reply.forever(delay=0.05))
+    with OpenAICompatibleProvider(
+        "Chatty", fake.base_url, KEY, timeout=5, answer_timeout=0.5, wait=waits
+    ) as provider:
+        received, error = stream_until_failure(provider)
+    assert text_of(received).startswith("tick ")
+    assert error.message.startswith("The provider Chatty was still answering after 0.5 seconds")
+    fake.wait_for_disconnects(1, timeout=5)
+
+
+def test_a_provider_echoing_its_base_url_and_credentials_has_them_redacted(fake, waits):
+    """Issue 24: users see the provider's name, never its base URL or what is in it."""
+    host = fake.base_url.removeprefix("http://")
+    base_url = f"http://lookout:s3cret-pass@{host}"
+    said = f"Bad request to {base_url}/chat/completions as lookout:s3cret-pass"
+    fake.script(Reply.error(400, {"error": {"message": said}}))
+    with OpenAICompatibleProvider("Local", base_url, KEY, wait=waits) as provider:
+        error = failure(provider)
+    assert error.message.startswith("The provider Local refused the request (HTTP 400). Local said")
+    assert "s3cret-pass" not in error.message and base_url not in error.message

@@ -138,9 +138,12 @@ def test_a_turn_whose_engine_is_down_is_answered_by_the_fallback_and_the_part_sa
         )
 
 
-def test_a_user_whose_admins_engine_is_down_is_told_to_tell_an_administrator(web_app, tmp_path):
+def test_a_user_whose_admins_engine_is_down_reads_what_happened_and_who_can_fix_it(
+    web_app, tmp_path
+):
     """Regression: the search card told users to check the address of the admin's engine,
-    which they can neither see nor change; the admin still reads the engine's own words."""
+    which they can neither see nor change, and then (issue 24) hid what happened behind "Tell
+    an administrator"; the admin still reads the engine's own words."""
     from tests.support.live_server import LiveServer
     from tests.support.processes import free_port
     from tests.support.workers import CeleryWorker
@@ -162,7 +165,33 @@ def test_a_user_whose_admins_engine_is_down_is_told_to_tell_an_administrator(web
             assert searched["outcome"] == "error"
             said[who] = searched["error"]
         assert said == {
-            "user": "The site's search engine (SearXNG) failed, so web search does not work for "
-            "now. Tell an administrator; the cause is in the server's log.",
+            "user": "SearXNG could not be reached. Only an administrator can fix this: tell one.",
             "admin": "SearXNG could not be reached. Check its address, or try again later.",
         }
+
+
+def test_web_search_is_not_offered_to_a_user_who_cannot_search(web_app, tmp_path, site):
+    """Regression (issue 24): with user engines off, a user outside adminEngineRoles was
+    offered web_search, which could only answer "Web search isn't available to you." """
+    from tests.support.live_server import LiveServer
+    from tests.support.workers import CeleryWorker
+
+    with FakeModel() as fake, LiveServer(web_app) as web, CeleryWorker(web_app, tmp_path):
+        admin = admin_with_search(
+            web_app,
+            web.url,
+            fake,
+            engine="searxng",
+            baseURL=site,
+            adminEngineRoles=["admin"],
+            userEngines=False,
+        )
+        _user, user_token = token_for(web_app)
+        offered = {}
+        for who, chat in (("user", ChatClient(web.url, user_token)), ("admin", admin)):
+            fake.script(Reply.text("Hello."))
+            turn = chat.run(chat.new_conversation(), "Hi", "fake/m")
+            assert turn["status"] == "completed", turn
+            request = fake.chat_requests()[-1]
+            offered[who] = [t["function"]["name"] for t in request.json.get("tools") or []]
+        assert offered == {"user": ["web_fetch"], "admin": ["web_search", "web_fetch"]}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import requests
 from marshmallow import Schema, fields
 
 from tools.api import Plugin, Tool, ToolError
@@ -63,6 +64,12 @@ def setup(ctx):
         tool.signal.wait(1)  # long enough for a second delivery to arrive meanwhile
         return "Counted."
 
+    def gather(input, tool):
+        # Meets the other calls at a loopback server, which answers once enough are there.
+        with requests.Session() as session:
+            session.trust_env = False
+            return session.get(input["text"], timeout=60).text
+
     def failing(input, tool):
         raise ToolError("The thing failed. Try another thing.")
 
@@ -74,6 +81,7 @@ def setup(ctx):
         Tool("page", "Read a page.", TextInput, page, default_enabled=True, untrusted=True)
     )
     ctx.tools.register(Tool("slow", "Wait.", Empty, slow, timeout_seconds=1))
+    ctx.tools.register(Tool("gather", "Meet the others.", TextInput, gather, timeout_seconds=60))
     ctx.tools.register(Tool("stubborn", "Sleep.", Empty, stubborn, timeout_seconds=1))
     ctx.tools.register(Tool("failing", "Fail.", Empty, failing))
     ctx.tools.register(Tool("tally", "Count a run in a file.", TextInput, tally))

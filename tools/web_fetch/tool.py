@@ -64,22 +64,30 @@ class WebFetchInput(Schema):
 
 @dataclass(frozen=True)
 class Page:
-    """A fetched URL's whole text: the final URL, its title and the text."""
+    """A fetched URL's whole text: the final URL, its title, the text, and the note that says
+    the page was cut at the size limit (also the text's first line), if it was."""
 
     url: str
     title: str | None
     text: str
+    note: str | None = None
 
     def to_cache(self) -> dict[str, Any]:
         """Return the JSON-serialisable form kept in the turn cache."""
-        return {"url": self.url, "title": self.title, "text": self.text}
+        return {"url": self.url, "title": self.title, "text": self.text, "note": self.note}
 
     @classmethod
     def from_cache(cls, value: Any) -> Page | None:
         """Return the page a turn cache entry holds, or None when it holds none."""
         if not isinstance(value, dict) or not isinstance(value.get("text"), str):
             return None
-        return cls(url=str(value.get("url") or ""), title=value.get("title"), text=value["text"])
+        note = value.get("note")
+        return cls(
+            url=str(value.get("url") or ""),
+            title=value.get("title"),
+            text=value["text"],
+            note=note if isinstance(note, str) else None,
+        )
 
 
 def make_tool(
@@ -181,12 +189,15 @@ def read_page(
         text = decode_page(body.data, body.mime_type, body.charset)
         page = Page(url=body.url, title=None, text=text)
     if body.cut:
+        # At the head, where the model and the reader meet it: a note after the last character
+        # of a long page is in a part nobody reads.
         megabytes = len(body.data) / 1_000_000
         note = (
             f"[Lookout read only the first {megabytes:g} MB of this page, its size limit; "
             "the rest was not downloaded.]"
         )
-        page = Page(url=page.url, title=page.title, text=f"{page.text}\n\n{note}".lstrip())
+        text = f"{note}\n\n{page.text}".rstrip()
+        page = Page(url=page.url, title=page.title, text=text, note=note)
     return page
 
 
@@ -199,7 +210,8 @@ def part_of(page: Page, offset: int, size: int) -> dict[str, Any]:
     """Return the tool output for the part of ``page`` starting at ``offset``.
 
     A part ends at the last line break in its second half when there is one, else after
-    ``size`` characters. Raises ``ToolError`` for an offset past the end.
+    ``size`` characters; every part of a page cut at the size limit carries its ``note``.
+    Raises ``ToolError`` for an offset past the end.
     """
     total = len(page.text)
     if offset > total or (offset == total and total > 0):
@@ -213,6 +225,8 @@ def part_of(page: Page, offset: int, size: int) -> dict[str, Any]:
     if page.title:
         output["title"] = page.title
     output.update(content=page.text[offset:end], offset=offset)
+    if page.note:
+        output["note"] = page.note
     if end < total:
         output["nextOffset"] = end
     output["totalCharacters"] = total

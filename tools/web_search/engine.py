@@ -1,8 +1,10 @@
 """The interface every search engine adapter implements, and what adapters build and return.
 
 An adapter only builds the request and maps the response; ``tools.web_search.search`` sends it.
-What adapters share for reading answers is here too: ``load_json`` and ``load_entries``,
-``text_from_html`` for engines that send HTML and ``validation_messages`` for 422 entries.
+What adapters share for reading answers is here too: ``load_json`` and ``load_entries``, and
+``validation_messages`` for 422 entries. Adapters hand titles and snippets over as the engine
+sends them; ``text_from_html`` is the one rule that makes every engine's plain text, applied by
+the shared code to every result.
 
 Errors an adapter raises from ``parse``::
 
@@ -71,7 +73,7 @@ class EngineRequest:
 
 @dataclass(frozen=True)
 class SearchResult:
-    """One result as a reader would see it, in plain text (the shared code cleans and cuts it)."""
+    """One result as the engine sent it (the shared code makes its text plain and cuts it)."""
 
     title: str
     url: str
@@ -98,10 +100,9 @@ class SearchEngine:
         raise NotImplementedError
 
     def parse(self, body: str) -> list[SearchResult]:
-        """Return the results in a 200 response's body, titles and snippets in plain text.
-
-        An engine that sends them as HTML turns them into text with ``text_from_html``; one
-        that sends plain text passes it on as it is, angle brackets and ampersands included.
+        """Return the results in a 200 response's body, titles and snippets as the engine
+        sent them: the shared code turns any tags and entities in them into plain text, with
+        one rule for every engine (``text_from_html``).
 
         Raises ``EngineBlocked`` for a block page and ``MalformedResponse`` when the body is
         not a results page.
@@ -171,15 +172,39 @@ class Lenient(marshmallow.Schema):
         unknown = marshmallow.EXCLUDE
 
 
-def text_from_html(fragment: str) -> str:
-    """Return the text an HTML fragment shows: tags removed as markup, entities decoded after.
+# The elements of HTML, for telling a tag from text that only looks like one: a snippet from
+# any engine may carry <b> or &amp;, and may also be about std::vector<T> or <typename T>.
+HTML_ELEMENTS = (
+    "a abbr acronym address area article aside audio b base bdi bdo big blockquote body br "
+    "button canvas caption center cite code col colgroup data datalist dd del details dfn "
+    "dialog dir div dl dt em embed fieldset figcaption figure font footer form frame frameset "
+    "h1 h2 h3 h4 h5 h6 head header hgroup hr html i iframe img input ins kbd label legend li "
+    "link main map mark marquee menu meta meter nav nobr noscript object ol optgroup option "
+    "output p param picture pre progress q rp rt ruby s samp script search section select "
+    "small source span strike strong style sub summary sup svg table tbody td template "
+    "textarea tfoot th thead time title tr track tt u ul var video wbr"
+).split()
+# A "<" that opens no element, comment or declaration is a character of the text.
+_NOT_A_TAG = re.compile(
+    r"<(?!/?(?:" + "|".join(sorted(HTML_ELEMENTS, key=len, reverse=True)) + r")(?=[\s/>]|$)|[!?])",
+    re.IGNORECASE,
+)
+# What is read of a title or snippet: ten times more than a snippet keeps, for its markup.
+MAX_FRAGMENT_CHARS = 5_000
 
-    An escaped ``std::vector&lt;T&gt;`` stays ``std::vector<T>``; a ``<`` that opens no tag
-    stays text, as in a browser. Characters no reader sees become spaces.
+
+def text_from_html(fragment: str) -> str:
+    """Return the plain text of a title or snippet from any engine: tags removed as markup,
+    entities decoded once after, and only the first ``MAX_FRAGMENT_CHARS`` read.
+
+    Markup is read as a browser reads it, except that a ``<`` opening no HTML element is
+    text: ``std::vector<T>`` and ``std::vector&lt;T&gt;`` both give ``std::vector<T>``, and
+    ``<b>`` around a word goes. Characters no reader sees become spaces.
     """
+    fragment = fragment[:MAX_FRAGMENT_CHARS]
     if "<" not in fragment and "&" not in fragment:
         return fragment
-    readable = UNREADABLE_CHARACTERS.sub(" ", fragment)
+    readable = _NOT_A_TAG.sub("&lt;", UNREADABLE_CHARACTERS.sub(" ", fragment))
     # libxml2 reads in linear time whatever the markup; the fragment goes in a body of its
     # own so that it is never an empty document and text before any tag is kept.
     document = lxml.html.document_fromstring(f"<html><body>{readable}</body></html>")

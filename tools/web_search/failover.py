@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import requests
-
 from tools.api import QuotaUsed, ToolContext, ToolError, ToolRefused, report_search_failure
 from tools.quotas import SEARCHES
 from tools.web_search.engine import Search, SearchResult
 from tools.web_search.pacing import bucket_name, wait_for_engine
 from tools.web_search.resolution import Resolved
 from tools.web_search.search import EngineUnavailable, run_search
+from tools.web_search.sessions import SearchSession
 
 # A search waits for its engine's slot only while this much of its deadline would be left.
 REQUEST_RESERVE_SECONDS = 5.0
@@ -50,7 +49,11 @@ class BothFailed(ToolError):
     in each engine's own words (``plugin`` words it again for callers who may not read them)."""
 
     def __init__(
-        self, first: Resolved, first_error: ToolError, fallback: Resolved, fallback_error: ToolError
+        self,
+        first: Resolved,
+        first_error: EngineUnavailable,
+        fallback: Resolved,
+        fallback_error: ToolError,
     ) -> None:
         also = FALLBACK_FAILED.format(name=fallback.engine.name)
         super().__init__(f"{first_error.message} {also}: {fallback_error.message}")
@@ -66,7 +69,7 @@ class Answer:
     answered: Resolved
     first: Resolved | None = None
     reason: str | None = None
-    first_error: str | None = None
+    first_error: EngineUnavailable | None = None
 
 
 def search_with_fallback(
@@ -74,7 +77,6 @@ def search_with_fallback(
     fallback: Resolved | None,
     search: Search,
     ctx: ToolContext,
-    plain: requests.Session,
     user_agent: str,
 ) -> Answer:
     """Return the first engine's answer, or the fallback's when the first is unavailable.
@@ -85,23 +87,22 @@ def search_with_fallback(
     """
     leave = FALLBACK_RESERVE_SECONDS if fallback is not None else 0.0
     try:
-        return Answer(ask(first, search, ctx, plain, user_agent, leave), first)
+        return Answer(ask(first, search, ctx, user_agent, leave), first)
     except EngineUnavailable as exc:
         if fallback is None:
             raise
         unavailable = exc
     try:
-        results = ask(fallback, search, ctx, plain, user_agent, 0.0)
+        results = ask(fallback, search, ctx, user_agent, 0.0)
     except ToolError as exc:
         raise BothFailed(first, unavailable, fallback, exc) from None
-    return Answer(results, fallback, first, unavailable.reason, unavailable.message)
+    return Answer(results, fallback, first, unavailable.reason, unavailable)
 
 
 def ask(
     resolved: Resolved,
     search: Search,
     ctx: ToolContext,
-    plain: requests.Session,
     user_agent: str,
     leave: float,
 ) -> list[SearchResult]:
@@ -109,7 +110,10 @@ def ask(
     made on the admin's key, wait for its slot, then search, ``leave`` seconds spared. A failure
     of the engine (not of the quota) is reported with ``report_search_failure``; a rate limit
     that says how long it lasts holds the engine's bucket that long (``MAX_HOLD_SECONDS`` at
-    most), so that until then searches wait or go to the fallback without asking it."""
+    most), so that until then searches wait or go to the fallback without asking it.
+
+    A user's base URL is reached through the guarded ``ctx.fetch``; the admin's engine through
+    a ``SearchSession`` of this search alone, which the turn's signal can stop at any moment."""
     engine = resolved.engine
     if resolved.admins:  # a user's own key is theirs to spend
         try:
@@ -119,12 +123,15 @@ def ask(
     bucket = bucket_name(engine, resolved.api_key, resolved.base_url)
     reserve = REQUEST_RESERVE_SECONDS + leave
     search = Search(search.query, search.count, resolved.api_key, resolved.base_url)
-    session = ctx.fetch if resolved.users_base_url else plain
+    own = None if resolved.users_base_url else SearchSession()
     try:
         wait_for_engine(engine, resolved.limit, bucket, ctx.rates, ctx.signal, reserve)
-        return run_search(engine, search, session, ctx.signal, user_agent, leave)
+        return run_search(engine, search, own or ctx.fetch, ctx.signal, user_agent, leave)
     except ToolError as exc:
         report_search_failure(engine.id, failure_reason(exc))
         if isinstance(exc, EngineUnavailable) and exc.retry_after:
             ctx.rates.hold(bucket, min(exc.retry_after, MAX_HOLD_SECONDS))
         raise
+    finally:
+        if own is not None:
+            own.close()

@@ -8,40 +8,23 @@ from dataclasses import asdict
 from typing import Any
 
 import marshmallow
-import requests
 from marshmallow import fields, validate
 
-from tools.api import Plugin, PluginContext, Tool, ToolContext, ToolError
+from tools.api import Audience, Plugin, PluginContext, Tool, ToolContext, ToolError
 from tools.usage import SEARCHES
 from tools.web_search.engine import Search, SearchEngine
-from tools.web_search.failover import (
-    FALLBACK_FAILED,
-    Answer,
-    BothFailed,
-    QuotaSpent,
-    failure_reason,
-    search_with_fallback,
-)
+from tools.web_search.failover import FALLBACK_FAILED, Answer, BothFailed, search_with_fallback
 from tools.web_search.options import make_options_schema, make_user_settings_schema
 from tools.web_search.resolution import Resolved, resolve_engine, resolve_fallback
+from tools.web_search.search import EngineFailed
 
 DESCRIPTION = "Search the web. Returns a title, URL, and snippet for each result."
 TIMEOUT_SECONDS = 20
 # The role of those who can change the admin's engine (docs/plugins.md: roles).
 ADMIN_ROLE = "admin"
-# What someone who cannot change the admin's engine reads when it fails: its own sentence
-# ("Check its address…") asks for what only an administrator can do.
-SITE_ENGINE_FAILED = (
-    "The site's search engine ({name}) failed, so web search does not work for now. Tell an "
-    "administrator; the cause is in the server's log."
-)
-# The same, after the fallback engine answered: the search card reads "3 results from
-# DuckDuckGo, the fallback: SearXNG failed."
-SITE_ENGINE_FAILED_BRIEFLY = "{name} failed."
-# The same, when the fallback failed too: each engine in its own words where the caller may
-# read them ("Brave's rate limit was reached."), else in these (and failover.FALLBACK_FAILED).
-BOTH_FAILED_FIRST = "The site's search engine ({name}) failed."
-TELL_AN_ADMINISTRATOR = "Tell an administrator; the cause is in the server's log."
+# What follows what happened when someone who cannot change the admin's engine reads that it
+# failed in a way only an administrator can fix (its key, its address, its settings).
+ADMIN_CAN_FIX = "Only an administrator can fix this: tell one."
 
 
 class WebSearchInput(marshmallow.Schema):
@@ -59,6 +42,39 @@ def describe(engine: SearchEngine) -> str:
     if not engine.operators:
         return DESCRIPTION
     return f"{DESCRIPTION} Supported operators: {', '.join(engine.operators)}."
+
+
+def audience(options: dict[str, Any], engine: SearchEngine) -> Audience:
+    """Return who is offered web_search under ``options``, with the sentence that says so.
+
+    With user engines on, everyone is offered it (a user outside adminEngineRoles searches
+    with an engine of their own); with them off, only users holding a role in
+    adminEngineRoles, since nobody else could search at all."""
+    roles = tuple(options["adminEngineRoles"])
+    which = f"the role{'s' if len(roles) > 1 else ''} {' or '.join(roles)}"
+    if options["userEngines"]:
+        if not roles:
+            return Audience(
+                None,
+                f"No role may search with {engine.name}, the engine set below: every user needs "
+                "an engine of their own in their web search settings.",
+            )
+        return Audience(
+            None,
+            f"Users holding {which} search with {engine.name}, the engine set below; other "
+            "users need an engine of their own in their web search settings.",
+        )
+    if not roles:
+        return Audience(
+            (),
+            "Nobody is offered web_search: no role may search with the engine set below, and "
+            "users may not bring their own engine.",
+        )
+    return Audience(
+        roles,
+        f"Only users holding {which} are offered web_search, with {engine.name}: users may "
+        "not bring their own engine, so nobody else could search.",
+    )
 
 
 def log_answer(logger: logging.Logger, answer: Answer, user: str) -> None:
@@ -83,40 +99,52 @@ def log_answer(logger: logging.Logger, answer: Answer, user: str) -> None:
     )
 
 
-def hides_cause(resolved: Resolved, roles: Sequence[str], reason: str) -> bool:
-    """Whether the caller reads only that the admin's engine failed, not the engine's words:
-    they ask for what only an administrator can do ("Check its address…"), and the caller is
-    no administrator. A rate limit says itself when to try again, so it is told as it is."""
-    return resolved.admins and ADMIN_ROLE not in roles and reason != "rate-limited"
+def for_admin_only(resolved: Resolved, error: ToolError, roles: Sequence[str]) -> bool:
+    """Whether ``error`` of the admin's engine asks for what only an administrator can do
+    ("Check its address…", a rejected key) while the caller is no administrator."""
+    return (
+        isinstance(error, EngineFailed)
+        and error.admin_only
+        and resolved.admins
+        and ADMIN_ROLE not in roles
+    )
 
 
-def hides_failure(resolved: Resolved, error: ToolError, roles: Sequence[str]) -> bool:
-    """Whether the caller reads only that ``resolved`` failed, not ``error``'s words (see
-    ``hides_cause``); a used-up daily quota is the caller's own, and always told."""
-    return not isinstance(error, QuotaSpent) and hides_cause(resolved, roles, failure_reason(error))
+def told(resolved: Resolved, error: ToolError, roles: Sequence[str]) -> str:
+    """Return what the caller reads of ``error``: the engine's whole sentence, or, when only an
+    administrator can act on it, what happened followed by who can fix it."""
+    if isinstance(error, EngineFailed) and for_admin_only(resolved, error, roles):
+        return f"{error.cause} {ADMIN_CAN_FIX}"
+    return error.message
 
 
 def both_failed(failed: BothFailed, ctx: ToolContext, logger: logging.Logger) -> str:
     """Return the sentence of a search that the first engine and the fallback both failed, as
-    the caller may read it: each engine's words, or only that it failed (its words logged)."""
-    first_hidden = hides_failure(failed.first, failed.first_error, ctx.roles)
-    fallback_hidden = hides_failure(failed.fallback, failed.fallback_error, ctx.roles)
-    if not (first_hidden or fallback_hidden):
-        return failed.message
-    if first_hidden:
-        log_cause(logger, failed.first, ctx.user, failed.first_error.message)
-        first = BOTH_FAILED_FIRST.format(name=failed.first.engine.name)
-    else:
-        first = failed.first_error.message
-    fallback = FALLBACK_FAILED.format(name=failed.fallback.engine.name)
-    if fallback_hidden:
-        log_cause(logger, failed.fallback, ctx.user, failed.fallback_error.message)
-        return f"{first} {fallback}. {TELL_AN_ADMINISTRATOR}"
-    return f"{first} {fallback}: {failed.fallback_error.message} {TELL_AN_ADMINISTRATOR}"
+    the caller may read it: what each engine said, then who can fix it when only an
+    administrator can (that failure logged too)."""
+    roles = ctx.roles
+    for resolved, error in (
+        (failed.first, failed.first_error),
+        (failed.fallback, failed.fallback_error),
+    ):
+        if for_admin_only(resolved, error, roles):
+            log_cause(logger, resolved, ctx.user, error.message)
+    first = failed.first_error
+    first_text = first.cause if for_admin_only(failed.first, first, roles) else first.message
+    fallback = failed.fallback_error
+    admin_only = for_admin_only(failed.fallback, fallback, roles)
+    fallback_text = (
+        fallback.cause if isinstance(fallback, EngineFailed) and admin_only else fallback.message
+    )
+    also = FALLBACK_FAILED.format(name=failed.fallback.engine.name)
+    message = f"{first_text} {also}: {fallback_text}"
+    if admin_only or for_admin_only(failed.first, first, roles):
+        message = f"{message} {ADMIN_CAN_FIX}"
+    return message
 
 
 def log_cause(logger: logging.Logger, resolved: Resolved, user: str, cause: str) -> None:
-    """Log the engine's words that the caller was not shown."""
+    """Log a failure of the admin's engine that only an administrator can fix."""
     logger.warning(
         "web_search failed with the admin's engine=%s user=%s: %s",
         resolved.engine.id,
@@ -126,13 +154,11 @@ def log_cause(logger: logging.Logger, resolved: Resolved, user: str, cause: str)
     )
 
 
-def fallback_reason(answer: Answer, ctx: ToolContext, logger: logging.Logger) -> str | None:
+def fallback_reason(answer: Answer, ctx: ToolContext) -> str | None:
     """Return why the first engine did not answer, as the caller may read it."""
-    first = answer.first
-    if first is None or not hides_cause(first, ctx.roles, answer.reason or "error"):
-        return answer.first_error
-    log_cause(logger, first, ctx.user, answer.first_error or "")
-    return SITE_ENGINE_FAILED_BRIEFLY.format(name=first.engine.name)
+    if answer.first is None or answer.first_error is None:
+        return None
+    return told(answer.first, answer.first_error, ctx.roles)
 
 
 def create_web_search(engines: Sequence[SearchEngine]) -> Plugin:
@@ -145,27 +171,20 @@ def create_web_search(engines: Sequence[SearchEngine]) -> Plugin:
         options = ctx.options
         logger = ctx.logger
         user_agent = f"{ctx.app_name} (+{ctx.public_url})"
-        # The admin's URLs are trusted: a plain session, deaf to proxy variables.
-        plain = requests.Session()
-        plain.trust_env = False
 
         def execute(input: dict[str, Any], tool_ctx: ToolContext) -> dict[str, Any]:
             resolved = resolve_engine(by_id, options, tool_ctx.settings, tool_ctx.roles, logger)
-            fallback = resolve_fallback(by_id, options, tool_ctx.roles)
+            fallback = resolve_fallback(by_id, options, tool_ctx.roles, resolved)
             search = Search(query=input["query"], count=options["maxResults"])
             try:
-                answer = search_with_fallback(
-                    resolved, fallback, search, tool_ctx, plain, user_agent
-                )
-            except QuotaSpent:
-                raise  # the user's own quota, not a failure of the engine
+                answer = search_with_fallback(resolved, fallback, search, tool_ctx, user_agent)
             except BothFailed as exc:
                 raise ToolError(both_failed(exc, tool_ctx, logger)) from None
             except ToolError as exc:
-                if not hides_failure(resolved, exc, tool_ctx.roles):
+                if not for_admin_only(resolved, exc, tool_ctx.roles):
                     raise
                 log_cause(logger, resolved, tool_ctx.user, exc.message)
-                raise ToolError(SITE_ENGINE_FAILED.format(name=resolved.engine.name)) from None
+                raise ToolError(told(resolved, exc, tool_ctx.roles)) from None
             log_answer(logger, answer, tool_ctx.user)
             tool_ctx.meter.add(SEARCHES, 1, answer.answered.engine.id)
             results = answer.results[: options["maxResults"]]
@@ -178,7 +197,7 @@ def create_web_search(engines: Sequence[SearchEngine]) -> Plugin:
             }
             if answer.first is not None:
                 output["fallbackFrom"] = answer.first.engine.name
-                output["fallbackReason"] = fallback_reason(answer, tool_ctx, logger)
+                output["fallbackReason"] = fallback_reason(answer, tool_ctx)
             return output
 
         ctx.tools.register(
@@ -191,6 +210,7 @@ def create_web_search(engines: Sequence[SearchEngine]) -> Plugin:
                 user_toggle=options["userToggle"],
                 untrusted=True,
                 timeout_seconds=TIMEOUT_SECONDS,
+                audience=audience(options, by_id[options["engine"]]),
             )
         )
 

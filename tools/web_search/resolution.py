@@ -18,7 +18,8 @@ NOT_AVAILABLE = "Web search isn't available to you."
 @dataclass(frozen=True)
 class Resolved:
     """The engine to ask, its credentials, whether the base URL is the user's own, whether the
-    engine and credentials are the admin's, and the rate they may be asked at."""
+    engine and credentials are the admin's, the rate they may be asked at, and whether the
+    user picked it (an engine of their own, even the admin's one)."""
 
     engine: SearchEngine
     api_key: str | None = field(default=None, repr=False)
@@ -26,6 +27,7 @@ class Resolved:
     users_base_url: bool = False
     admins: bool = False
     limit: RateLimit = RateLimit(1.0)
+    users_choice: bool = False
 
 
 def admins_limit(engine: SearchEngine, rate: float | None, daily_cap: int | None) -> RateLimit:
@@ -99,19 +101,27 @@ def resolve_engine(
         users_base_url=users_base_url and engine.needs_base_url,
         admins=admins,
         limit=limit,
+        users_choice=True,
     )
 
 
 def resolve_fallback(
-    engines: Mapping[str, SearchEngine], options: Mapping[str, Any], roles: Sequence[str]
+    engines: Mapping[str, SearchEngine],
+    options: Mapping[str, Any],
+    roles: Sequence[str],
+    first: Resolved,
 ) -> Resolved | None:
     """Return the admin's fallback engine with its credentials and limit, or None.
 
     The fallback is the admin's engine and key too, so it follows the same rule: only a
-    caller holding a role in adminEngineRoles may search with it.
+    caller holding a role in adminEngineRoles may search with it, and only for a search with
+    the admin's engine. The admin's key pays only when the user chose no engine of their own,
+    so a user's own engine failing gives the user its error, never the fallback's results.
     """
     engine = engines.get(options.get("fallbackEngine") or NO_FALLBACK)
-    if engine is None or not any(role in options["adminEngineRoles"] for role in roles):
+    if engine is None or first.users_choice:
+        return None
+    if not any(role in options["adminEngineRoles"] for role in roles):
         return None
     return Resolved(
         engine,

@@ -8,6 +8,7 @@ from flask_login import current_user
 from webapp.api.operations import operation
 from webapp.api.schemas.accounts import UserSchema
 from webapp.auth.guards import api_login_required
+from webapp.auth.scopes import any_scope
 from webapp.models import User
 
 bp = Blueprint("api_accounts", __name__, url_prefix="/api")
@@ -20,6 +21,7 @@ def show_user(user: User) -> dict:
 
 @bp.get("/me")
 @api_login_required
+@any_scope
 @operation(answers={200: UserSchema})
 def me():
     """Return the signed-in user."""

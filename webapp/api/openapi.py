@@ -2,8 +2,9 @@
 
 Each ``/api/`` rule of the app's url_map contributes its methods; a view's ``Operation``
 (webapp/api/operations.py) gives its body and answers as the same marshmallow schemas the view
-loads and dumps through, and its guard gives who may call it. Served at ``/api/openapi.json``
-and, for people, on the page ``/docs/api``.
+loads and dumps through, and its guard gives who may call it: ``x-token-scope`` names the API
+token scope it needs ("any" for any, "none" when no token may call it). Served at
+``/api/openapi.json`` and, for people, on the page ``/docs/api``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from webapp.api.operations import JSON, NO_BODY, Operation, find_operation, oper
 from webapp.api.schemas.errors import ErrorSchema
 from webapp.api.schemas.free import FreeForm
 from webapp.auth.guards import api_login_required, audience_of
+from webapp.auth.scopes import any_scope, describe_scopes, needed_scope
 
 bp = Blueprint("api_openapi", __name__, url_prefix="/api")
 METHODS = ("get", "post", "put", "patch", "delete")
@@ -29,7 +31,10 @@ SECURITY_SCHEMES = {
     "bearer": {
         "type": "http",
         "scheme": "bearer",
-        "description": "An API token from Settings, API tokens: no CSRF token needed.",
+        "description": "An API token from Settings, API tokens: no CSRF token needed. Its "
+        f"scopes say what it may do. {describe_scopes()} An operation's x-token-scope names "
+        "the one it needs. A token may expire: it is then answered 401 saying so. No token may "
+        "make tokens.",
     },
     "session": {"type": "apiKey", "in": "cookie", "name": "session"},
     "csrf": {
@@ -48,13 +53,21 @@ def openapi_path(rule: str) -> str:
     return ARGUMENT.sub(r"{\1}", rule)
 
 
-def error_statuses(op: Operation, method: str, audience: str | None, has_arguments: bool):
+def token_scope(view: Any) -> str | None:
+    """Return the token scope a view needs: a scope, "any", "none" (no token), or None (open)."""
+    if getattr(view, "browser_only", False):
+        return "none"
+    return needed_scope(view)
+
+
+def error_statuses(op: Operation, method: str, view: Any, has_arguments: bool):
     """Return every error status an operation may answer, in order."""
     statuses = set(op.errors)
+    audience = audience_of(view)
     if audience is not None:
         statuses.add(401)
-    if audience == "admin":
-        statuses.add(403)
+    if audience == "admin" or token_scope(view) not in (None, "any"):
+        statuses.add(403)  # not an admin, or a token without the scope
     if has_arguments:
         statuses.add(404)
     if method in WRITES:
@@ -92,7 +105,7 @@ def describe_operation(view: Any, op: Operation, method: str, rule: Any) -> dict
     }
     if doc:
         described["description"] = doc
-    for status in error_statuses(op, method, audience, bool(rule.arguments)):
+    for status in error_statuses(op, method, view, bool(rule.arguments)):
         described["responses"][str(status)] = answer(status, ErrorSchema)
     if op.body != NO_BODY:
         described["requestBody"] = {
@@ -101,6 +114,7 @@ def describe_operation(view: Any, op: Operation, method: str, rule: Any) -> dict
         }
     if audience is not None:
         described["security"] = WRITE_SECURITY if method in WRITES else READ_SECURITY
+        described["x-token-scope"] = token_scope(view)  # "none": a browser's session only
     return described
 
 
@@ -145,6 +159,7 @@ def get_spec(app: Flask) -> dict[str, Any]:
 
 @bp.get("/openapi.json")
 @api_login_required
+@any_scope
 @operation(answers={200: FreeForm})
 def openapi_json():
     """Return this OpenAPI description of the JSON API."""

@@ -208,6 +208,20 @@ def off_by_default_notices(state: PluginState, schema: Any) -> list[str]:
     return notices
 
 
+def everyone_offer(state: PluginState, schema: Any) -> str | None:
+    """Return the option that offers an active plugin's tools to everyone (its
+    ``enabledByDefault``) when some tool of it is offered to nobody by default, else None: the
+    page asks beside the notice, so that a first engine saved is one step from search."""
+    if state.status != "active" or "enabledByDefault" not in titles_of(schema):
+        return None
+    return "enabledByDefault" if any(not tool.default_enabled for tool in state.tools) else None
+
+
+def audience_notices(state: PluginState) -> list[str]:
+    """Return the sentence of each tool of the plugin that says who is offered it."""
+    return [tool.audience.description for tool in state.tools if tool.audience is not None]
+
+
 def show_admin_plugin(state: PluginState) -> dict[str, Any]:
     """Return one plugin's status, options schema and options, secrets masked."""
     schema = state.plugin.options_schema if state.plugin is not None else None
@@ -219,7 +233,10 @@ def show_admin_plugin(state: PluginState) -> dict[str, Any]:
         "status": state.status,
         "reason": reason,
         "fields": fields,
-        "notices": off_by_default_notices(state, schema) if state.status == "active" else [],
+        "notices": off_by_default_notices(state, schema) + audience_notices(state)
+        if state.status == "active"
+        else [],
+        "offerOption": everyone_offer(state, schema),
         "schema": form_schema(schema) if schema is not None else None,
         "options": options,
         "secretsSet": secrets_set,

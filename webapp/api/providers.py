@@ -42,8 +42,8 @@ def apply(provider: Provider, data: dict[str, Any]) -> None:
     for field, column in (("name", "name"), ("kind", "kind"), ("baseUrl", "base_url")):
         if field in data:
             setattr(provider, column, data[field])
-    if "models" in data:
-        provider.models = [dict(m) for m in data["models"]]
+    if "models" in data:  # a setting left blank (null) takes its documented default
+        provider.models = [{k: v for k, v in m.items() if v is not None} for m in data["models"]]
     if data.get("apiKey"):
         provider.api_key = data["apiKey"]
     elif "apiKey" in data and data["apiKey"] is None:  # null removes the key; blank keeps it

@@ -1,4 +1,4 @@
-"""File uploads: a file becomes text through its type's ingester, ready to attach to a turn."""
+"""File uploads: a file becomes text through its ingester, kept once and attached by reference."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from flask import Blueprint, current_app, jsonify, request
 from flask_login import current_user
 
 from tools.api import Cancelled, IngestError, IngestInput, Signal, ToolError, normalise_mime_type
+from tools.parser_shares import ParsersBusy, acting_for
 from webapp import plugin_host, quotas
 from webapp.api.operations import MULTIPART, NO_CONTENT, operation
 from webapp.api.schemas.uploads import UploadBody, UploadListSchema, UploadSchema
@@ -18,10 +19,13 @@ from webapp.turn.parts import attachment_part
 
 bp = Blueprint("api_uploads", __name__, url_prefix="/api/uploads")
 TEXT_TYPES = {"text/plain", "text/markdown", "text/csv", "application/json"}
+# Other users' files hold the parser processes: a client may try again this soon.
+BUSY_RETRY_SECONDS = 30
 
 
 def extract_text(data: bytes, mime_type: str, filename: str) -> str:
-    """Return the file's text: plain text types as they are, others through their ingester."""
+    """Return the file's text: plain text types as they are, others through their ingester,
+    in a parser process under the signed-in user's fair share (``tools.parser_shares``)."""
     if mime_type in TEXT_TYPES:
         return data.decode("utf-8", errors="replace")
     ingesters = plugin_host.get_host().ingesters
@@ -36,9 +40,12 @@ def extract_text(data: bytes, mime_type: str, filename: str) -> str:
     seconds = current_app.config["UPLOAD_PARSE_SECONDS"]
     signal = Signal.after(seconds)
     try:
-        result = ingesters.ingest(IngestInput(data, mime_type, filename=filename), signal)
+        with acting_for(current_user.id):
+            result = ingesters.ingest(IngestInput(data, mime_type, filename=filename), signal)
     except IngestError as error:
         raise ApiError(error.message, 422) from error
+    except ParsersBusy as busy:
+        raise ApiError(busy.message, 503, retry_after=BUSY_RETRY_SECONDS) from busy
     except Cancelled:
         raise ApiError(
             f"Reading {filename} took longer than {seconds} seconds. Attach a smaller or "
@@ -55,10 +62,16 @@ def extract_text(data: bytes, mime_type: str, filename: str) -> str:
 @bp.post("")
 @api_login_required
 @operation(
-    body=UploadBody, body_type=MULTIPART, answers={201: UploadSchema}, errors=(413, 415, 422, 429)
+    body=UploadBody,
+    body_type=MULTIPART,
+    answers={201: UploadSchema},
+    errors=(413, 415, 422, 429, 503),
 )
 def upload():
-    """Store the text of one uploaded file (multipart field ``file``); 201 with its id."""
+    """Store the text of one uploaded file (multipart field ``file``); 201 with its id.
+
+    The user's room and hourly uploads are checked before the file is read, and the room
+    again once its text is known (it counts the larger of bytes and characters)."""
     file = request.files.get("file")
     if file is None or not file.filename:
         raise ApiError("Send the file as multipart form data in a field named file.", 400)
@@ -68,6 +81,11 @@ def upload():
         size = f"{limit / 1_000_000:g} MB" if limit >= 100_000 else f"{limit} byte"
         raise ApiError(f"{file.filename} is larger than the {size} limit for attachments.", 413)
     mime_type = normalise_mime_type(file.mimetype or "application/octet-stream")
+    try:
+        quotas.check_upload(current_user.id, file.filename, len(data))
+        quotas.check_upload_rate(current_user.id)
+    except quotas.QuotaExceeded as over:
+        raise ApiError(over.message, 429, retry_after=over.retry_after) from over
     text = extract_text(data, mime_type, file.filename)
     row = Upload(
         owner_id=current_user.id,
@@ -75,10 +93,11 @@ def upload():
         mime_type=mime_type,
         size=len(data),
         text=text,
+        text_chars=len(text),
     )
     try:
         with quotas.held(current_user.id, "uploading"):
-            quotas.check_upload(current_user.id, file.filename, len(data))
+            quotas.check_upload(current_user.id, file.filename, len(data), len(text))
             db.session.add(row)
             add_usage(current_user.id, [("uploads", "", 1), ("uploadBytes", "", len(data))])
             db.session.commit()
@@ -91,7 +110,7 @@ def upload():
 @api_login_required
 @operation(answers={200: UploadListSchema})
 def list_uploads():
-    """Return the user's stored attachments, newest first, with the bytes they take."""
+    """Return the user's stored attachments, newest first, with the room each takes."""
     rows = db.session.scalars(
         db.select(Upload).filter_by(owner_id=current_user.id).order_by(Upload.created_at.desc())
     )
@@ -102,8 +121,8 @@ def list_uploads():
 @api_login_required
 @operation(answers={204: NO_CONTENT})
 def delete_upload(upload_id: str):
-    """Delete one of the user's stored attachments, freeing its room; messages that attached it
-    keep its text (it was copied into them)."""
+    """Delete one of the user's stored attachments and free its room at once; messages that
+    attached it keep its name, and the model reads that the file was deleted."""
     row = db.session.get(Upload, upload_id)
     if row is None or row.owner_id != current_user.id:
         raise ApiError("There is no such upload.", 404)
@@ -113,7 +132,8 @@ def delete_upload(upload_id: str):
 
 
 def attachment_parts(upload_ids: list[str]) -> list[dict]:
-    """Return the attachment parts for a user message; 400 naming an id that is not the user's."""
+    """Return the attachment parts for a user message, each a reference to one of the user's
+    uploads (its text is not copied); 400 naming an id that is not the user's."""
     parts = []
     for upload_id in dict.fromkeys(upload_ids):
         row = db.session.get(Upload, upload_id)
@@ -123,5 +143,5 @@ def attachment_parts(upload_ids: list[str]) -> list[dict]:
                 400,
                 {"attachments": [f"Unknown upload {upload_id}."]},
             )
-        parts.append(attachment_part(row.filename, row.mime_type, row.text))
+        parts.append(attachment_part(row.id, row.filename, row.mime_type))
     return parts

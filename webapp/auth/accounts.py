@@ -4,21 +4,25 @@ Errors: `AccountError` carries a sentence for the person and, for forms, a messa
 the commands print it, the API answers with it, the pages show it beside the field. The rules
 kept here: a new password is long enough and not the account's name; a new password, disabling
 and signing out end every session of the account (its API tokens keep working until revoked);
-and an enabled administrator always remains.
+and an enabled administrator always remains. A new API token holds the scopes chosen for it
+(the admin scope for an administrator only) and may expire a number of days after it is made.
 """
 
 from __future__ import annotations
 
 import secrets
+from datetime import timedelta
 
 from flask import current_app
 
 from webapp.auth import throttle
+from webapp.auth.scopes import scope_problem
 from webapp.extensions import db
-from webapp.models import User
+from webapp.models import ApiToken, User
 from webapp.models.base import utcnow
 
 NAME_MAX_LENGTH = 100
+TOKEN_MAX_DAYS = 3650
 
 WRONG_CURRENT_PASSWORD = (
     "Your current password is not right. Type it again; if you forgot it, ask an administrator "
@@ -118,9 +122,14 @@ def change_own_password(
 ) -> None:
     """Change a person's own password, which needs the current one; end their sessions.
 
-    A wrong current password counts as a failed sign-in of the name, so a borrowed session
-    cannot be used to guess it without limit.
+    The current password is guarded as sign-in is: a wrong one counts as a failed sign-in of
+    the name, and while the name (or the address) is locked it is refused before any hash is
+    checked, so a borrowed session cannot be used to guess it without limit.
     """
+    lock = throttle.find_lock(user.name, address)
+    if lock is not None:
+        message = throttle.describe(lock, user.name)
+        raise AccountError(message, {"currentPassword": [message]}, status=429)
     if not user.check_password(current or ""):
         throttle.note_failure(user.name, address)
         raise AccountError(WRONG_CURRENT_PASSWORD, {"currentPassword": [WRONG_CURRENT_PASSWORD]})
@@ -128,6 +137,20 @@ def change_own_password(
     if new != confirm:
         raise AccountError(PASSWORDS_DIFFER, {"confirmPassword": [PASSWORDS_DIFFER]})
     set_password(user, new)
+
+
+def create_token(
+    user: User, name: str, scopes: list[str], expires_in_days: int | None = None
+) -> tuple[ApiToken, str]:
+    """Store a new API token of the account; return it and its value, shown only once."""
+    problem = scope_problem(user, scopes)
+    if problem:
+        raise AccountError(problem, {"scopes": [problem]})
+    expires_at = utcnow() + timedelta(days=expires_in_days) if expires_in_days else None
+    row, token = ApiToken.make(user, name, sorted(set(scopes)), expires_at)
+    db.session.add(row)
+    db.session.commit()
+    return row, token
 
 
 def end_sessions(user: User) -> None:

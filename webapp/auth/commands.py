@@ -10,8 +10,9 @@ from flask import Flask
 from flask.cli import AppGroup
 
 from webapp.auth import accounts
+from webapp.auth.scopes import DEFAULT_SCOPES, SCOPES, describe_scopes
 from webapp.extensions import db
-from webapp.models import ApiToken, User
+from webapp.models import User
 
 users_cli = AppGroup("users", help="Create, list, disable and enable accounts; set passwords.")
 tokens_cli = AppGroup("tokens", help="Create API tokens.")
@@ -106,11 +107,27 @@ def ensure_admin(name: str) -> None:
 @tokens_cli.command("create")
 @click.argument("name")
 @click.argument("token_name")
-def create_token(name: str, token_name: str) -> None:
+@click.option(
+    "--scope",
+    "scopes",
+    multiple=True,
+    type=click.Choice(list(SCOPES)),
+    help=f"What the token may do (repeat for more). {describe_scopes()} Default: chat; "
+    "admin is for an administrator's token only.",
+)
+@click.option(
+    "--expires-in-days",
+    type=click.IntRange(1, accounts.TOKEN_MAX_DAYS),
+    help="The token stops working this many days from now; without it, it never expires.",
+)
+def create_token(
+    name: str, token_name: str, scopes: tuple[str, ...], expires_in_days: int | None
+) -> None:
     """Create an API token for the account NAME and print it once."""
-    row, token = ApiToken.make(get_user(name), token_name)
-    db.session.add(row)
-    db.session.commit()
+    with said_as_click_errors():
+        _, token = accounts.create_token(
+            get_user(name), token_name, list(scopes or DEFAULT_SCOPES), expires_in_days
+        )
     click.echo(token)
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from flask import Flask, g, request
+from flask import Flask, current_app, g, request, session
 from flask_login import AnonymousUserMixin
 from sqlalchemy import update
 
 from webapp.auth.guards import refuse_anonymous
+from webapp.auth.scopes import init_scopes
 from webapp.extensions import csrf, db, login_manager
 from webapp.models import ApiToken, User
 from webapp.models.accounts import hash_token
@@ -29,6 +30,7 @@ def find_bearer_token() -> str | None:
 def find_user_by_token(token: str) -> User | None:
     """Return the active user owning the token (recording its use), or None.
 
+    An expired token is kept in ``g.expired_api_token``, so that the answer can say it expired.
     One query reads the token with its user. Its use is written at most once a minute: a
     write on every request made all requests with one token queue on its row.
     """
@@ -40,6 +42,9 @@ def find_user_by_token(token: str) -> User | None:
     if found is None or found.User.disabled:
         return None
     row, user = found
+    if row.expired:
+        g.expired_api_token = row
+        return None
     now = utcnow()
     if row.last_used_at is None or now - aware(row.last_used_at) >= LAST_USED_PRECISION:
         db.session.execute(
@@ -95,6 +100,14 @@ def protect_from_csrf() -> None:
     csrf.protect()
 
 
+def renew_csrf_token() -> None:
+    """Forget the session's CSRF token at sign-in, so that no token of a page loaded before
+    (by whoever handed the browser that page) is valid after it; the next page gets a new one."""
+    field = current_app.config.get("WTF_CSRF_FIELD_NAME", "csrf_token")
+    session.pop(field, None)
+    g.pop(field, None)
+
+
 class Anonymous(AnonymousUserMixin):
     """The user nobody signed in as: no roles."""
 
@@ -115,3 +128,4 @@ def init_sessions(app: Flask) -> None:
     app.config.setdefault("WTF_CSRF_TIME_LIMIT", None)
     csrf.init_app(app)
     app.before_request(protect_from_csrf)
+    init_scopes(app)

@@ -6,11 +6,12 @@ refused for that name or from that address, whatever the password, until the win
 
 Counts live in Redis, shared by every web process, under the deployment's queue name so that
 apps sharing a Redis keep their own. Names are counted as typed (lower-cased), known or not,
-so the answer says nothing about which names exist. A success clears its name's count, not
-its address's (else one valid account would reset an address's count). The address is the
-client's as the TLS proxy reports it when TRUSTED_PROXIES says how many proxies to believe.
-When Redis cannot be reached, sign-in is not throttled (and a warning is logged): people can
-still sign in during an outage.
+so the answer says nothing about which names exist. The current-password field of the
+password form is counted and locked the same way: it is a guess at the same password. A
+success clears its name's count, not its address's (else one valid account would reset an
+address's count). The address is the client's as the TLS proxy reports it when
+TRUSTED_PROXIES says how many proxies to believe. When Redis cannot be reached, sign-in is not
+throttled (and a warning is logged): people can still sign in during an outage.
 """
 
 from __future__ import annotations
@@ -27,6 +28,13 @@ from webapp.turn.state import get_redis
 
 log = logging.getLogger("lookout.auth")
 
+TOO_MANY = (
+    "Too many failed sign-ins for this name. Wait {minutes} and try again, or ask an "
+    "administrator to set a new password in Admin → Users "
+    "(or with flask --app webapp users set-password {name})."
+)
+TOO_MANY_HERE = "Too many failed sign-ins from your network address. Wait {minutes} and try again."
+
 
 @dataclass(frozen=True)
 class Lock:
@@ -34,6 +42,13 @@ class Lock:
 
     subject: str
     minutes: int
+
+
+def describe(lock: Lock, name: str) -> str:
+    """Return the sentence that refuses a locked name or address and says how long it lasts."""
+    minutes = f"{lock.minutes} minute{'' if lock.minutes == 1 else 's'}"
+    message = TOO_MANY if lock.subject == "name" else TOO_MANY_HERE
+    return message.format(minutes=minutes, name=name)
 
 
 def _key(subject: str, value: str) -> str:

@@ -11,7 +11,10 @@ from wtforms import PasswordField, StringField
 from wtforms.validators import DataRequired
 
 from webapp.auth import accounts, throttle
+from webapp.auth.scopes import browser_only
+from webapp.auth.sessions import renew_csrf_token
 from webapp.models.accounts import password_matches
+from webapp.security import client_address
 
 bp = Blueprint("auth", __name__)
 
@@ -25,11 +28,6 @@ DISABLED = (
     "This account is disabled. Ask an administrator to enable it in Admin → Users "
     "(or with flask --app webapp users enable {name})."
 )
-TOO_MANY = (
-    "Too many failed sign-ins for this name. Wait {minutes} and try again, or ask an "
-    "administrator to set a new password in Admin → Users "
-    "(or with flask --app webapp users set-password {name})."
-)
 # Said on the sign-in page to someone whose account was disabled while they were signed in.
 DISABLED_WHILE_SIGNED_IN = (
     "You were signed out because an administrator disabled your account ({name}). Ask an "
@@ -37,7 +35,6 @@ DISABLED_WHILE_SIGNED_IN = (
     "(or with flask --app webapp users enable {name})."
 )
 SIGNED_OUT = "You are signed out, in this browser and every other one."
-TOO_MANY_HERE = "Too many failed sign-ins from your network address. Wait {minutes} and try again."
 
 
 class SignInForm(FlaskForm):
@@ -71,13 +68,11 @@ def sign_in():
     form = SignInForm()
     status = 200
     if form.validate_on_submit():
-        name, address = form.name.data.strip(), request.remote_addr
+        name, address = form.name.data.strip(), client_address()
         lock = throttle.find_lock(name, address)
         user = None if lock else accounts.find_account(name)
         if lock:
-            minutes = f"{lock.minutes} minute{'' if lock.minutes == 1 else 's'}"
-            message = TOO_MANY if lock.subject == "name" else TOO_MANY_HERE
-            flash(message.format(minutes=minutes, name=name), "error")
+            flash(throttle.describe(lock, name), "error")
             status = 429
         elif not password_matches(user.password_hash if user else None, form.password.data):
             throttle.note_failure(name, address)
@@ -89,6 +84,7 @@ def sign_in():
         else:
             throttle.clear_failures(name)
             accounts.record_sign_in(user)
+            renew_csrf_token()
             login_user(user)
             return redirect(safe_next(request.args.get("next")))
     elif request.method == "POST":
@@ -97,6 +93,7 @@ def sign_in():
 
 
 @bp.route("/sign-out", methods=["POST"])
+@browser_only
 def sign_out():
     """Sign the user out of every browser (a copied cookie too) and go back to the sign-in page."""
     if current_user.is_authenticated:

@@ -1,4 +1,5 @@
-"""Accounts: users with hashed passwords and roles, and their API tokens (stored as sha256)."""
+"""Accounts: users with hashed passwords and roles, and their API tokens (stored as sha256,
+with their scopes and an optional expiry; webapp/auth/scopes.py says what each scope allows)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, String
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 from werkzeug.security import check_password_hash, generate_password_hash
 
+from webapp.auth.scopes import DEFAULT_SCOPES, scopes_allowed
 from webapp.extensions import db
-from webapp.models.base import ID_LENGTH, created_column, id_column
+from webapp.models.base import ID_LENGTH, aware, created_column, id_column, utcnow
 
 TOKEN_PREFIX = "lk_"
 
@@ -98,7 +100,8 @@ class User(UserMixin, db.Model):
 
 
 class ApiToken(db.Model):
-    """A named bearer token of one user, kept only as its sha256 hash."""
+    """A named bearer token of one user, kept only as its sha256 hash, with its scopes and
+    when it expires (None: never)."""
 
     __tablename__ = "api_tokens"
 
@@ -110,11 +113,32 @@ class ApiToken(db.Model):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
     created_at: Mapped[datetime] = created_column()
     last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    scopes: Mapped[list] = mapped_column(JSON, nullable=False, default=lambda: list(DEFAULT_SCOPES))
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     user: Mapped[User] = relationship(back_populates="tokens")
 
+    @property
+    def expired(self) -> bool:
+        """Return whether the token's expiry has passed."""
+        return self.expires_at is not None and aware(self.expires_at) <= utcnow()
+
     @classmethod
-    def make(cls, user: User, name: str) -> tuple[ApiToken, str]:
-        """Return a new (unsaved) token row and the token itself, which is shown only once."""
+    def make(
+        cls,
+        user: User,
+        name: str,
+        scopes: list[str] | None = None,
+        expires_at: datetime | None = None,
+    ) -> tuple[ApiToken, str]:
+        """Return a new (unsaved) token row and the token itself, which is shown only once.
+
+        Without ``scopes`` the token holds every scope the account may hold; the API, the
+        tokens page and ``flask tokens create`` always pass the scopes the person chose.
+        """
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        return cls(user=user, name=name, token_hash=hash_token(token)), token
+        chosen = list(scopes) if scopes is not None else scopes_allowed(user)
+        row = cls(
+            user=user, name=name, token_hash=hash_token(token), scopes=chosen, expires_at=expires_at
+        )
+        return row, token

@@ -9,9 +9,14 @@ from webapp.extensions import db
 from webapp.models.base import id_column
 from webapp.models.encrypted import EncryptedText
 
+# A model's settings when its entry has none (README: "Models and their settings").
+DEFAULT_CONTEXT_TOKENS = 16384
+DEFAULT_MAX_TOKENS = 2048
+
 
 class Provider(db.Model):
-    """A provider; models is a list of {"name": str, "tools": bool}."""
+    """A provider; models is a list of {"name": str, "tools": bool, "maxTokens": int,
+    "contextTokens": int} (the last two optional: see ``max_tokens`` and ``context_tokens``)."""
 
     __tablename__ = "providers"
 
@@ -42,3 +47,13 @@ def find_model(model_id: str) -> tuple[Provider, dict] | None:
         return None
     model = next((m for m in provider.models or [] if m.get("name") == model_name), None)
     return None if model is None else (provider, model)
+
+
+def max_tokens(model: dict) -> int:
+    """Return the most tokens one answer of the model may take (sent as ``max_tokens``)."""
+    return int(model.get("maxTokens") or DEFAULT_MAX_TOKENS)
+
+
+def context_tokens(model: dict) -> int:
+    """Return the model's context size in tokens: its prompt and its answer together."""
+    return int(model.get("contextTokens") or DEFAULT_CONTEXT_TOKENS)

@@ -1,10 +1,12 @@
 """Usage counts: what each user spent on each UTC day, one row per counted thing, added to in place.
 
 A row is (user, day, metric, detail) → amount: ``turns`` by outcome, ``inputTokens`` and
-``outputTokens`` by model, ``searches`` by the engine that answered, ``pagesFetched`` and
-``fetchedBytes``, ``toolErrors`` by tool, ``uploads`` and ``uploadBytes``. One narrow table
-rather than a column per metric lets a new kind of count need no migration, and lets every
-count be added by the same one-statement upsert.
+``outputTokens`` by model, ``estimatedTokens`` by model (the part of those two that Lookout
+estimated from characters because the model's server reported no usage), ``searches`` by the
+engine that answered, ``pagesFetched`` and ``fetchedBytes``, ``toolErrors`` by tool,
+``uploads`` and ``uploadBytes``. One narrow table rather than a column per metric lets a new
+kind of count need no migration, and lets every count be added by the same one-statement
+upsert.
 
 ``add_usage`` is the one write. It is an ``INSERT … ON CONFLICT DO UPDATE SET amount = amount +
 excluded.amount`` (SQLite and PostgreSQL alike): the database adds, so two processes counting at
@@ -30,6 +32,7 @@ METRICS = (
     "turns",
     "inputTokens",
     "outputTokens",
+    "estimatedTokens",
     "searches",
     "pagesFetched",
     "fetchedBytes",

@@ -7,14 +7,16 @@ Plain forms posted to the server (no script needed); the rules live in webapp/au
 from __future__ import annotations
 
 import redis
-from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask import Blueprint, flash, redirect, render_template, url_for
 from flask_login import current_user, login_user, logout_user
 from flask_wtf import FlaskForm
 from wtforms import PasswordField
 
 from webapp.auth import accounts
 from webapp.auth.guards import login_required
+from webapp.auth.scopes import browser_only
 from webapp.quotas import remaining
+from webapp.security import client_address
 from webapp.usage.display import limit_lines, usage_lines
 from webapp.usage.report import own_usage
 
@@ -65,6 +67,7 @@ def settings_usage() -> dict:
 
 @bp.post("/password", endpoint="password")
 @login_required
+@browser_only
 def change_password():
     """Change the signed-in user's password; this browser stays signed in, the others do not."""
     form = PasswordForm()
@@ -76,12 +79,12 @@ def change_password():
             form.current_password.data,
             form.new_password.data,
             form.confirm_password.data,
-            request.remote_addr,
+            client_address(),
         )
     except accounts.AccountError as error:
         for field, messages in error.fields.items():
             getattr(form, FORM_FIELDS[field]).errors = list(messages)
-        return render_settings(form, 400)
+        return render_settings(form, error.status)
     login_user(current_user)  # this browser's cookie gets the new session version
     flash(PASSWORD_CHANGED, "ok")
     # "#top" replaces the form's "#account", so the message at the top is in view.
@@ -90,6 +93,7 @@ def change_password():
 
 @bp.post("/sign-out-everywhere", endpoint="sign_out_everywhere")
 @login_required
+@browser_only
 def sign_out_everywhere():
     """End every session of the signed-in user, this one included."""
     accounts.end_sessions(current_user)

@@ -30,11 +30,6 @@ def type_of(schema: dict[str, Any]) -> str:
     return kind + (" or null" if schema.get("nullable") else "")
 
 
-def media_of(media: str, schema: dict[str, Any]) -> str:
-    """Return what an answer holds: its schema's type, with its media type unless JSON."""
-    return type_of(schema) if media == "application/json" else f"{media} of {type_of(schema)}"
-
-
 def show_schema(name: str, schema: dict[str, Any]) -> dict[str, Any]:
     """Return one component schema as the page lists it: its fields, types and notes."""
     required = set(schema.get("required", []))
@@ -77,7 +72,8 @@ def show_operation(path: str, method: str, described: dict[str, Any]) -> dict[st
             }
             for status, answer in sorted(described["responses"].items())
         ],
-        "admin": "403" in described["responses"],
+        "admin": described.get("x-token-scope") == "admin",
+        "scope": described.get("x-token-scope"),
     }
 
 

@@ -14,15 +14,38 @@
   };
 
 
+  /** Save a plugin's options as its form holds them; resolve to the API's result. */
+  function saveOptions(plugin, options) {
+    var url = "/api/admin/plugins/" + encodeURIComponent(plugin.id) + "/options";
+    return api.request("PUT", url, options);
+  }
+
+  /**
+   * Ask, beside the notice that nobody gets a tool yet, whether to offer it to everyone now:
+   * the button ticks the plugin's option (web search's "On by default") and saves the form, so
+   * right after a first engine is saved, search is one click away.
+   */
+  function offerButton(box, plugin) {
+    var title = plugin.title || plugin.id;
+    var button = el("button", { type: "button", class: "save offer-everyone",
+      text: "Offer " + title.toLowerCase() + " to everyone now" });
+    button.addEventListener("click", function () {
+      box.dispatchEvent(new CustomEvent("offer-everyone", { detail: plugin.offerOption }));
+    });
+    return el("div", { class: "actions" }, [button]);
+  }
+
   function drawStatus(box, plugin) {
     box.textContent = "";
     box.appendChild(el("span", { class: "badge badge-" + plugin.status,
       text: STATUS_TEXT[plugin.status] || plugin.status }));
     if (plugin.reason) box.appendChild(el("p", { class: "reason", text: plugin.reason }));
-    // Tools nobody is offered yet (web search right after an engine is picked): said plainly.
+    // Who is offered each tool, and tools nobody is offered yet (web search right after an
+    // engine is picked): said plainly.
     (plugin.notices || []).forEach(function (notice) {
       box.appendChild(el("p", { class: "plugin-notice", role: "status", text: notice }));
     });
+    if (plugin.offerOption) box.appendChild(offerButton(box, plugin));
     if (plugin.tools && plugin.tools.length) {
       box.appendChild(el("p", { class: "muted", text: "Tools: " + plugin.tools.join(", ") }));
     }
@@ -46,11 +69,16 @@
       if (data.status === "failed" && data.fields) controller.showErrors(data.fields);
     }
     draw(plugin);
+    statusBox.addEventListener("offer-everyone", function (event) {
+      var box = document.getElementById("option-" + plugin.id + "-" + event.detail);
+      if (!box) return;
+      box.checked = true;
+      form.requestSubmit();
+    });
     form.addEventListener("submit", function (event) {
       event.preventDefault();
       say(status, "Saving…", false);
-      var url = "/api/admin/plugins/" + encodeURIComponent(plugin.id) + "/options";
-      api.request("PUT", url, controller.collect()).then(function (result) {
+      saveOptions(plugin, controller.collect()).then(function (result) {
         if (result.ok) {
           draw(result.data);
           drawStatus(statusBox, result.data);
@@ -111,7 +139,7 @@
     var statusBox = el("div", { class: "plugin-status", "aria-live": "polite" });
     drawStatus(statusBox, plugin);
     var section = el("section", { class: "card plugin", id: "plugin-" + plugin.id,
-      "aria-labelledby": headingId }, [el("h2", { id: headingId, text: plugin.id }), statusBox]);
+      "aria-labelledby": headingId }, [el("h2", { id: headingId, text: plugin.title || plugin.id }), statusBox]);
     if (plugin.hasCatalog) section.appendChild(catalogBlock(plugin));
     var hasFields = plugin.schema && Object.keys(plugin.schema.properties || {}).length;
     if (hasFields) section.appendChild(optionsForm(plugin, statusBox));

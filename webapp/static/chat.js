@@ -74,6 +74,7 @@
 
   var models = LookoutChatModels.create({
     picker: ui.picker, notice: $("model-notice"), showError: showError,
+    providersUrl: page.getAttribute("data-admin") === "true" ? page.getAttribute("data-providers-url") : null,
     onChange: function () { state.models = models.list(); drawComposer(); },
   });
   var tools = LookoutChatTools.create({
@@ -158,7 +159,7 @@
       if (!state.liveBody || !state.liveBody.isConnected) { draw(); return; }
       var follow = nearBottom();
       state.liveBody.textContent = "";
-      state.liveBody.appendChild(Parts.assistantBody(state.live.parts, state.view));
+      state.liveBody.appendChild(Parts.assistantBody(state.live.parts, state.view, true));
       if (follow) ui.log.scrollTop = ui.log.scrollHeight;
     });
   }
@@ -190,6 +191,7 @@
       if (seq !== state.loads) return;  // a later read is on its way; this one may be stale
       if (!result.ok) { showError(api.errorMessage(result)); startNewChat(); return; }
       var opened = !state.conversation || state.conversation.id !== id;
+      if (opened) showError("");  // an error about another conversation is not this one's
       if (state.conversation && state.conversation.id !== id) stopFollowing();
       state.conversation = result.data;
       (result.data.failedTurns || []).forEach(function (turn) {  // reasons survive a reload
@@ -364,7 +366,10 @@
 
   // Start -------------------------------------------------------------------------------------
 
-  $("new-chat").addEventListener("click", startNewChat);
+  /** New chat, as the person asked for it: an error about the chat they leave goes with it. */
+  function newChatAsked() { showError(""); startNewChat(); }
+  $("new-chat").addEventListener("click", newChatAsked);
+  $("new-chat-head").addEventListener("click", newChatAsked);  // a phone's, beside the title
   function showSidebar(open) {
     ui.sidebar.classList.toggle("open", open);
     ui.toggle.setAttribute("aria-expanded", open ? "true" : "false");

@@ -102,7 +102,7 @@
         "aria-busy": live ? "true" : null });
       // A stopped reply's text is stored a moment after the stop: until then, show what streamed.
       var parts = live ? live.parts : message.parts.length ? message.parts : ctx.state.streamed[message.id] || [];
-      holder.appendChild(Parts.assistantBody(parts, ctx.state.view));
+      holder.appendChild(Parts.assistantBody(parts, ctx.state.view, !!live));
       if (live) ctx.state.liveBody = holder;
       item.appendChild(holder);
       if (status === "running" || status === "queued") {
@@ -128,7 +128,7 @@
       item.appendChild(el("div", { class: "message-meta" }, [el("span", { class: "role", text: "Lookout" })]));
       if (live) {
         var holder = el("div", { class: "reply", "aria-live": "polite", "aria-busy": "true" });
-        holder.appendChild(Parts.assistantBody(live.parts, ctx.state.view));
+        holder.appendChild(Parts.assistantBody(live.parts, ctx.state.view, true));
         ctx.state.liveBody = holder;
         item.appendChild(holder);
         item.appendChild(el("p", { class: "writing muted", text: live.status !== "queued" ?

@@ -12,7 +12,10 @@
   var api = LookoutApi;
   var KEY = "lookout.model";
 
-  /** options: {picker, notice, onChange, showError}; returns the picker's controller. */
+  /**
+   * options: {picker, notice, onChange, showError, providersUrl (an admin's link to add a
+   * provider, null for others)}; returns the picker's controller.
+   */
   function create(options) {
     var picker = options.picker, notice = options.notice;
     var models = null;     // the installed models, once read
@@ -30,9 +33,21 @@
     }
 
     function drawNotice() {
-      notice.textContent = missing ? "The model " + missing + " is not installed any more, so " +
-        "it cannot answer. Pick another model to go on." : "";
+      notice.textContent = "";
       notice.hidden = !missing;
+      if (!missing) return;
+      if (models && models.length) {
+        notice.textContent = "The model " + missing + " is not installed any more, so it cannot " +
+          "answer. Pick another model to go on.";
+        return;
+      }
+      // Nothing to pick: say who can add a model instead of asking for a choice there is not.
+      notice.textContent = "The model " + missing + " is not installed any more, and no other " +
+        "model is installed, so Lookout cannot answer until an administrator adds one. ";
+      if (options.providersUrl) {
+        notice.appendChild(el("a", { href: options.providersUrl, text: "Add a provider in Admin → Providers" }));
+        notice.appendChild(document.createTextNode("."));
+      }
     }
 
     /** Fill the picker, selecting `wanted` (kept as "not installed" when it is gone). */

@@ -102,18 +102,20 @@
 
   /**
    * Return the body of an assistant message from its parts, in order. view: {loadedImages,
-   * openCalls} keep what the user opened across re-renders.
+   * openCalls} keep what the user opened across re-renders; `streaming` when the reply is still
+   * being written (its last text's open bold or code shows as such, not as raw markers).
    */
-  function assistantBody(parts, view) {
+  function assistantBody(parts, view, streaming) {
     view = view || {};
     var body = el("div", { class: "message-body" });
     var results = {};
     parts.forEach(function (part) { if (part.type === "tool-result") results[part.callId] = part; });
     var called = {}, sizes = Cards.partSizes(parts);
-    parts.forEach(function (part) {
+    parts.forEach(function (part, index) {
       if (part.type === "text" && part.text) {
         var text = el("div", { class: "markdown" });
-        text.appendChild(LookoutMarkdown.render(part.text, view.loadedImages));
+        var written = streaming && index === parts.length - 1 ? LookoutMarkdown.settle(part.text) : part.text;
+        text.appendChild(LookoutMarkdown.render(written, view.loadedImages));
         body.appendChild(text);
       } else if (part.type === "tool-call") {
         called[part.id] = true;

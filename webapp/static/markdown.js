@@ -253,6 +253,37 @@
     return nodes;
   }
 
+  /**
+   * Return a text still being written with the inline markers of its last block closed, so that
+   * "the **dai" shows as bold while it streams instead of as raw asterisks; a marker with
+   * nothing after it yet is left out, and a block holding a code fence is left as it is.
+   */
+  function settle(text) {
+    var start = text.lastIndexOf("\n\n") + 1;
+    var block = text.slice(start);
+    if (/^ {0,3}(```|~~~)/m.test(block)) return text;
+    block = block.replace(/(^|\s)(\*\*|__|~~)$/, "$1");
+    var open = [], i = 0;
+    while (i < block.length) {
+      if (block[i] === "\\") { i += 2; continue; }
+      if (block[i] === "`") {
+        var ticks = /^`+/.exec(block.slice(i))[0], end = block.indexOf(ticks, i + ticks.length);
+        if (end < 0) return text.slice(0, start) + block + ticks + open.reverse().join("");
+        i = end + ticks.length;
+        continue;
+      }
+      var pair = block.slice(i, i + 2);
+      if (pair === "**" || pair === "__" || pair === "~~") {
+        if (open[open.length - 1] === pair) open.pop();
+        else if (i + 2 < block.length && !/\s/.test(block[i + 2])) open.push(pair);
+        i += 2;
+        continue;
+      }
+      i++;
+    }
+    return text.slice(0, start) + block + open.reverse().join("");
+  }
+
   // Rendering (browsers only) -------------------------------------------------------------------
 
   var HEADING_TAG = { 1: "h3", 2: "h4", 3: "h5", 4: "h6", 5: "h6", 6: "h6" };
@@ -368,7 +399,7 @@
     return fragment;
   }
 
-  var api = { parse: parse, parseInline: parseInline, render: render };
+  var api = { parse: parse, parseInline: parseInline, settle: settle, render: render };
   if (typeof module === "object" && module.exports) {
     module.exports = api;
   } else {

@@ -10,7 +10,12 @@
 
   var el = LookoutForms.element;
   var api = LookoutApi;
-  var MODELS_ERROR = "Check the model names: each needs a name of at most 200 characters.";
+  var MODELS_ERROR = "Check the models: each needs a name of at most 200 characters, max " +
+    "tokens of at least 16 and below its context, and a context of at least 512 tokens.";
+  // The defaults of webapp/models/providers.py, shown as placeholders (README: "Models and
+  // their settings").
+  var DEFAULT_MAX_TOKENS = 2048;
+  var DEFAULT_CONTEXT_TOKENS = 16384;
 
   /** A labelled field: {wrapper, control, error}. */
   function field(id, key, label, control, hint) {
@@ -34,6 +39,8 @@
         var n = index + 1;
         row.querySelector(".model-name").setAttribute("aria-label", "Model " + n + " name");
         row.querySelector(".model-tools").setAttribute("aria-label", "Model " + n + " can use tools");
+        row.querySelector(".model-max").setAttribute("aria-label", "Model " + n + " max tokens");
+        row.querySelector(".model-context").setAttribute("aria-label", "Model " + n + " context");
         row.querySelector(".remove-model").setAttribute("aria-label", "Remove model " + n);
       });
     }
@@ -44,9 +51,17 @@
       name.value = model ? model.name : "";
       var tools = el("input", { type: "checkbox", class: "model-tools" });
       tools.checked = model ? model.tools !== false : true;
+      var maxTokens = el("input", { type: "number", class: "model-max", min: 16, step: 1,
+        placeholder: "max " + DEFAULT_MAX_TOKENS, title: "The most tokens one answer may take" });
+      maxTokens.value = model && model.maxTokens ? model.maxTokens : "";
+      var context = el("input", { type: "number", class: "model-context", min: 512, step: 1,
+        placeholder: "context " + DEFAULT_CONTEXT_TOKENS, title: "The model's context in tokens" });
+      context.value = model && model.contextTokens ? model.contextTokens : "";
       var row = el("div", { class: "model-row" }, [
         name,
         el("label", { class: "model-tools-label" }, [tools, " Tools"]),
+        maxTokens,
+        context,
         el("button", { type: "button", class: "remove-model", text: "Remove",
           onclick: function () { row.remove(); renumber(); } }),
       ]);
@@ -60,7 +75,10 @@
 
     var fieldset = el("fieldset", { class: "models", "data-field": "models" }, [
       el("legend", { text: "Models" }),
-      el("small", { class: "hint", text: "Tick Tools for models that can call tools (web search, web fetch). Empty rows are ignored." }),
+      el("small", { class: "hint", text: "Tick Tools for models that can call tools (web search, web fetch). " +
+        "Max tokens bounds one answer (default " + DEFAULT_MAX_TOKENS + "); context is the model's " +
+        "context in tokens (default " + DEFAULT_CONTEXT_TOKENS + "), which every prompt is fitted into. " +
+        "Empty rows are ignored." }),
       rows,
       el("button", { type: "button", class: "add-model", text: "Add model",
         onclick: function () { add(null).focus(); } }),
@@ -76,7 +94,12 @@
         if (!name) return;
         if (seen[name]) duplicate = name;
         seen[name] = true;
-        out.push({ name: name, tools: row.querySelector(".model-tools").checked });
+        var model = { name: name, tools: row.querySelector(".model-tools").checked };
+        var maxTokens = parseInt(row.querySelector(".model-max").value, 10);
+        var context = parseInt(row.querySelector(".model-context").value, 10);
+        if (maxTokens > 0) model.maxTokens = maxTokens;
+        if (context > 0) model.contextTokens = context;
+        out.push(model);
       });
       if (duplicate) {
         error.textContent = 'The model "' + duplicate + '" is listed twice. Remove one row.';
@@ -174,21 +197,25 @@
     return {
       form: form,
       focus: function () { fields.name.control.focus(); },
-      /** Append rows for the names not listed yet (tools ticked), say beside Save that they are
-       * not saved yet, and return how many were added. */
-      addModels: function (names) {
+      /** Append rows for the models not listed yet ({name, tools, contextTokens} as a connection
+       * test found them: Tools ticked only where a tool call worked), say beside Save that they
+       * are not saved yet, and return how many were added. */
+      addModels: function (found) {
         var present = models.names();
-        var added = names.filter(function (name) { return present.indexOf(name) < 0; });
+        var added = found.filter(function (model) { return present.indexOf(model.name) < 0; });
         if (added.length) {
           Array.prototype.slice.call(form.querySelectorAll(".model-row")).forEach(function (row) {
             if (!row.querySelector(".model-name").value.trim()) row.remove();
           });
         }
-        added.forEach(function (name) { models.add({ name: name, tools: true }); });
+        added.forEach(function (model) {
+          models.add({ name: model.name, tools: model.tools === true,
+            contextTokens: model.contextTokens || null });
+        });
         if (added.length) {  // filling the form saves nothing: say so beside the Save button
           status.textContent = (added.length === 1 ? "1 model was" : added.length + " models were") +
-            " added to the form, not saved yet. Untick Tools for any that cannot call tools, " +
-            "then press Save provider.";
+            " added to the form, not saved yet. Tools is ticked only where a test tool call " +
+            "worked: check the others, then press Save provider.";
           status.className = "status unsaved";
         }
         return added.length;

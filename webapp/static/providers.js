@@ -1,7 +1,9 @@
 /* The admin providers page: each provider's models and key state; add, edit, delete, test.
  *
- * "Test connection" asks the API, which waits for a worker to list the provider's models; when
- * the provider offers models not configured here, "Import models" opens the edit form with them.
+ * "Test connection" asks the API, which waits for a worker to list the provider's models and try
+ * a tool call on the first few; when the provider offers models not configured here, "Import
+ * models" opens the edit form with them (Tools ticked where the tool call worked, the context
+ * the server reported).
  */
 (function () {
   "use strict";
@@ -25,7 +27,9 @@
     }
     return el("ul", { class: "model-list" }, provider.models.map(function (model) {
       return el("li", {}, [el("code", { text: model.name }),
-        model.tools ? el("span", { class: "tag", text: "tools" }) : null]);
+        model.tools ? el("span", { class: "tag", text: "tools" }) : null,
+        model.maxTokens ? el("span", { class: "tag", text: "max " + model.maxTokens }) : null,
+        model.contextTokens ? el("span", { class: "tag", text: "context " + model.contextTokens }) : null]);
     }));
   }
 
@@ -53,11 +57,12 @@
         if (!result.ok) return say(status, api.errorMessage(result), true);
         if (!result.data.ok) return say(status, result.data.error, true);
         var listed = result.data.models;
+        var found = result.data.found || listed.map(function (name) { return { name: name }; });
         say(status, "Connected. The provider lists " + listed.length + " model" +
-          (listed.length === 1 ? "" : "s") + (listed.length ? ": " + listed.join(", ") : "") + ".",
-          false);
+          (listed.length === 1 ? "" : "s") + (listed.length ? ": " + listed.join(", ") : "") + "." +
+          (result.data.note ? " " + result.data.note : ""), false);
         var known = provider.models.map(function (model) { return model.name; });
-        var missing = listed.filter(function (name) { return known.indexOf(name) < 0; });
+        var missing = found.filter(function (model) { return known.indexOf(model.name) < 0; });
         if (missing.length) {
           importBox.appendChild(el("button", { type: "button", class: "import-models",
             text: "Import models (" + missing.length + " new)",

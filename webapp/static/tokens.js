@@ -10,6 +10,7 @@
   var root = document.getElementById("tokens");
   var listUrl = root.getAttribute("data-api");
   var nameInput = document.getElementById("token-name");
+  var expiry = document.getElementById("token-expiry");
   var created = document.getElementById("token-created");
 
   /** Show a just-created token once, with a copy button and the warning. */
@@ -56,14 +57,16 @@
     tokens.forEach(function (token) {
       var row = el("tr", { "data-token": token.id }, [
         el("td", { text: token.name }),
+        el("td", { text: token.scopes.join(", ") }),
         el("td", { text: when(token.createdAt) }),
         el("td", { text: when(token.lastUsedAt) }),
+        el("td", { text: when(token.expiresAt) }),
       ]);
       row.appendChild(revokeCell(token, row));
       body.appendChild(row);
     });
     return el("table", { class: "token-table" }, [
-      el("thead", {}, [el("tr", {}, ["Name", "Created", "Last used", ""].map(function (title) {
+      el("thead", {}, [el("tr", {}, ["Name", "Scopes", "Created", "Last used", "Expires", ""].map(function (title) {
         return el("th", { scope: "col", text: title });
       }))]),
       body,
@@ -83,7 +86,12 @@
     nameInput: nameInput,
     nameError: document.getElementById("token-name-error"),
     status: document.getElementById("token-form-status"),
-    body: function () { return { name: nameInput.value }; },
+    body: function () {
+      var scopes = Array.prototype.map.call(
+        document.querySelectorAll("#token-scopes input:checked"), function (box) { return box.value; });
+      return { name: nameInput.value, scopes: scopes,
+        expiresInDays: expiry.value ? parseInt(expiry.value, 10) : null };
+    },
     created: function (token) {
       showCreated(token);
       load();

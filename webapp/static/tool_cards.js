@@ -89,11 +89,16 @@
       else if (at.of > 1) heading += " — part " + at.part + " of " + at.of;
     }
     var title = output && output.title ? output.title : shorten(url, SUMMARY_CHARS);
-    return [
+    var pieces = [
       el("span", { class: "tool-name", text: heading }),
       el("span", { class: "tool-summary", title: url, text: shorten(title, SUMMARY_CHARS) }),
       el("span", { class: "tool-outcome", text: outcomeOf(result, outcomes, outcomes.running) }),
     ];
+    // A page cut at the size limit says so on its card, as it does at the head of its text.
+    if (output && typeof output.note === "string") {
+      pieces.push(el("span", { class: "tool-note", text: output.note }));
+    }
+    return pieces;
   }
 
   /** Return the longest part of each page read in these parts, by URL, for readingCard. */

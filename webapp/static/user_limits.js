@@ -65,6 +65,24 @@
     });
   }
 
+  /**
+   * Open the form in a row of its own under the user's, across the whole table (in its own
+   * column it was some 75 px wide, its labels broken word by word); closing puts it back.
+   */
+  function showAcross(details, form) {
+    var row = details.closest("tr");
+    if (!row) return;
+    var below = row.nextElementSibling;
+    var open = below && below.classList.contains("limits-row") ? below : null;
+    if (details.open && !open) {
+      row.after(el("tr", { class: "limits-row" }, [
+        el("td", { colspan: String(row.children.length) }, [form])]));
+    } else if (!details.open && open) {
+      details.appendChild(form);
+      open.remove();
+    }
+  }
+
   function cell(user) {
     var url = "/api/admin/users/" + encodeURIComponent(user.id) + "/limits";
     var status = el("span", { class: "status", role: "status", "aria-live": "polite" });
@@ -79,6 +97,7 @@
     var details = el("details", { class: "user-limits" }, [
       el("summary", { text: "Limits", "aria-label": "Limits of " + user.name }), form]);
     details.addEventListener("toggle", function () {
+      showAcross(details, form);
       if (!details.open || form.getAttribute("data-ready")) return;
       say(status, "Loading…", false);
       api.request("GET", url).then(function (result) {

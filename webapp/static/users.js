@@ -77,6 +77,8 @@
       }
       var action = document.activeElement && document.activeElement.getAttribute("data-action");
       var fresh = drawRow(result.data);
+      var limits = row.nextElementSibling;  // an open Limits form belongs to the old row
+      if (limits && limits.classList.contains("limits-row")) limits.remove();
       row.replaceWith(fresh);
       if (then) then(result.data);
       else if (action) {
@@ -137,7 +139,11 @@
 
   function drawRow(user) {
     var row = el("tr", { "data-user": user.id, "data-name": user.name });
-    COLUMNS.forEach(function (column) { row.appendChild(column.cell(user)); });
+    COLUMNS.forEach(function (column) {
+      var cell = column.cell(user);
+      cell.setAttribute("data-label", column.title);  // the cell's heading on a phone
+      row.appendChild(cell);
+    });
     row.appendChild(actionsCell(user, row));
     return row;
   }

@@ -336,6 +336,7 @@ def count_turn(ended: Any, status: str) -> None:
             ("turns", status, 1),
             ("inputTokens", ended.model, tokens.get("inputTokens") or 0),
             ("outputTokens", ended.model, tokens.get("outputTokens") or 0),
+            ("estimatedTokens", ended.model, tokens.get("estimatedTokens") or 0),
         ],
     )
 

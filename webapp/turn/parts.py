@@ -5,7 +5,10 @@ A message's ``parts`` are JSON, in order (DESIGN.md, "Message parts"):
     tool-call    {"type": "tool-call", "id", "name", "input"}
     tool-result  {"type": "tool-result", "callId", "name", "output" | "error", "outcome"}
     source       {"type": "source", "url", "title"}
-    attachment   {"type": "attachment", "filename", "mimeType", "text"}
+    attachment   {"type": "attachment", "uploadId", "filename", "mimeType"}
+An attachment refers to its upload, whose text is kept once (``webapp.models.uploads``); the
+prompt reads it through ``attachment_with_text``. Messages stored before uploads were referred
+to carry ``"text"`` in the part itself instead of ``"uploadId"``.
 Only this module spells those shapes; everything else builds and reads parts through it.
 """
 
@@ -51,9 +54,19 @@ def source_part(url: str, title: str | None) -> Part:
     return {"type": SOURCE, "url": url, "title": title}
 
 
-def attachment_part(filename: str, mime_type: str, text: str) -> Part:
-    """Return the part of a file attached to a user message, with its ingested text."""
-    return {"type": ATTACHMENT, "filename": filename, "mimeType": mime_type, "text": text}
+def attachment_part(upload_id: str, filename: str, mime_type: str) -> Part:
+    """Return the part of a file attached to a user message: a reference to its upload."""
+    return {"type": ATTACHMENT, "uploadId": upload_id, "filename": filename, "mimeType": mime_type}
+
+
+def attached_upload_id(part: Mapping[str, Any]) -> str | None:
+    """Return the upload an attachment part refers to, None for one that carries its text."""
+    return part.get("uploadId")
+
+
+def attachment_with_text(part: Mapping[str, Any], text: str) -> Part:
+    """Return an attachment part as the prompt reads it: with its upload's text."""
+    return {**part, "text": text}
 
 
 def kind_of(part: Mapping[str, Any]) -> str | None:

@@ -23,6 +23,7 @@ BREAKDOWNS = {
     "turns": "turnsByOutcome",
     "inputTokens": "inputTokensByModel",
     "outputTokens": "outputTokensByModel",
+    "estimatedTokens": "estimatedTokensByModel",
     "searches": "searchesByEngine",
     "toolErrors": "toolErrorsByTool",
 }

@@ -32,12 +32,16 @@ class ProviderError(Exception):
         retryable: bool = False,
         status: int | None = None,
         retry_after: float | None = None,
+        timed_out: bool = False,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.retryable = retryable
         self.status = status
         self.retry_after = retry_after
+        self.timed_out = timed_out
+        # What the call cost when the stream ended unfinished (cut, at its length limit).
+        self.usage: Usage | None = None
 
 
 class ProviderCancelled(Exception):
@@ -92,16 +96,19 @@ class SourceEvent:
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts the provider reported for one model call."""
+    """Token counts of one model call: as the provider reported them, or ``estimated`` from the
+    text's characters when it reported none."""
 
     input_tokens: int
     output_tokens: int
+    estimated: bool = False
 
 
 @dataclass(frozen=True)
 class Finished:
-    """The stream ended normally; ``reason`` as the provider gave it ("stop", "tool_calls",
-    "length", "content_filter"; "stop" when it gave none)."""
+    """The stream ended with a finished answer; ``reason`` as the provider gave it ("stop" or
+    "tool_calls"). Any other ending (no reason, "length", "content_filter") is a ProviderError:
+    an answer is complete only when the model said it finished."""
 
     reason: str
 
@@ -120,9 +127,10 @@ class ChatProvider(Protocol):
         messages: list[ChatMessage],
         tools: list[ToolSpec] | None = None,
         signal: Signal | None = None,
+        max_tokens: int | None = None,
     ) -> Iterator[ProviderEvent]:
         """Yield TextDelta and SourceEvent as they arrive, then every ToolCallRequest, then
-        Usage when reported, then Finished.
+        Usage when reported, then Finished; ``max_tokens`` bounds the answer's length.
 
         Raises ProviderError on failure (after the first event, never retried) and
         ProviderCancelled once ``signal`` trips (a cancel or its deadline): the stream stops

@@ -15,9 +15,19 @@ from workers.providers.base import (
     ToolCallRequest,
     Usage,
 )
-from workers.providers.openai_errors import ProviderIdentity, cut_off, stream_error, unreadable
+from workers.providers.openai_errors import (
+    ProviderIdentity,
+    cut_off,
+    length_reached,
+    stopped_early,
+    stream_error,
+    unreadable,
+)
+from workers.providers.tokens import estimate_tokens
 
 DONE = "[DONE]"
+# The finish reasons of a complete answer ("function_call": the legacy name of a tool call).
+FINISHED = ("stop", "tool_calls", "function_call")
 
 
 def sse_payloads(lines: Iterable[str]) -> Iterator[str]:
@@ -49,12 +59,16 @@ class ReplyAssembler:
     is what lets one worker process hold hundreds of streams.
     """
 
-    def __init__(self, who: ProviderIdentity) -> None:
+    def __init__(
+        self, who: ProviderIdentity, max_tokens: int | None = None, prompt_chars: int = 0
+    ) -> None:
         self._who = who
+        self._max_tokens = max_tokens
+        self._prompt_chars = prompt_chars
+        self._answer_chars = 0
         self._calls: dict[object, dict[str, str]] = {}
         self._usage: Usage | None = None
         self._reason: str | None = None
-        self._done = False
 
     def add(self, payload: str) -> list[ProviderEvent]:
         """The events in one chunk (none for ``DONE``); tool-call fragments are kept until
@@ -63,7 +77,6 @@ class ReplyAssembler:
         Raises ProviderError for an error event or a chunk that is not the expected JSON.
         """
         if payload == DONE:
-            self._done = True
             return []
         try:
             chunk = json.loads(payload)
@@ -84,6 +97,7 @@ class ReplyAssembler:
             if isinstance(delta, dict):
                 content = delta.get("content")
                 if isinstance(content, str) and content:
+                    self._answer_chars += len(content)
                     events.append(TextDelta(content))
                 for position, call in enumerate(_list(delta.get("tool_calls"))):
                     self._add_call_fragment(position, call)
@@ -119,17 +133,35 @@ class ReplyAssembler:
     def finish(self) -> list[ProviderEvent]:
         """The tool calls, the usage when reported, and Finished.
 
-        Raises ProviderError when the stream ended with neither a finish reason nor ``DONE``:
-        a proxy that closes cleanly when its upstream dies leaves an answer cut off, which must
-        not pass for a finished one (its half-assembled tool calls are dropped).
+        Raises ProviderError unless the model said it finished ("stop" or a tool call): a
+        stream with no finish reason (closed by a proxy whose upstream died, or a bare
+        ``DONE`` from a server that interrupted the answer for another request), one cut at
+        the length limit ("length") and one stopped for another reason are cut answers, which
+        must not pass for finished ones (their half-assembled tool calls are dropped).
         """
-        if self._reason is None and not self._done:
-            raise cut_off(self._who)
+        usage = self._usage or self._estimated_usage()
+        error = None
+        if self._reason is None:
+            error = cut_off(self._who)
+        elif self._reason == "length":
+            error = length_reached(self._who, self._max_tokens)
+        elif self._reason not in FINISHED:
+            error = stopped_early(self._who, self._reason)
+        if error is not None:
+            error.usage = usage  # a cut answer cost its tokens too
+            raise error
         events: list[ProviderEvent] = [_tool_call(entry) for entry in self._calls.values()]
-        if self._usage is not None:
-            events.append(self._usage)
-        events.append(Finished(self._reason or "stop"))
+        events.append(usage)
+        events.append(Finished(self._reason))
         return events
+
+    def _estimated_usage(self) -> Usage:
+        """Usage estimated from the characters sent and received, for a server that reports
+        none (llama.cpp ignores ``stream_options.include_usage``): never silently zero."""
+        answer = self._answer_chars + sum(
+            len(entry["name"]) + len(entry["arguments"]) for entry in self._calls.values()
+        )
+        return Usage(estimate_tokens(self._prompt_chars), estimate_tokens(answer), estimated=True)
 
 
 def _list(value: Any) -> list[Any]:

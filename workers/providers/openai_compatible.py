@@ -5,6 +5,12 @@ caller is retried up to ``max_retries`` times, after 0.5 s, 1 s, 2 s (or the pro
 ``Retry-After`` when it asks for at most ``retry_after_cap`` seconds; a longer wait fails at
 once). After the first event an error ends the stream, so no text is ever repeated.
 
+Time bounds: ``timeout`` bounds the silence between two bytes (httpx's read timeout);
+``first_token_timeout`` the time from the request to the answer's first text or tool call, and
+``answer_timeout`` the whole answer. The last two are checked on every line the server sends,
+so a busy server's keep-alive comments (``: ping`` every 15 s from llama.cpp) cannot hold a turn
+past them: they are time, not an answer.
+
 Cancellation: the caller's ``Signal`` is checked before each attempt and between chunks, wakes
 a retry wait at once, and, through its ``on_cancel`` hook, shuts the stream's socket down the
 moment it trips, so a stream stuck waiting for its next token closes at once (no thread polls
@@ -17,7 +23,8 @@ import functools
 import logging
 import socket
 import ssl
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import httpx2
@@ -32,7 +39,15 @@ from workers.providers.base import (
     ToolSpec,
 )
 from workers.providers.chunks import DONE, ReplyAssembler, sse_payloads
-from workers.providers.openai_errors import ProviderIdentity, translate, unreadable
+from workers.providers.openai_errors import (
+    ProviderIdentity,
+    answer_too_slow,
+    empty_answer,
+    no_first_token,
+    translate,
+    unreadable,
+)
+from workers.providers.tokens import message_chars, tool_chars
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +76,8 @@ class OpenAICompatibleProvider:
         *,
         timeout: float = 60.0,
         connect_timeout: float = 10.0,
+        first_token_timeout: float | None = None,
+        answer_timeout: float | None = None,
         max_retries: int = 3,
         backoff: float = 0.5,
         retry_after_cap: float = 10.0,
@@ -71,6 +88,8 @@ class OpenAICompatibleProvider:
         self.max_retries = max_retries
         self.backoff = backoff
         self.retry_after_cap = retry_after_cap
+        self.first_token_timeout = first_token_timeout or timeout
+        self.answer_timeout = answer_timeout
         self._wait = wait
         # A keyless local server (Ollama, llama.cpp) gets a placeholder: given None, the SDK
         # would read OPENAI_API_KEY from the environment and send it to this provider.
@@ -97,10 +116,16 @@ class OpenAICompatibleProvider:
 
     def list_models(self) -> list[str]:
         """The model ids from ``GET /models``; raises ProviderError (used to test a connection)."""
+        return [model["id"] for model in self.describe_models()]
+
+    def describe_models(self) -> list[dict[str, Any]]:
+        """The entries of ``GET /models`` as the server sent them, each with its ``id``; raises
+        ProviderError in words for the admin testing the connection."""
         try:
-            return [model.id for model in self._client.models.list()]
+            page = self._client.models.list()
+            return [model.model_dump() for model in page]
         except (openai.OpenAIError, ValueError) as exc:
-            raise translate(exc, self._who, None, streaming=False) from exc
+            raise translate(exc, self._who, None, streaming=False, admin=True) from exc
 
     def stream(
         self,
@@ -108,15 +133,25 @@ class OpenAICompatibleProvider:
         messages: list[ChatMessage],
         tools: list[ToolSpec] | None = None,
         signal: Signal | None = None,
+        max_tokens: int | None = None,
     ) -> Iterator[ProviderEvent]:
         """Stream one model call; see ChatProvider.stream for the events and errors."""
         signal = signal or Signal()
         progress = _Progress()
+        body: dict[str, Any] = {"messages": messages}
+        if tools:
+            # Without tool_choice, llama.cpp's server leaves the tools out of the prompt.
+            body["tools"] = [tool.to_openai() for tool in tools]
+            body["tool_choice"] = "auto"
+        if max_tokens:
+            body["max_tokens"] = max_tokens
+        prompt_chars = message_chars(messages) + tool_chars(body.get("tools", ()))
         for attempt in range(self.max_retries + 1):
             if signal.cancelled:
                 raise ProviderCancelled
             try:
-                yield from self._stream_once(model, messages, tools, signal, progress)
+                reply = ReplyAssembler(self._who, max_tokens, prompt_chars)
+                yield from self._stream_once(model, body, reply, signal, progress)
                 return
             except ProviderError as error:
                 delay = self._retry_delay(error, attempt)
@@ -141,17 +176,15 @@ class OpenAICompatibleProvider:
     def _stream_once(
         self,
         model: str,
-        messages: list[ChatMessage],
-        tools: list[ToolSpec] | None,
+        body: dict[str, Any],
+        reply: ReplyAssembler,
         signal: Signal,
         progress: _Progress,
     ) -> Iterator[ProviderEvent]:
         # Messages and tools go in extra_body, which the SDK sends as given: its type-driven
         # transform of the same data cost more CPU than the rest of the request (measured).
-        body: dict[str, Any] = {"messages": messages}
-        if tools:
-            body["tools"] = [tool.to_openai() for tool in tools]
         create = self._client.chat.completions.with_streaming_response.create
+        clock = _Clock(time.monotonic())
         try:
             with create(
                 model=model,
@@ -160,7 +193,7 @@ class OpenAICompatibleProvider:
                 stream_options={"include_usage": True},
                 extra_body=body,
             ) as response:
-                yield from self._read(response.http_response, model, signal, progress)
+                yield from self._read(response.http_response, reply, signal, progress, clock)
         except (openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError, ValueError) as exc:
             if signal.cancelled:
                 raise ProviderCancelled from exc
@@ -169,24 +202,26 @@ class OpenAICompatibleProvider:
     def _read(
         self,
         response: httpx2.Response,
-        model: str,
+        reply: ReplyAssembler,
         signal: Signal,
         progress: _Progress,
+        clock: _Clock,
     ) -> Iterator[ProviderEvent]:
         """The events of an open event stream; closes it when the signal trips."""
         undo = signal.on_cancel(lambda: _shut(response))
-        reply = ReplyAssembler(self._who)
         seen = False
         try:
-            for payload in sse_payloads(response.iter_lines()):
+            for payload in sse_payloads(self._bounded(response.iter_lines(), clock)):
                 if signal.cancelled:
                     raise ProviderCancelled
                 seen = seen or payload != DONE
                 for event in reply.add(payload):
-                    progress.started = True
+                    progress.started = clock.answering = True
                     yield event
             if signal.cancelled:
                 raise ProviderCancelled
+            if not seen and not clock.spoke:  # an HTTP 200 with nothing in it
+                raise empty_answer(self._who)
             if not seen:  # e.g. a server that ignored stream=True and sent one JSON body
                 raise unreadable(self._who)
             for event in reply.finish():
@@ -195,6 +230,32 @@ class OpenAICompatibleProvider:
         finally:
             undo()
             response.close()
+
+    def _bounded(self, lines: Iterable[str], clock: _Clock) -> Iterator[str]:
+        """``lines``, raising ProviderError once the first token or the whole answer is late.
+
+        Checked per line, comments included: a server that pings while it is busy elsewhere
+        is bounded by these, and one wholly silent by the read timeout.
+        """
+        for line in lines:
+            elapsed = time.monotonic() - clock.started
+            if not clock.answering and elapsed > self.first_token_timeout:
+                raise no_first_token(self._who, self.first_token_timeout)
+            if self.answer_timeout is not None and elapsed > self.answer_timeout:
+                raise answer_too_slow(self._who, self.answer_timeout)
+            said = line.strip()
+            if said and not said.startswith(":") and said.removeprefix("data:").strip() != DONE:
+                clock.spoke = True
+            yield line
+
+
+class _Clock:
+    """When one model call was asked for, and whether its answer has started."""
+
+    def __init__(self, started: float) -> None:
+        self.started = started
+        self.answering = False
+        self.spoke = False
 
 
 class _Progress:

@@ -23,6 +23,13 @@ def make_shared_stream_pdf(pages: int, operations: int) -> bytes:
     return _write([stream], [0] * pages, compress=True)
 
 
+def make_dense_pdf(text: str) -> bytes:
+    """Return a one-page PDF that draws ``text`` (ASCII) from one compressed stream: a few
+    kilobytes on disk however long its text."""
+    stream = b"BT /F1 12 Tf 72 720 Td (" + _escape(text).encode("ascii") + b") Tj ET"
+    return _write([stream], [0], compress=True)
+
+
 def make_damaged_pdf(objects: int) -> bytes:
     """Return a PDF with many objects, no cross-reference table and no catalog: its trailer
     names a /Root that does not exist, so a reader goes looking for one."""

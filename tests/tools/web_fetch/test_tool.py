@@ -262,15 +262,22 @@ def test_an_offset_past_the_end_is_a_tool_error(site, dns, web_fetch):
 
 def test_page_bodies_over_max_bytes_stop_reading_and_the_text_says_so(site, dns, web_fetch):
     """The server sees the client close the connection long before the endless body ends, and
-    the model is told the page was cut (issue 12: a cut page read as if it were whole)."""
+    the model is told the page was cut (issue 12: a cut page read as if it were whole) at the
+    head of the first part and in every part (issue 25: the note after character 2,000,000 was
+    in a part nobody read)."""
     site.route("/endless", lambda h: h.stream("text/plain", b"a" * 1023 + b"\n", None))
-    output = web_fetch({"maxBytes": 100_000, "maxCharacters": 1_000_000})(site.url("/endless"))
-    text, note = output["content"].rsplit("\n\n", 1)
-    assert len(text) == 100_000
-    assert note == (
+    fetch = web_fetch({"maxBytes": 100_000, "maxCharacters": 10_000})
+    first = fetch(site.url("/endless"))
+    note = (
         "[Lookout read only the first 0.1 MB of this page, its size limit; "
         "the rest was not downloaded.]"
     )
+    head, text = first["content"].split("\n\n", 1)
+    assert head == note
+    assert first["note"] == note
+    assert set(text) == {"a", "\n"}
+    assert first["totalCharacters"] == len(note) + 2 + 100_000
+    assert fetch(site.url("/endless"), offset=first["nextOffset"])["note"] == note
     assert site.client_gone.wait(5)
 
 

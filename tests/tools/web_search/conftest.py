@@ -53,6 +53,34 @@ def angle_brackets() -> list[tuple[str, str]]:
 
 
 @pytest.fixture
+def angle_brackets_as_text() -> list[tuple[str, str]]:
+    """What the ``<engine>_angle_brackets`` recordings of engines that send text (Tavily,
+    SearXNG) come out as under the one rule every engine's text follows: a ``<`` that opens no
+    HTML element stays, ``<b>`` is a tag and goes, ``&lt;`` is decoded once."""
+    return [
+        (
+            "std::vector<T,Allocator> - cppreference.com",
+            "template< class T, class Allocator = std::allocator<T> > class vector; std::vector "
+            "is a sequence container that encapsulates dynamic size arrays.",
+        ),
+        (
+            "How do I write a literal tag in Markdown? - Stack Overflow",
+            "Escape it: write <b> and the reader sees . AT&T's docs do the same for template "
+            "<typename T>.",
+        ),
+    ]
+
+
+MARKUP = {
+    "title": "<b>Requests</b>: HTTP for Humans&trade;",
+    "url": "https://requests.readthedocs.io/",
+    "content": "<p>Requests is an <em>elegant</em> &amp; simple HTTP&nbsp;library.</p>",
+}
+# What every engine's MARKUP result comes out as.
+MARKUP_AS_TEXT = ("Requests: HTTP for Humans™", "Requests is an elegant & simple HTTP library.")
+
+
+@pytest.fixture
 def engine_replies() -> Iterator[responses.RequestsMock]:
     """Recorded engine replies; a test fails when one it registered was never asked for."""
     with responses.RequestsMock(assert_all_requests_are_fired=True) as mock:

@@ -69,7 +69,7 @@ def test_brave_malformed_body_is_a_tool_error_naming_brave(brave, search, engine
     engine_replies.get(URL, body=body)
     with pytest.raises(ToolError) as info:
         search(brave)
-    web_page = WEB_PAGE_HINT if body.startswith("<") else ""
+    web_page = " " + WEB_PAGE_HINT if body.startswith("<") else ""
     assert info.value.message == "Brave returned a response Lookout could not read." + web_page
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tools.web_search.engine import text_from_html, validation_messages
+from tools.web_search.engine import MAX_FRAGMENT_CHARS, text_from_html, validation_messages
 
 
 @pytest.mark.parametrize(
@@ -26,6 +26,24 @@ def test_html_loses_its_tags_before_its_entities_are_decoded(fragment, text):
     """Regression: entities were decoded first, so escaped text that looked like a tag was
     then removed as one."""
     assert text_from_html(fragment) == text
+
+
+@pytest.mark.parametrize(
+    ("fragment", "text"),
+    [
+        ("std::vector<T,Allocator> and <b>bold</b>", "std::vector<T,Allocator> and bold"),
+        ("template <typename T> </Typename>", "template <typename T> </Typename>"),
+        ("<P>Para</p><BR/>graph &lt;3", "Paragraph <3"),
+        ("a <b>bold</b> claim, <span class='x'>spanned</span>", "a bold claim, spanned"),
+    ],
+)
+def test_a_less_than_sign_opening_no_html_element_is_text(fragment, text):
+    """Issue 24: one rule for every engine's text, whether it sends HTML or plain text."""
+    assert text_from_html(fragment) == text
+
+
+def test_only_the_start_of_a_huge_fragment_is_read():
+    assert text_from_html("<b>x</b>" * 100_000) == "x" * (MAX_FRAGMENT_CHARS // len("<b>x</b>"))
 
 
 def test_broken_markup_is_read_like_a_browser_would_without_raising():

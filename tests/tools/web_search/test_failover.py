@@ -119,12 +119,12 @@ def test_when_the_fallback_fails_too_the_error_names_both(
         "Brave search failed (HTTP 503). The fallback engine DuckDuckGo failed too: DuckDuckGo "
         "blocked the search. Try again later, or pick another engine in the web search settings."
     )
-    # Someone who cannot change the admin's engines reads that both failed, not their words.
+    # Someone who cannot change the admin's engines reads the same: what happened to each.
     with pytest.raises(ToolError) as info:
         search(tool, roles=["user"])
     assert info.value.message == (
-        "The site's search engine (Brave) failed. The fallback engine DuckDuckGo failed too. "
-        "Tell an administrator; the cause is in the server's log."
+        "Brave search failed (HTTP 503). The fallback engine DuckDuckGo failed too: DuckDuckGo "
+        "blocked the search. Try again later, or pick another engine in the web search settings."
     )
 
 
@@ -156,9 +156,28 @@ def test_the_fallback_never_serves_a_caller_outside_admin_engine_roles(
         search(tool, roles=["user"], settings=mine)
     assert info.value.message == "Brave's rate limit was reached."
     assert searxng.seen == []
-    # An admin with the same own engine does get the admin's fallback.
-    output, _ = search(tool, roles=["user", "admin"], settings=mine)
+    # The admin's own engine still has the fallback.
+    output, _ = search(tool, roles=["user", "admin"])
     assert output["engine"] == "searxng" and len(searxng.seen) == 1
+
+
+@pytest.mark.parametrize("roles", [["user"], ["user", "admin"]])
+def test_a_users_own_engine_failing_gives_the_users_error_not_the_fallbacks_results(
+    web_search, search, engine_replies, searxng, roles
+):
+    """Regression (issue 24): a user's own engine that was rate-limited was answered by the
+    admin's fallback, on the admin's key, although the user chose an engine of their own."""
+    engine_replies.get(brave.URL, status=429, json={"error": {"detail": "Too many requests"}})
+    tool = web_search(
+        engine="brave", apiKey=BRAVE_KEY, fallbackEngine="searxng", fallbackBaseURL=searxng.url
+    )
+    with pytest.raises(ToolError) as info:
+        search(tool, roles=roles, settings={"engine": "brave", "apiKey": USER_KEY})
+    assert info.value.message == (
+        'Brave\'s rate limit was reached. Brave said: "Too many requests"'
+    )
+    assert searxng.seen == []
+    assert engine_replies.calls[0].request.headers["X-Subscription-Token"] == USER_KEY
 
 
 def test_a_fallback_needs_its_own_credentials_and_cannot_be_the_engine_again():

@@ -53,6 +53,23 @@ def test_a_five_megabyte_duckduckgo_page_is_read_in_time(
     assert output["results"]
 
 
+@pytest.mark.parametrize(
+    "markup",
+    ["<b>x</b> &amp; " * 250_000, "<b>" * 1_000_000, "<a <a <a " * 400_000],
+    ids=["closed tags", "unclosed tags", "broken tags"],
+)
+def test_a_snippet_of_megabytes_of_markup_is_read_in_bounded_time_and_cut(
+    markup, web_search, search, engine_replies, api_key
+):
+    """Issue 24: every engine's snippets are now read as markup; what is read is bounded."""
+    result = {"title": "t", "url": "https://a.example/", "content": markup}
+    engine_replies.post(tavily.URL, json={"results": [result]})
+    started = time.process_time()  # the work it costs, not the load of a busy machine
+    output, _ = search(web_search(engine="tavily", apiKey=api_key))
+    assert time.process_time() - started < 5
+    assert len(output["results"][0]["snippet"]) <= 500
+
+
 BASE = "https://searx.example.org"
 URLS = {"tavily": tavily.URL, "kagi": kagi.URL, "brave": brave.URL, "searxng": f"{BASE}/search"}
 

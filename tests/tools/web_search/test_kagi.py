@@ -78,7 +78,7 @@ def test_kagi_malformed_body_is_a_tool_error_naming_kagi(kagi, search, engine_re
     engine_replies.get(URL, body=body)
     with pytest.raises(ToolError) as info:
         search(kagi)
-    web_page = WEB_PAGE_HINT if body.startswith("<") else ""
+    web_page = " " + WEB_PAGE_HINT if body.startswith("<") else ""
     assert info.value.message == "Kagi returned a response Lookout could not read." + web_page
 
 

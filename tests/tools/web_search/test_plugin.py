@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from pathlib import Path
 
 import pytest
 from marshmallow import ValidationError
 
 from tests.support.processes import free_port
+from tests.tools.web_search.conftest import reply_with
 from tools.api import PluginConfigError, ToolError
 from tools.schema import json_schema
 from tools.testing import start_plugin, tool_context_for_test
@@ -281,10 +283,7 @@ def test_the_admin_form_says_web_search_stays_off_until_switched_on_when_not_on_
     )
 
 
-SITE_ENGINE_FAILED = (
-    "The site's search engine (SearXNG) failed, so web search does not work for now. Tell an "
-    "administrator; the cause is in the server's log."
-)
+ADMIN_CAN_FIX = "Only an administrator can fix this: tell one."
 
 
 def refusal(search, tool, **context) -> str:
@@ -294,16 +293,18 @@ def refusal(search, tool, **context) -> str:
     return told.value.message
 
 
-def test_a_user_who_cannot_change_the_admins_engine_is_told_to_tell_an_administrator(
+def test_a_user_on_the_admins_unreachable_engine_reads_what_happened_and_who_can_fix_it(
     web_search, search, engine_replies, caplog
 ):
-    """Regression: users read "SearXNG could not be reached. Check its address…", an address
-    only an administrator can see or change."""
+    """Regression (issue 24): users read only "The site's search engine failed … Tell an
+    administrator", which hid what happened from them and from the model."""
     down = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     engine_replies.add_passthru(down)
     tool = web_search(engine="searxng", baseURL=down)
     caplog.set_level(logging.WARNING, logger="lookout.plugins.web_search")
-    assert refusal(search, tool, roles=["user"], user="alice") == SITE_ENGINE_FAILED
+    assert refusal(search, tool, roles=["user"], user="alice") == (
+        f"SearXNG could not be reached. {ADMIN_CAN_FIX}"
+    )
     [record] = [r for r in caplog.records if r.name == "lookout.plugins.web_search"]
     assert record.levelno == logging.WARNING
     assert record.getMessage() == (
@@ -315,78 +316,106 @@ def test_a_user_who_cannot_change_the_admins_engine_is_told_to_tell_an_administr
     )
 
 
-def test_a_failing_engine_of_the_users_own_is_told_in_its_own_words(
-    web_search, search, engine_replies
+@pytest.mark.parametrize(
+    ("status", "body", "told"),
+    [
+        (
+            401,
+            {"error": {"detail": "The provided subscription token is invalid."}},
+            'The Brave API key was rejected. Brave said: "The provided subscription token is '
+            f'invalid." {ADMIN_CAN_FIX}',
+        ),
+        (
+            422,
+            {"error": {"code": "SUBSCRIPTION_TOKEN_INVALID", "detail": "Token invalid."}},
+            f'The Brave API key was rejected. Brave said: "Token invalid." {ADMIN_CAN_FIX}',
+        ),
+        (
+            500,
+            {"error": {"detail": "Internal error, try again."}},
+            'Brave search failed (HTTP 500). Brave said: "Internal error, try again."',
+        ),
+        (429, {}, "Brave's rate limit was reached."),
+    ],
+)
+def test_a_user_on_the_admins_engine_reads_the_specs_sentence_with_the_engines_words(
+    web_search, search, engine_replies, status, body, told
 ):
-    engine_replies.get(brave.URL, status=401, json={})
-    tool = web_search(engine="duckduckgo")
-    with pytest.raises(ToolError) as told:
-        search(tool, roles=["user"], settings={"engine": "brave", "apiKey": USER_KEY})
-    assert told.value.message == "The Brave API key was rejected."
-
-
-def test_a_busy_admins_engine_says_when_to_try_again_to_every_user(
-    web_search, search, engine_replies
-):
-    engine_replies.get(brave.URL, status=429, json={})
+    """Regression (issue 24): the spec's own sentence, word for word, then who can fix it
+    where only an administrator can."""
+    engine_replies.get(brave.URL, status=status, json=body)
     tool = web_search(engine="brave", apiKey=BRAVE_KEY)
-    with pytest.raises(ToolError) as told:
-        search(tool, roles=["user"])
-    assert told.value.message == "Brave's rate limit was reached."
+    assert refusal(search, tool, roles=["user"]) == told
 
 
-def test_after_a_fallback_a_user_reads_only_that_the_admins_engine_failed(
-    web_search, search, engine_replies, caplog
+def test_a_user_on_the_admins_engine_reads_that_duckduckgo_blocked_the_search(
+    web_search, search, engine_replies
 ):
-    down = f"http://127.0.0.1:{free_port()}"  # nothing listens there
-    engine_replies.add_passthru(down)
-    engine_replies.get(brave.URL, json=ONE_RESULT)
-    tool = web_search(engine="searxng", baseURL=down, fallbackEngine="brave", fallbackApiKey="k")
-    caplog.set_level(logging.WARNING, logger="lookout.plugins.web_search")
-    output, _ = search(tool, roles=["user"])
-    assert (output["fallbackFrom"], output["fallbackReason"]) == ("SearXNG", "SearXNG failed.")
-    assert "SearXNG could not be reached" in caplog.text
-    output, _ = search(tool, roles=["user", "admin"])
-    assert output["fallbackReason"] == (
-        "SearXNG could not be reached. Check its address, or try again later."
+    engine_replies.post("https://html.duckduckgo.com/html/", status=202, body="<html></html>")
+    tool = web_search(engine="duckduckgo")
+    assert refusal(search, tool, roles=["user"]) == (
+        "DuckDuckGo blocked the search. Try again later, or pick another engine in the web "
+        "search settings."
     )
 
 
-def test_when_both_engines_fail_a_user_reads_each_in_words_meant_for_them(
-    web_search, search, engine_replies, caplog
+def test_a_user_on_the_admins_engine_reads_that_it_timed_out(
+    web_search, search, loopback, monkeypatch
 ):
-    """Regression: an unreachable admin's SearXNG whose fallback was rate-limited showed users
-    "Check its address…", and the reverse named the busy engine as the one that failed."""
-    down = f"http://127.0.0.1:{free_port()}"  # nothing listens there
-    engine_replies.add_passthru(down)
-    for _ in range(2):
-        engine_replies.get(brave.URL, status=429, json={})
-    caplog.set_level(logging.WARNING, logger="lookout.plugins.web_search")
-    site_down = web_search(
-        engine="searxng", baseURL=down, fallbackEngine="brave", fallbackApiKey="k"
-    )
-    assert refusal(search, site_down, roles=["user"], user="alice") == (
-        "The site's search engine (SearXNG) failed. The fallback engine Brave failed too: "
-        "Brave's rate limit was reached. Tell an administrator; the cause is in the server's log."
-    )
-    assert caplog.messages == [
-        "web_search failed with the admin's engine=searxng user=alice: "
-        "SearXNG could not be reached. Check its address, or try again later."
-    ]
-    assert refusal(search, site_down, roles=["user", "admin"]) == (
-        "SearXNG could not be reached. Check its address, or try again later. The fallback "
-        "engine Brave failed too: Brave's rate limit was reached."
-    )
+    """The engine's time-out is told as it is: nothing only an administrator can fix."""
+    monkeypatch.setattr("tools.web_search.search.TIMEOUT_SECONDS", 0.3)
+    stalled = threading.Event()
+    server = loopback(lambda handler: stalled.wait(30))
+    tool = web_search(engine="searxng", baseURL=server.url)
+    try:
+        message = refusal(search, tool, roles=["user"])
+    finally:
+        stalled.set()
+    assert message == "SearXNG did not answer within 0.3 seconds. Try again later."
 
-    engine_replies.get(brave.URL, status=429, json={})
-    caplog.clear()
-    fallback_down = web_search(
-        engine="brave", apiKey=BRAVE_KEY, fallbackEngine="searxng", fallbackBaseURL=down
-    )
-    assert refusal(search, fallback_down, roles=["user"], user="alice") == (
-        "Brave's rate limit was reached. The fallback engine SearXNG failed too. Tell an "
-        "administrator; the cause is in the server's log."
-    )
-    assert [m.split(": ", 1)[1] for m in caplog.messages] == [
-        "SearXNG could not be reached. Check its address, or try again later."
-    ]
+
+class EchoingEngine(SearchEngine):
+    """An engine at a base URL with a key, whose error bodies repeat what it was sent."""
+
+    id = "echoing"
+    name = "Echoing"
+    needs_key = True
+    needs_base_url = True
+
+    def request(self, search: Search) -> EngineRequest:
+        return EngineRequest(
+            "GET",
+            f"{search.base_url}/search",
+            params={"q": search.query},
+            headers={"Authorization": f"Bearer {search.api_key}"},
+        )
+
+    def parse(self, body: str) -> list[SearchResult]:
+        return []
+
+    def error_detail(self, body):
+        return body.get("error")
+
+
+@pytest.mark.parametrize("status", [400, 401, 500])
+def test_neither_the_key_nor_the_credentials_of_the_admins_url_ever_show(search, loopback, status):
+    """Keys and URLs with credentials never appear, whoever reads the error."""
+    secret_key = "sk-echo-9b8a7c6d5e4f"
+
+    def echo(handler):
+        said = (
+            f"token {handler.headers.get('Authorization')} refused for "
+            f"http://lookout:pa55-w0rd@127.0.0.1{handler.path}; pa55-w0rd is wrong"
+        )
+        reply_with(json.dumps({"error": said}), status=status)(handler)
+
+    server = loopback(echo)
+    base_url = server.url.replace("http://", "http://lookout:pa55-w0rd@")
+    custom = create_web_search([EchoingEngine()])
+    options = {"engine": "echoing", "apiKey": secret_key, "baseURL": base_url}
+    tool = start_plugin(custom, options)["web_search"]
+    for roles in (["user"], ["user", "admin"]):
+        message = refusal(search, tool, roles=roles)
+        assert "Echoing said:" in message
+        assert secret_key not in message and "pa55-w0rd" not in message
+        assert "lookout:" not in message

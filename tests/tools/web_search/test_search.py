@@ -89,6 +89,72 @@ def test_cancelling_the_turn_stops_a_search_that_is_reading(web_search, search, 
     assert time.monotonic() - started < 3
 
 
+def test_a_stop_ends_an_admin_search_still_waiting_for_the_engines_headers(
+    web_search, search, loopback, monkeypatch
+):
+    """Regression (issue 24): a Stop left the search's thread waiting for the engine's
+    response headers until its time-out; now the connection is shut down and the search ends.
+
+    The time-out is made far longer than the test could wait, so only the stop can end it."""
+    monkeypatch.setattr("tools.web_search.search.TIMEOUT_SECONDS", 600)
+    arrived, disconnected, release = threading.Event(), threading.Event(), threading.Event()
+
+    def never_sends_headers(handler):
+        arrived.set()
+        handler.connection.settimeout(60)
+        try:
+            if handler.rfile.read(1) == b"":  # the search shut its connection down
+                disconnected.set()
+        except OSError:
+            disconnected.set()
+        release.wait(60)
+
+    server = loopback(never_sends_headers)
+    tool = web_search(engine="searxng", baseURL=server.url)
+    signal = Signal()
+    outcome = []
+
+    def run():
+        try:
+            search(tool, roles=["user"], signal=signal)
+        except BaseException as exc:  # noqa: BLE001 - the outcome is what the test reads
+            outcome.append(exc)
+
+    searching = threading.Thread(target=run, daemon=True)
+    searching.start()
+    try:
+        assert arrived.wait(60)
+        signal.cancel()
+        assert disconnected.wait(60), "the stop did not close the engine's connection"
+        searching.join(60)
+        assert not searching.is_alive(), "the search's thread is still blocked after the stop"
+        assert [type(exc) for exc in outcome] == [Cancelled]
+    finally:
+        release.set()
+
+
+def test_an_engines_cookies_for_one_users_search_are_never_sent_with_anothers(
+    web_search, search, loopback, recording
+):
+    """Regression (issue 24): every user's searches of the admin's engine shared one HTTP
+    session, so a cookie the engine set for one user went out with the next user's search."""
+    body = recording("searxng_results.json").encode()
+
+    def sets_a_cookie(handler):
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(body)))
+        handler.send_header("Set-Cookie", "sid=alice-session; Path=/")
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    server = loopback(sets_a_cookie)
+    tool = web_search(engine="searxng", baseURL=server.url)
+    search(tool, user="alice")
+    search(tool, user="bob")
+    assert [headers.get("Cookie") for _method, _path, headers in server.seen] == [None, None]
+
+
 def test_a_cancelled_signal_stops_the_search_before_it_is_sent(web_search, search, loopback):
     server = loopback(lambda handler: None)
     signal = Signal()

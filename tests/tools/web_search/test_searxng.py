@@ -7,6 +7,7 @@ import json
 import pytest
 from responses import matchers
 
+from tests.tools.web_search.conftest import MARKUP, MARKUP_AS_TEXT
 from tools.api import ToolError
 from tools.web_search.search import WEB_PAGE_HINT
 
@@ -73,20 +74,27 @@ def test_a_searxng_result_without_a_page_is_skipped_not_fatal(
 
 def test_searxng_long_snippet_is_cut_to_500_characters(searxng, search, engine_replies, recording):
     body = json.loads(recording("searxng_results.json"))
-    body["results"][0]["content"] = "a <b> b\n " * 200
+    body["results"][0]["content"] = "a <b>b</b>\n " * 200
     engine_replies.get(URL, json=body)
     snippet = search(searxng)[0]["results"][0]["snippet"]
-    assert len(snippet) == 500 and snippet.startswith("a <b> b a <b> b")
+    assert len(snippet) == 500 and snippet.startswith("a b a b")
 
 
-def test_searxng_plain_text_is_kept_as_written(
-    searxng, search, engine_replies, recording, angle_brackets
+def test_searxng_text_follows_the_one_rule_for_every_engine(
+    searxng, search, engine_replies, recording, angle_brackets_as_text
 ):
-    """Regression: SearXNG's plain JSON text was read as HTML, so ``std::vector<T,Allocator>``
-    lost ``<T,Allocator>``."""
+    """Regression: SearXNG's text was read as HTML, so ``std::vector<T,Allocator>`` lost
+    ``<T,Allocator>``; then (issue 24) it was not read at all, so its tags and entities
+    reached the model. A ``<`` that opens no HTML element is text; tags and entities are not."""
     engine_replies.get(URL, body=recording("searxng_angle_brackets.json"))
     output, _ = search(searxng)
-    assert [(r["title"], r["snippet"]) for r in output["results"]] == angle_brackets
+    assert [(r["title"], r["snippet"]) for r in output["results"]] == angle_brackets_as_text
+
+
+def test_searxng_tags_and_entities_become_plain_text(searxng, search, engine_replies):
+    engine_replies.get(URL, json={"results": [MARKUP]})
+    output, _ = search(searxng)
+    assert [(r["title"], r["snippet"]) for r in output["results"]] == [MARKUP_AS_TEXT]
 
 
 def test_searxng_with_no_results_returns_an_empty_list(searxng, search, engine_replies, recording):
@@ -114,7 +122,7 @@ def test_searxng_malformed_body_is_a_tool_error_naming_searxng(
     engine_replies.get(URL, body=body)
     with pytest.raises(ToolError) as info:
         search(searxng)
-    web_page = WEB_PAGE_HINT if body.startswith("<") else ""
+    web_page = " " + WEB_PAGE_HINT if body.startswith("<") else ""
     assert info.value.message == "SearXNG returned a response Lookout could not read." + web_page
 
 

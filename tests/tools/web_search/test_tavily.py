@@ -7,7 +7,7 @@ import json
 import pytest
 from responses import matchers
 
-from tests.tools.web_search.conftest import kept_of_odd_entries
+from tests.tools.web_search.conftest import MARKUP, MARKUP_AS_TEXT, kept_of_odd_entries
 from tools.api import ToolError
 from tools.web_search.engines.tavily import URL
 
@@ -39,14 +39,21 @@ def test_tavily_results_are_mapped_from_a_json_post(
     assert len(citations) == 3
 
 
-def test_tavily_plain_text_is_kept_as_written(
-    tavily, search, engine_replies, recording, angle_brackets
+def test_tavily_text_follows_the_one_rule_for_every_engine(
+    tavily, search, engine_replies, recording, angle_brackets_as_text
 ):
-    """Regression: Tavily's plain text was read as HTML, so ``std::vector<T,Allocator>`` lost
-    ``<T,Allocator>`` and a literal ``<b>`` vanished."""
+    """Regression: Tavily's text was read as HTML, so ``std::vector<T,Allocator>`` lost
+    ``<T,Allocator>``; then (issue 24) it was not read at all, so its tags and entities
+    reached the model. A ``<`` that opens no HTML element is text; tags and entities are not."""
     engine_replies.post(URL, body=recording("tavily_angle_brackets.json"))
     output, _ = search(tavily)
-    assert [(r["title"], r["snippet"]) for r in output["results"]] == angle_brackets
+    assert [(r["title"], r["snippet"]) for r in output["results"]] == angle_brackets_as_text
+
+
+def test_tavily_tags_and_entities_become_plain_text(tavily, search, engine_replies):
+    engine_replies.post(URL, json={"results": [MARKUP]})
+    output, _ = search(tavily)
+    assert [(r["title"], r["snippet"]) for r in output["results"]] == [MARKUP_AS_TEXT]
 
 
 def test_tavily_long_snippet_is_cut_to_500_characters(tavily, search, engine_replies, recording):

@@ -16,7 +16,6 @@ from tools.web_search.engine import (
     SearchResult,
     load_entries,
     load_json,
-    text_from_html,
     validation_messages,
 )
 
@@ -84,12 +83,7 @@ class BraveEngine(SearchEngine):
         found = _results(data["web"])
         if not found:
             found = _other_pages(data)
-        return [
-            SearchResult(
-                text_from_html(r["title"] or ""), r["url"], text_from_html(r["description"] or "")
-            )
-            for r in found
-        ]
+        return [SearchResult(r["title"] or "", r["url"], r["description"] or "") for r in found]
 
     def describe_error(self, status: int, body: str) -> str | None:
         """Brave rejects a key with a 422 whose code is SUBSCRIPTION_TOKEN_INVALID."""

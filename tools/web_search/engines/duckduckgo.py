@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from html import escape
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import lxml.etree
@@ -42,7 +43,8 @@ _ANOMALY = (
 class DuckDuckGoEngine(SearchEngine):
     """DuckDuckGo: each .result that is not an ad, with a.result__a and .result__snippet.
 
-    Text is read from the parsed page, so escaped angle brackets stay text.
+    Titles and snippets are handed over as the markup inside those elements, so escaped angle
+    brackets stay text when the shared code reads them.
     """
 
     id = "duckduckgo"
@@ -112,8 +114,15 @@ def _read(node: lxml.html.HtmlElement, link: lxml.html.HtmlElement) -> SearchRes
     if url is None or _is_pseudo_result(url):
         return None
     snippets = node.xpath(f"descendant::*[{_has_class('result__snippet')}]")
-    snippet = snippets[0].text_content() if snippets else ""
-    return SearchResult(link.text_content(), url, snippet)
+    snippet = inner_html(snippets[0]) if snippets else ""
+    return SearchResult(inner_html(link), url, snippet)
+
+
+def inner_html(element: lxml.html.HtmlElement) -> str:
+    """Return the markup inside ``element``, as the page had it: the shared code makes every
+    engine's text plain by one rule, so the page's entities are decoded there, once."""
+    inside = escape(element.text or "", quote=False)
+    return inside + "".join(lxml.html.tostring(child, encoding="unicode") for child in element)
 
 
 def _is_ad(node: lxml.html.HtmlElement) -> bool:

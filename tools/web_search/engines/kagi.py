@@ -15,7 +15,6 @@ from tools.web_search.engine import (
     SearchResult,
     load_entries,
     load_json,
-    text_from_html,
 )
 
 # Kagi marks v0 deprecated, but it is the documented search API and the spec names it.
@@ -67,9 +66,7 @@ class KagiEngine(SearchEngine):
             raise MalformedResponse("data is not a list")
         entries = [e for e in data["data"] if not _is_other_kind(e)]
         return [
-            SearchResult(
-                text_from_html(e["title"] or ""), e["url"], text_from_html(e["snippet"] or "")
-            )
+            SearchResult(e["title"] or "", e["url"], e["snippet"] or "")
             for e in load_entries(entries, _SearchResult)
         ]
 

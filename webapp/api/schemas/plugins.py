@@ -98,6 +98,14 @@ class AdminPluginSchema(Schema):
         values=fields.List(fields.String()),
     )
     notices = fields.List(fields.String())
+    offerOption = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "The boolean option that offers the plugin's tools to everyone, "
+            "when some tool is offered to nobody by default (web_search's enabledByDefault); "
+            "null otherwise."
+        },
+    )
     schema = fields.Dict(allow_none=True, metadata=FORM_SCHEMA)
     options = fields.Dict()
     secretsSet = fields.Dict(keys=fields.String(), values=fields.Boolean())

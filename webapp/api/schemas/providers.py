@@ -4,18 +4,50 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields, validate, validates
+from marshmallow import Schema, ValidationError, fields, validate, validates, validates_schema
+
+from webapp.models.providers import DEFAULT_CONTEXT_TOKENS, DEFAULT_MAX_TOKENS
 
 KINDS = ["openai-compatible"]
+MOST_TOKENS = 10_000_000
 
 
 class ModelSchema(Schema):
-    """One model of a provider and whether it can use tools."""
+    """One model of a provider: whether it can use tools, its answers' length and context."""
 
     name = fields.String(
         required=True, validate=validate.Length(min=1, max=200), metadata={"title": "Model name"}
     )
     tools = fields.Boolean(load_default=True, metadata={"title": "Tools"})
+    maxTokens = fields.Integer(
+        allow_none=True,
+        validate=validate.Range(min=16, max=MOST_TOKENS),
+        metadata={
+            "title": "Max tokens",
+            "description": f"The most tokens one answer may take (default {DEFAULT_MAX_TOKENS}).",
+        },
+    )
+    contextTokens = fields.Integer(
+        allow_none=True,
+        validate=validate.Range(min=512, max=MOST_TOKENS),
+        metadata={
+            "title": "Context",
+            "description": "The model's context in tokens, prompt and answer together "
+            f"(default {DEFAULT_CONTEXT_TOKENS}).",
+        },
+    )
+
+    @validates_schema
+    def answer_fits_context(self, data: dict[str, Any], **_: Any) -> None:
+        """Max tokens must leave room in the context for a prompt."""
+        answer = data.get("maxTokens") or DEFAULT_MAX_TOKENS
+        context = data.get("contextTokens") or DEFAULT_CONTEXT_TOKENS
+        if answer >= context:
+            raise ValidationError(
+                f"Max tokens ({answer}) must be smaller than the context ({context}): the "
+                "prompt needs room too. Lower max tokens or raise the context.",
+                "maxTokens",
+            )
 
 
 class ProviderSchema(Schema):
@@ -72,11 +104,23 @@ class ProviderListSchema(Schema):
     providers = fields.List(fields.Nested(ProviderAnswer))
 
 
+class ModelFindingSchema(Schema):
+    """What a connection test found about one listed model: its context size when the server
+    reports it, and whether one tool call worked (true), was refused (false) or is unknown."""
+
+    name = fields.String(required=True)
+    contextTokens = fields.Integer(allow_none=True)
+    tools = fields.Boolean(allow_none=True)
+
+
 class ConnectionTestSchema(Schema):
-    """What a worker saw listing a provider's models: the models, or a sentence saying why not."""
+    """What a worker saw listing a provider's models: the models, or a sentence saying why not;
+    ``found`` per model, and ``note`` a sentence for the admin about what was not probed."""
 
     ok = fields.Boolean(required=True)
     models = fields.List(fields.String())
+    found = fields.List(fields.Nested(ModelFindingSchema))
+    note = fields.String()
     error = fields.String()
 
 

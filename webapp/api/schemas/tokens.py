@@ -1,4 +1,5 @@
-"""API tokens: the body that creates one, and how they are shown (the value only once)."""
+"""API tokens: the body that creates one (name, scopes, expiry), and how they are shown (the
+value only once)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from typing import Any
 from marshmallow import Schema, fields, pre_load, validate
 
 from webapp.api.schemas.times import UtcTime
+from webapp.auth.accounts import TOKEN_MAX_DAYS
+from webapp.auth.scopes import DEFAULT_SCOPES, SCOPES, describe_scopes
 
 MAX_NAME = 100
 
@@ -24,6 +27,30 @@ class TokenBody(Schema):
         metadata={"title": "Token name", "description": 'Where it will be used, e.g. "laptop".'},
     )
 
+    scopes = fields.List(
+        fields.String(
+            validate=validate.OneOf(SCOPES, error="Choose scopes among: " + ", ".join(SCOPES) + ".")
+        ),
+        load_default=lambda: list(DEFAULT_SCOPES),
+        validate=validate.Length(min=1, error="Choose at least one scope."),
+        metadata={
+            "title": "Scopes",
+            "description": f"What the token may do. {describe_scopes()} Only an "
+            "administrator's token may have admin. Default: chat.",
+        },
+    )
+    expiresInDays = fields.Integer(
+        load_default=None,
+        allow_none=True,
+        validate=validate.Range(
+            min=1, max=TOKEN_MAX_DAYS, error=f"Give a number of days from 1 to {TOKEN_MAX_DAYS}."
+        ),
+        metadata={
+            "title": "Expires in (days)",
+            "description": "The token stops working this many days from now; null: never.",
+        },
+    )
+
     @pre_load
     def strip_name(self, data: Any, **_: Any) -> Any:
         """Leading and trailing spaces are not part of the name."""
@@ -39,6 +66,12 @@ class TokenSchema(Schema):
     name = fields.String()
     createdAt = UtcTime(attribute="created_at")
     lastUsedAt = UtcTime(attribute="last_used_at", allow_none=True)
+    scopes = fields.List(fields.String(), metadata={"description": "What the token may do."})
+    expiresAt = UtcTime(
+        attribute="expires_at",
+        allow_none=True,
+        metadata={"description": "When the token stops working; null: never."},
+    )
 
 
 class NewTokenSchema(TokenSchema):

@@ -19,7 +19,16 @@ class UploadSchema(Schema):
     id = fields.String()
     filename = fields.String()
     mimeType = fields.String(attribute="mime_type")
-    size = fields.Integer()
+    size = fields.Integer(metadata={"description": "The file's bytes."})
+    textChars = fields.Integer(
+        attribute="text_chars", metadata={"description": "The characters of its stored text."}
+    )
+    room = fields.Integer(
+        metadata={
+            "description": "What it counts against the user's room: the larger of size and "
+            "textChars."
+        }
+    )
 
 
 class UploadListSchema(Schema):
