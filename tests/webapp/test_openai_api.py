@@ -22,6 +22,7 @@ from tests.support.quotas import hold_window
 from tests.support.sites import Site
 from tests.support.workers import CeleryWorker
 from webapp import create_app
+from webapp.api.openapi import make_spec
 from webapp.extensions import db
 from webapp.limits import set_overrides
 from webapp.models import Conversation, Message, Provider, Turn
@@ -312,3 +313,17 @@ def test_a_user_over_their_turn_quota_gets_a_429_in_openais_shape(api_app, clien
     assert refused.value.body["type"] == "rate_limit_error"
     assert "this hour" in refused.value.message
     assert int(refused.value.response.headers["Retry-After"]) > 0
+
+
+def test_the_openapi_description_covers_the_v1_routes_in_openais_error_shape(app):
+    paths = make_spec(app)["paths"]
+    completions = paths["/v1/chat/completions"]["post"]
+    assert set(completions["responses"]["200"]["content"]) == {
+        "application/json",
+        "text/event-stream",
+    }
+    for status in ("400", "401", "404", "429"):
+        schema = completions["responses"][status]["content"]["application/json"]["schema"]
+        assert schema == {"$ref": "#/components/schemas/OpenAIError"}, status
+    assert completions["x-token-scope"] == "chat"
+    assert paths["/v1/models"]["get"]["responses"]["401"]["content"]["application/json"]
