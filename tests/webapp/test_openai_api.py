@@ -136,16 +136,16 @@ def search_then_read(site) -> tuple[Reply, ...]:
 
 
 def stored(api_app, turn_id: str) -> tuple[Turn, list[Message]]:
-    """Return the stored turn and its conversation's messages, oldest first."""
+    """Return the stored turn and the branch its reply ends, oldest message first."""
     with api_app.app_context():
         turn = db.session.get(Turn, turn_id)
-        messages = db.session.scalars(
-            db.select(Message)
-            .filter_by(conversation_id=turn.conversation_id)
-            .order_by(Message.created_at)
-        ).all()
+        branch, message_id = [], turn.assistant_message_id
+        while message_id is not None:
+            message = db.session.get(Message, message_id)
+            branch.insert(0, message)
+            message_id = message.parent_id
         db.session.expunge_all()
-    return turn, messages
+    return turn, branch
 
 
 def wait_for_status(api_app, turn_id: str, wanted: str, timeout: float = 30) -> str:
@@ -199,7 +199,8 @@ def test_a_completion_is_grounded_in_a_search_and_a_page_and_cites_it(
     ]
     turn, messages = stored(api_app, completion.lookout["turnId"])
     assert turn.status == "completed" and completion.id == f"chatcmpl-{turn.id}"
-    assert [m.role for m in messages] == ["user", "assistant", "user", "assistant"]
+    assert [(m.role, m.parts[0]["text"]) for m in messages[:3]] == prompt
+    assert messages[3].role == "assistant" and len(messages) == 4
     with api_app.app_context():
         conversation = db.session.get(Conversation, turn.conversation_id)
         assert conversation.owner_id == person[0].id
@@ -255,7 +256,9 @@ def test_leaving_a_whole_answer_cancels_its_turn(server, api_app, person, fake, 
         )
         fake.wait_for_requests(asked + 1, timeout=30)
     with api_app.app_context():
-        turn = db.session.scalars(db.select(Turn).order_by(Turn.created_at.desc())).first()
+        turn = db.session.scalars(
+            db.select(Turn).join(Conversation).filter(Conversation.owner_id == person[0].id)
+        ).one()
     assert wait_for_status(api_app, turn.id, "cancelled") == "cancelled"
 
 
