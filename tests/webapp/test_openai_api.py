@@ -25,7 +25,7 @@ from webapp import create_app
 from webapp.api.openapi import make_spec
 from webapp.extensions import db
 from webapp.limits import set_overrides
-from webapp.models import Conversation, Message, Provider, Turn
+from webapp.models import Conversation, Message, Provider, Turn, UsageCount
 from webapp.quotas import WINDOW_SECONDS, key
 from webapp.turn.state import get_redis
 
@@ -205,6 +205,27 @@ def test_a_completion_is_grounded_in_a_search_and_a_page_and_cites_it(
         conversation = db.session.get(Conversation, turn.conversation_id)
         assert conversation.owner_id == person[0].id
         assert conversation.title == "API: How tall is it?"
+        # Counted in the user's usage like any turn: the turn and its model's tokens.
+        counted = {
+            (row.metric, row.detail): row.amount
+            for row in db.session.scalars(db.select(UsageCount).filter_by(user_id=person[0].id))
+        }
+    assert counted[("turns", "completed")] == 1
+    assert counted[("outputTokens", MODEL)] == completion.usage.completion_tokens > 0
+
+
+def test_the_lookout_field_names_the_tools_the_turn_may_use(client, fake, fake_script):
+    fake_script(Reply.text("No tools needed."), Reply.text("Searching is allowed."))
+    asked = [{"role": "user", "content": "Hello"}]
+    client.chat.completions.create(
+        model=MODEL, messages=asked, extra_body={"lookout": {"tools": []}}
+    )
+    assert "tools" not in fake.chat_requests()[-1].json
+    client.chat.completions.create(
+        model=MODEL, messages=asked, extra_body={"lookout": {"tools": ["web_search"]}}
+    )
+    offered = fake.chat_requests()[-1].json["tools"]
+    assert [tool["function"]["name"] for tool in offered] == ["web_search"]
 
 
 def test_a_streamed_completion_sends_text_sources_and_usage_as_chunks(client, fake_script, site):
