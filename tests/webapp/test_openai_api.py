@@ -351,3 +351,22 @@ def test_the_openapi_description_covers_the_v1_routes_in_openais_error_shape(app
         assert schema == {"$ref": "#/components/schemas/OpenAIError"}, status
     assert completions["x-token-scope"] == "chat"
     assert paths["/v1/models"]["get"]["responses"]["401"]["content"]["application/json"]
+
+
+def test_a_turn_that_fails_is_an_error_the_client_is_told_not_to_retry(client, fake_script):
+    fake_script(Reply.error(400, {"error": {"message": "context too long"}}))
+    with pytest.raises(openai.APIStatusError) as failed:
+        client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "Hi"}])
+    assert failed.value.status_code == 502 and failed.value.code == "turn_failed"
+    assert failed.value.response.headers["x-should-retry"] == "false"
+    assert "The provider fake refused the request" in failed.value.message  # the turn's error
+
+
+def test_a_streamed_turn_that_fails_ends_its_stream_with_the_error(client, fake_script):
+    fake_script(Reply.error(400, {"error": {"message": "context too long"}}))
+    stream = client.chat.completions.create(
+        model=MODEL, messages=[{"role": "user", "content": "Hi"}], stream=True
+    )
+    with pytest.raises(openai.APIError) as failed:
+        list(stream)
+    assert failed.value.code == "turn_failed"
