@@ -12,12 +12,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import redis
-from flask import Response, current_app, jsonify, request
+from flask import Flask, Response, current_app, jsonify, request
 from flask_login import current_user
 
 from webapp.api.bodies import load_json
 from webapp.api.operations import EVENT_STREAM, JSON, operation
 from webapp.auth.guards import api_login_required
+from webapp.models import Turn
 from webapp.models.providers import find_model
 from webapp.openai_api import answers
 from webapp.openai_api.conversations import CLIENT_TOOLS, make_conversation
@@ -69,7 +70,7 @@ def read_request() -> dict[str, Any]:
     return data
 
 
-def start(data: dict[str, Any]):
+def start(data: dict[str, Any]) -> Turn:
     """Store the request as a conversation and start its turn; return the turn."""
     conversation, question = make_conversation(current_user.id, data["messages"])
     tools = (data.get("lookout") or {}).get("tools")
@@ -112,7 +113,7 @@ def create_completion():
     return whole_answer(app, turn.id)
 
 
-def whole_answer(app, turn_id: str):
+def whole_answer(app: Flask, turn_id: str) -> Response:
     """Wait for the turn to end and answer it as a ``chat.completion``; cancel it when the
     client goes away meanwhile."""
     environ = request.environ
@@ -120,7 +121,7 @@ def whole_answer(app, turn_id: str):
         for _followed in follow_turn(app, turn_state(turn_id)):
             if client_gone(environ):  # a cheap peek at the socket, after each event or second
                 stop_turn(app, turn_id)
-                return "", 499  # nobody reads it
+                return Response(status=499)  # nobody reads it
     except redis.RedisError as exc:
         raise OpenAIError(FOLLOW_LOST, 503) from exc
     turn, parts = read_ended(app, turn_id)
@@ -129,7 +130,7 @@ def whole_answer(app, turn_id: str):
     raise OpenAIError(turn.error or CANCELLED, 502, code=f"turn_{turn.status}", retry=False)
 
 
-def stream_answer(app, state: TurnState, include_usage: bool) -> Iterator[str]:
+def stream_answer(app: Flask, state: TurnState, include_usage: bool) -> Iterator[str]:
     """Yield the turn's answer as Server-Sent Events; cancel the turn when the client goes
     away (a write fails, and the server closes this generator)."""
     turn_id = state.turn_id
@@ -157,7 +158,7 @@ def stream_answer(app, state: TurnState, include_usage: bool) -> Iterator[str]:
             stop_turn(app, turn_id)
 
 
-def ending_chunks(app, turn_id: str, include_usage: bool) -> Iterator[str]:
+def ending_chunks(app: Flask, turn_id: str, include_usage: bool) -> Iterator[str]:
     """Yield what follows a turn's text: its sources and finish (or its error), then usage
     when asked, then ``[DONE]``."""
     turn, parts = read_ended(app, turn_id)
