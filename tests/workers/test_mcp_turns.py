@@ -15,7 +15,7 @@ from tests.support.fake_model import FakeModel, Reply
 from tests.support.mcp_server import MCPTestServer
 from tests.support.processes import free_port, wait_until
 from webapp.extensions import db
-from webapp.models import Provider
+from webapp.models import Provider, UsageCount
 
 ENVELOPE = re.compile(r'^<untrusted_tool_output id="([0-9a-f]{32})">\n', re.M)
 
@@ -93,7 +93,9 @@ def test_a_turn_calls_an_mcp_tool_and_the_model_reads_it_wrapped_on_every_replay
     assert ENVELOPE.match(replayed[0]).group(1) != ENVELOPE.match(result).group(1)
 
 
-def test_an_mcp_tools_failure_is_a_sentence_the_model_reads(setup, mcp_server):
+def test_an_mcp_tools_failure_is_a_sentence_the_model_reads_and_counts_as_a_tool_error(
+    setup, mcp_server
+):
     app, chat, fake = setup
     add(chat, name="testing", url=mcp_server.url, allowPrivate=True)
     fake.script(Reply.tool_calls([("testing_broken", {})]), Reply.text("It failed."))
@@ -104,6 +106,12 @@ def test_an_mcp_tools_failure_is_a_sentence_the_model_reads(setup, mcp_server):
     (result,) = tool_messages(fake.chat_requests()[-1])
     assert "The tool broken of the MCP server testing failed" in result
     assert "Try other input, or answer without it." in result
+    admin_id = chat.call("GET", "/api/me").json()["id"]
+    with app.app_context():
+        errors = db.session.scalars(
+            db.select(UsageCount).filter_by(user_id=admin_id, metric="toolErrors")
+        ).all()
+    assert [(row.detail, row.amount) for row in errors] == [("source:mcp:testing", 1)]
 
 
 def test_cancelling_the_turn_cancels_the_call_on_the_mcp_server(setup, mcp_server):
