@@ -26,7 +26,8 @@ from webapp.turn.state import get_redis
 
 # The longest a listing may take before the server is shown as slow.
 LIST_SECONDS = 15.0
-REFRESHING_KEY = "lookout:mcp:refreshing:{name}"
+# Set while a stale listing is being refreshed; per queue, as apps sharing a Redis have their own.
+REFRESHING_KEY = "lookout:mcp:refreshing:{queue}:{name}"
 log = logging.getLogger("lookout.mcp")
 
 
@@ -119,11 +120,13 @@ def is_stale(server: McpServer) -> bool:
 def refresh_stale() -> None:
     """Have a worker list again each server whose listing is stale, once per period."""
     period = current_app.config["MCP_REFRESH_SECONDS"]
+    queue_name = current_app.config["CELERY_QUEUE"]
     for server in find_servers():
         if not is_stale(server):
             continue
+        key = REFRESHING_KEY.format(queue=queue_name, name=server.name)
         try:
-            if get_redis().set(REFRESHING_KEY.format(name=server.name), 1, nx=True, ex=period):
+            if get_redis().set(key, 1, nx=True, ex=period):
                 queue.enqueue(broker.LIST_MCP_TOOLS, server.name)
         except (redis.RedisError, queue.QueueError):
             log.warning("mcp listing of %s not sent: the queue is away", server.name)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import sys
+from datetime import timedelta
 
 import pytest
 
@@ -15,7 +16,7 @@ from tests.support.fake_model import FakeModel, Reply
 from tests.support.mcp_server import MCPTestServer
 from tests.support.processes import free_port, wait_until
 from webapp.extensions import db
-from webapp.models import Provider, UsageCount
+from webapp.models import McpServer, Provider, UsageCount
 
 ENVELOPE = re.compile(r'^<untrusted_tool_output id="([0-9a-f]{32})">\n', re.M)
 
@@ -132,16 +133,47 @@ def test_cancelling_the_turn_cancels_the_call_on_the_mcp_server(setup, mcp_serve
     wait_until(lambda: "cancelled" in mcp_server.events(), 30, "The server saw no cancel.")
 
 
-def test_a_server_that_is_down_shows_so_and_breaks_no_turn_that_does_not_use_it(setup):
+def test_servers_that_are_down_or_slow_show_so_and_break_no_turn_that_does_not_use_them(setup):
     app, chat, fake = setup
     down = add(chat, name="gone", url=f"http://127.0.0.1:{free_port()}/mcp", allowPrivate=True)
     assert down["status"] == "down"
     assert down["error"].startswith("The MCP server gone at http://127.0.0.1:")
+    slow = add(chat, name="mute", command=["sleep", "600"])  # never answers the handshake
+    assert slow["status"] == "slow"
+    assert slow["error"].startswith("The MCP server mute did not list its tools within 15 seconds.")
     fake.script(Reply.text("Hello."))
     turn = chat.run(chat.new_conversation(), "Hi", "fake/m")
     assert turn["status"] == "completed", turn
     servers = chat.call("GET", "/api/admin/mcp-servers").json()["servers"]
-    assert [(s["name"], s["status"]) for s in servers] == [("gone", "down")]
+    assert [(s["name"], s["status"]) for s in servers] == [("gone", "down"), ("mute", "slow")]
+
+
+def test_the_tool_list_is_stored_not_fetched_per_turn_and_refreshed_once_stale(setup, mcp_server):
+    app, chat, fake = setup
+    add(chat, name="testing", url=mcp_server.url, allowPrivate=True)
+    mcp_server.__exit__()  # the server goes down after its tools were listed
+    fake.script(Reply.tool_calls([("testing_echo", {"text": "hi"})]), Reply.text("It is down."))
+    turn = chat.run(
+        chat.new_conversation(), "Echo", "fake/m", generation={"tools": ["testing_echo"]}
+    )
+    assert turn["status"] == "completed", turn
+    first, second = fake.chat_requests()[-2:]
+    assert [t["function"]["name"] for t in first.json["tools"]] == ["testing_echo"]
+    (result,) = tool_messages(second)
+    assert "The MCP server testing at http://127.0.0.1:" in result
+    assert "could not be reached" in result
+
+    with app.app_context():  # its listing grows older than MCP_REFRESH_SECONDS
+        server = db.session.get(McpServer, "testing")
+        server.listed_at = server.listed_at - timedelta(days=1)
+        db.session.commit()
+    assert chat.call("GET", "/api/tool-sources").status_code == 200  # someone looks
+
+    def listed_again() -> str | None:
+        servers = chat.call("GET", "/api/admin/mcp-servers").json()["servers"]
+        return servers[0]["status"] if servers[0]["status"] == "down" else None
+
+    wait_until(listed_again, 30, "The stale listing was not listed again.")
 
 
 def test_a_private_address_is_refused_unless_the_admin_allows_it(setup, mcp_server):
