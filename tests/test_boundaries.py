@@ -150,8 +150,9 @@ def is_broker_name(node: ast.expr | None) -> bool:
 
 # What workers/ may use of webapp/: the models and their extension, the turn's modules, the
 # plugin host, the task names, the metrics' series, the app factory, a user's limits and
-# their counts (a tool call spends quotas the web side shows), and the bounded tool names
-# that metrics, usage rows and logs take. Never the API, the pages or the sign-in.
+# their counts (a tool call spends quotas the web side shows), the bounded tool names
+# that metrics, usage rows and logs take, and the MCP servers' listing (a worker lists their
+# tools). Never the API, the pages or the sign-in.
 WORKERS_MAY_IMPORT = (
     "webapp.create_app",
     "webapp.extensions",
@@ -163,6 +164,7 @@ WORKERS_MAY_IMPORT = (
     "webapp.broker",
     "webapp.metrics",
     "webapp.usage.tool_names",
+    "webapp.mcp_servers",
 )
 
 

@@ -241,6 +241,24 @@ SETTINGS: tuple[Setting, ...] = (
         parse_list,
     ),
     Setting(
+        "MCP_STDIO_ALLOWED",
+        "0",
+        "Let admins add MCP servers that run as a command (over stdio) on the worker hosts.",
+        parse_bool,
+    ),
+    Setting(
+        "MCP_CALL_SECONDS",
+        "60",
+        "Seconds one call to an MCP server's tool may take before it is stopped.",
+        int_parser(1, 3600),
+    ),
+    Setting(
+        "MCP_REFRESH_SECONDS",
+        "600",
+        "Age in seconds at which an MCP server's stored tool list is listed again.",
+        int_parser(10, 7 * 24 * 3600),
+    ),
+    Setting(
         "ATTACHMENT_MAX_BYTES",
         str(20 * 1024 * 1024),
         "Largest file a user may attach, in bytes.",

@@ -13,6 +13,7 @@ from tools.api import Tool
 from tools.host import PluginHost, is_enabled
 from tools.parser_shares import fair_share
 from tools.parsers import ParserLimits, ParserPool, shared_pool
+from webapp import mcp_servers
 from webapp.extensions import db
 from webapp.models import PluginOptions, UserPluginSettings, UserToolSetting
 from webapp.turn.state import get_redis
@@ -62,7 +63,10 @@ def build_host() -> PluginHost:
     # Uploads and web_fetch both parse through the host: one fair admission covers them.
     parsers = fair_share(get_parsers(), config["PARSER_PROCESSES"], config["PARSER_QUEUE_SECONDS"])
     host = PluginHost(config["LOOKOUT_PLUGINS"], config["APP_NAME"], config["PUBLIC_URL"], parsers)
-    return host.load(stored)
+    host.load(stored)
+    for source in mcp_servers.make_sources():  # each MCP server an admin added: mcp:<name>
+        host.tool_sources.register(source)
+    return host
 
 
 def get_parsers() -> ParserPool:

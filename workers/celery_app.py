@@ -14,6 +14,7 @@ TASK_MODULES = [
     "workers.toolcalls",
     "workers.reaper",
     "workers.admin_tasks",
+    "workers.mcp_listing",
 ]
 
 _app_lock = threading.Lock()

@@ -18,7 +18,16 @@ from sqlalchemy import update
 
 from tests.support.accounts import csrf_token_from, sign_in
 from webapp.extensions import db
-from webapp.models import ApiToken, Conversation, Message, Provider, Turn, Upload, User
+from webapp.models import (
+    ApiToken,
+    Conversation,
+    McpServer,
+    Message,
+    Provider,
+    Turn,
+    Upload,
+    User,
+)
 from webapp.models.base import utcnow
 
 
@@ -171,6 +180,14 @@ class Things:
             db.session.add(row)
             db.session.commit()
             return row.id
+
+    def mcp_server(self, _owner: str = "") -> str:
+        """Return the name of a new MCP server (servers are everyone's) that nothing answers."""
+        with self.app.app_context():
+            row = McpServer(name=f"matrix-{uuid.uuid4().hex[:8]}", url="http://127.0.0.1:9/mcp")
+            db.session.add(row)
+            db.session.commit()
+            return row.name
 
     def provider(self, _owner: str = "") -> str:
         """Return the id of a new provider (providers are everyone's) on the fake model."""

@@ -60,11 +60,17 @@ method route                                      anon user other admin token re
 GET    /                                          302  200  200   200   403   302     302      302
 GET    /admin/                                    302  403  403   200   403   302     302      302
 GET    /admin/health                              302  403  403   200   403   302     302      302
+GET    /admin/mcp-servers                         302  403  403   200   403   302     302      302
 GET    /admin/plugins                             302  403  403   200   403   302     302      302
 GET    /admin/providers                           302  403  403   200   403   302     302      302
 GET    /admin/usage                               302  403  403   200   403   302     302      302
 GET    /admin/users                               302  403  403   200   403   302     302      302
 GET    /api/admin/health                          401  403  403   200   403   401     401      401
+GET    /api/admin/mcp-servers                     401  403  403   200   403   401     401      401
+POST   /api/admin/mcp-servers                     401  403  403   201   403   401     401      401
+PUT    /api/admin/mcp-servers/<server_name>       401  403  403   200   403   401     401      401
+DELETE /api/admin/mcp-servers/<server_name>       401  403  403   204   403   401     401      401
+POST   /api/admin/mcp-servers/<server_name>/refresh 401 403 403  200   403   401     401      401
 GET    /api/admin/plugins                         401  403  403   200   403   401     401      401
 GET    /api/admin/plugins/<plugin_id>/catalog     401  403  403   200   403   401     401      401
 PUT    /api/admin/plugins/<plugin_id>/options     401  403  403   200   403   401     401      401
@@ -98,6 +104,7 @@ GET    /api/plugins/settings                      401  200  200   200   200   40
 POST   /api/tokens                                401  201  201   201   403   401     401      401
 GET    /api/tokens                                401  200  200   200   200   401     401      401
 DELETE /api/tokens/<token_id>                     401  204  404   404   204   401     401      401
+GET    /api/tool-sources                          401  200  200   200   200   401     401      401
 GET    /api/tools                                 401  200  200   200   200   401     401      401
 POST   /api/turns                                 401  202  202   202   202   401     401      401
 POST   /api/turns [attaching an upload]           401  202  400   400   202   401     401      401
@@ -166,6 +173,13 @@ REQUESTS: dict[str, Request] = {
         "values": {"plugin_id": "web_search"}
     },
     "PUT /api/admin/plugins/<plugin_id>/options": lambda t, c: {"json": {}},
+    "POST /api/admin/mcp-servers": lambda t, c: {
+        "json": {"name": f"matrix-{uuid.uuid4().hex[:8]}", "url": "http://127.0.0.1:9/mcp"}
+    },
+    "PUT /api/admin/mcp-servers/<server_name>": lambda t, c: {
+        "values": {"server_name": (name := t.mcp_server())},
+        "json": {"name": name, "url": "http://127.0.0.1:9/mcp"},
+    },
     "POST /api/admin/providers": lambda t, c: {
         "json": {
             "name": f"matrix-{uuid.uuid4().hex[:8]}",
@@ -230,6 +244,7 @@ def path_values(things: Things, caller: Caller) -> dict[str, Callable[[], str]]:
         "token_id": lambda: things.token(caller.owner),
         "upload_id": lambda: things.upload(caller.owner),
         "provider_id": things.provider,
+        "server_name": things.mcp_server,
         "user_id": things.account,
         "plugin_id": lambda: "turn_plugins",
         "name": lambda: "switchable",

@@ -23,6 +23,7 @@ PAGES = {
     "health": ("/admin/health", "main"),
     "plugins": ("/admin/plugins", "#plugins[data-ready]"),
     "providers": ("/admin/providers", "main"),
+    "mcp-servers": ("/admin/mcp-servers", "#mcp-servers[data-ready]"),
     "users": ("/admin/users", "#users[data-ready]"),
     "usage": ("/admin/usage", "main"),
     "api-docs": ("/docs/api", "main"),

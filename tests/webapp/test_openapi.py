@@ -13,6 +13,7 @@ WRITES = {"POST", "PUT", "PATCH", "DELETE"}
 BODILESS = {  # writes besides DELETE that read no body: the id in the path says everything
     ("POST", "/api/turns/{turn_id}/cancel"),
     ("POST", "/api/admin/providers/{provider_id}/test"),
+    ("POST", "/api/admin/mcp-servers/{server_name}/refresh"),
 }
 ERROR_REF = "#/components/schemas/Error"
 # Statuses of 400 and up that answer with something other than an error, and why.

@@ -12,6 +12,7 @@ PAGES = {
     "settings.index": "/settings",
     "admin_plugins.index": "/admin/plugins",
     "admin_providers.index": "/admin/providers",
+    "admin_mcp_servers.index": "/admin/mcp-servers",
     "tokens_page.index": "/settings/tokens",
 }
 

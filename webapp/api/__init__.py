@@ -7,6 +7,7 @@ from webapp.api import (
     bodies,
     conversations,
     health,
+    mcp_servers,
     openapi,
     plugins,
     providers,
@@ -30,6 +31,7 @@ BLUEPRINTS = (
     users.bp,
     usage.bp,
     user_limits.bp,
+    mcp_servers.bp,
     openapi.bp,
 )
 

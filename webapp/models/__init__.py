@@ -3,6 +3,7 @@
 from webapp.models.accounts import ApiToken, User
 from webapp.models.chat import Conversation, Message, ToolCall, Turn
 from webapp.models.limits import UserLimit
+from webapp.models.mcp import McpServer
 from webapp.models.plugins import PluginOptions, UserPluginSettings, UserToolSetting
 from webapp.models.providers import Provider
 from webapp.models.uploads import Upload
@@ -11,6 +12,7 @@ from webapp.models.usage import UsageCount
 __all__ = [
     "ApiToken",
     "Conversation",
+    "McpServer",
     "Message",
     "PluginOptions",
     "Provider",

@@ -4,7 +4,18 @@ Each page is a shell whose script (under static/) fetches the JSON API; blueprin
 names (`home.index`, `admin_plugins.index`, ...) are what templates pass to url_for.
 """
 
-from webapp.pages import account, admin, api_docs, chat, plugins, providers, tokens, usage, users
+from webapp.pages import (
+    account,
+    admin,
+    api_docs,
+    chat,
+    mcp_servers,
+    plugins,
+    providers,
+    tokens,
+    usage,
+    users,
+)
 
 BLUEPRINTS = (
     chat.bp,
@@ -12,6 +23,7 @@ BLUEPRINTS = (
     plugins.settings,
     plugins.admin_plugins,
     providers.bp,
+    mcp_servers.bp,
     tokens.bp,
     account.bp,
     users.bp,

@@ -57,6 +57,8 @@
     onSend: function (body) {
       var parent = leafId();
       if (parent) body.parentMessageId = parent;
+      var generation = tools.generation(models.current());  // the Tools menu's choice
+      if (generation) body.generation = generation;
       return startTurn(body);
     },
     onStop: function () {
@@ -78,7 +80,8 @@
     onChange: function () { state.models = models.list(); drawComposer(); },
   });
   var tools = LookoutChatTools.create({
-    line: $("composer-tools"), settingsUrl: page.getAttribute("data-settings-url"),
+    line: $("composer-tools"), menu: $("tools-menu"),
+    settingsUrl: page.getAttribute("data-settings-url"),
   });
 
   // Drawing -----------------------------------------------------------------------------------
