@@ -26,6 +26,16 @@ CLIENT_TOOLS = (
 )
 
 
+def _is_text_content(part: Any) -> bool:
+    # An OpenAI request's content part, not a Lookout message part (webapp.turn.parts).
+    return (
+        isinstance(part, dict)
+        and set(part) == {"type", "text"}
+        and part["type"] == "text"
+        and isinstance(part["text"], str)
+    )
+
+
 def message_text(message: dict[str, Any], index: int) -> str:
     """Return a message's text: its string, or its text parts joined; 400 for anything else."""
     content = message.get("content")
@@ -33,15 +43,8 @@ def message_text(message: dict[str, Any], index: int) -> str:
         return ""
     if isinstance(content, str):
         return content
-    if isinstance(content, list):
-        texts = [p.get("text") for p in content if isinstance(p, dict)]
-        kinds = {p.get("type") for p in content if isinstance(p, dict)}
-        if (
-            len(texts) == len(content)
-            and kinds <= {"text"}
-            and all(isinstance(t, str) for t in texts)
-        ):
-            return "".join(texts)
+    if isinstance(content, list) and all(_is_text_content(p) for p in content):
+        return "".join(p["text"] for p in content)
     raise OpenAIError(
         "Lookout reads messages as text: send content as a string or a list of "
         '{"type": "text", "text": ...} parts (upload files with POST /api/uploads instead).',
