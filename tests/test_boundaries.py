@@ -161,6 +161,7 @@ WORKERS_MAY_IMPORT = (
     "webapp.broker",
     "webapp.metrics",
     "webapp.usage.tool_names",
+    "webapp.mcp.tools",  # the tools an MCP client is offered, found again when it calls one
 )
 
 

@@ -14,8 +14,9 @@ PING = "lookout.ping"
 RUN_TURN_STEP = "lookout.run_turn_step"
 RUN_TOOL_CALL = "lookout.run_tool_call"
 PROBE_PROVIDER = "lookout.probe_provider"
+RUN_USER_TOOL = "lookout.run_user_tool"
 
-TASK_NAMES = (PING, RUN_TURN_STEP, RUN_TOOL_CALL, PROBE_PROVIDER)
+TASK_NAMES = (PING, RUN_TURN_STEP, RUN_TOOL_CALL, PROBE_PROVIDER, RUN_USER_TOOL)
 
 
 def client_settings(config: Mapping[str, Any]) -> dict[str, Any]:

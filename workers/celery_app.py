@@ -14,6 +14,7 @@ TASK_MODULES = [
     "workers.toolcalls",
     "workers.reaper",
     "workers.admin_tasks",
+    "workers.user_tools",
 ]
 
 _app_lock = threading.Lock()
