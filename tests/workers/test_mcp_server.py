@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any
 
 import httpx2
@@ -198,3 +199,49 @@ def test_a_get_stream_is_not_offered(stack):
 
     assert answered.status_code == 405
     assert answered.headers["Allow"] == "POST"
+
+
+def worker_said(worker: CeleryWorker, words: str, within: float = 60) -> bool:
+    """Return whether the worker's log says ``words`` before the bound runs out."""
+    stop = time.monotonic() + within
+    while time.monotonic() < stop:
+        if words in worker.log.read_text(errors="replace"):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_a_client_that_goes_away_cancels_its_call(make_app, tmp_path, site):
+    """The fetch of an endless page stops when the MCP client closes its request, long
+    before the fetch's own deadline (five minutes, set here)."""
+    site.route("/endless", lambda request: request.stream("text/html", b"<p>x</p>", None, 0.05))
+    app = make_app(ALLOW_PRIVATE_NETWORKS=True)
+    with LiveServer(app) as web, CeleryWorker(app, tmp_path) as worker:
+        _admin, admin_token = token_for(app, admin=True)
+        _user, token = token_for(app)
+        saved = ChatClient(web.url, admin_token).call(
+            "PUT", "/api/admin/plugins/web_fetch/options", json={"timeoutSeconds": 300}
+        )
+        assert saved.status_code == 200, saved.text
+        call = {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {"name": "web_fetch", "arguments": {"url": site.url("/endless")}},
+        }
+        with requests.post(
+            f"{web.url}/mcp",
+            json=call,
+            headers={"Authorization": f"Bearer {token}"},
+            stream=True,
+            timeout=30,
+        ) as running:
+            assert running.headers["Content-Type"].startswith("text/event-stream")
+            assert next(running.iter_lines()) == b": running"  # the worker runs the fetch
+        # The client is gone: the fetch is cancelled, and the page's server sees it leave.
+        assert site.client_gone.wait(60)
+        assert worker_said(worker, "tool=web_fetch duration_ms=")
+        logged = [line for line in worker.log.read_text(errors="replace").splitlines()]
+        assert [line for line in logged if "tool=web_fetch" in line][0].endswith(
+            "outcome=cancelled"
+        ), logged

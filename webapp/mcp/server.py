@@ -26,7 +26,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
 from werkzeug.exceptions import HTTPException
 
 from webapp.auth.scopes import EXPIRED, MISSING_SCOPE, describe_expiry
-from webapp.errors import MESSAGES
+from webapp.errors import CSRF_REFUSED, MESSAGES
 from webapp.mcp import methods
 from webapp.mcp.methods import RpcError
 from webapp.queue import QueueError
@@ -153,8 +153,11 @@ def no_stream():
 
 
 @bp.errorhandler(CSRFError)
-def refuse_session(_error: CSRFError) -> Response:
-    """Answer a request without a token (a browser's session is no way in) with a 401."""
+def refuse_without_token(_error: CSRFError) -> Response:
+    """Answer a request without a token: 401 for a program, the CSRF refusal (400) for a
+    browser's session, which the page's security token would have let through elsewhere."""
+    if current_user.is_authenticated:
+        return rpc_error(INVALID_REQUEST, CSRF_REFUSED, status=400)
     return unauthorized(NO_TOKEN)
 
 
