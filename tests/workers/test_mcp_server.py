@@ -28,6 +28,7 @@ from webapp.auth.scopes import MISSING_SCOPE
 from webapp.extensions import db
 from webapp.limits import set_overrides
 from webapp.mcp.server import NO_TOKEN
+from webapp.mcp.tools import NOT_OFFERED
 from webapp.models import ApiToken, UsageCount, User
 from webapp.quotas import WINDOW_SECONDS, key, remaining
 from webapp.turn.state import get_redis
@@ -123,6 +124,7 @@ def test_an_mcp_client_searches_and_fetches_with_lookouts_guarded_tools(stack, s
     assert not search.is_error and not fetch.is_error
     assert text_of(search).startswith("<untrusted_tool_output id=")
     assert NOTICE in text_of(search) and site.url("/page") in text_of(search)
+    assert search.meta["lookout/sources"] == [{"url": site.url("/page"), "title": "Lighthouses"}]
     assert text_of(fetch).startswith("<untrusted_tool_output id=")
     assert "Lighthouse facts." in text_of(fetch)
     assert [p.partition("?")[0] for p in site.paths()] == ["/search", "/page"]
@@ -154,6 +156,28 @@ def test_a_user_whose_search_quota_is_spent_gets_a_tool_error_with_its_sentence(
         ).all()
     assert shown["searchesPerDay"]["used"] == 1
     assert errors == [1]
+
+
+def test_a_tool_the_user_switched_off_is_neither_listed_nor_run(stack, site):
+    _app, url, token, _user_id = stack
+    base = url.removesuffix("/mcp")
+    switched = ChatClient(base, token).call(
+        "PUT", "/api/plugins/web_fetch/tools/web_fetch", json={"enabled": False}
+    )
+    assert switched.status_code == 200, switched.text
+
+    async def session() -> tuple[list[str], MCPError]:
+        async with connect(url, token) as client:
+            listed = await client.list_tools()
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool("web_fetch", {"url": site.url("/page")})
+            return [t.name for t in listed.tools], refused.value
+
+    names, refused = asyncio.run(session())
+
+    assert names == ["web_search"]
+    assert refused.error.message == NOT_OFFERED.format(name="web_fetch")
+    assert site.paths() == []
 
 
 def test_a_bad_token_is_refused_with_401_and_a_sentence(stack):
