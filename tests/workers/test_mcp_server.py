@@ -9,7 +9,6 @@ import json
 import time
 from typing import Any
 
-import httpx2
 import pytest
 import requests
 from mcp import Client
@@ -214,15 +213,6 @@ def test_a_token_without_the_chat_scope_is_refused_with_403(stack):
     assert refused.status_code == 403
     assert refused.json()["error"]["message"] == MISSING_SCOPE.format(scope="chat")
     assert refusal_of(url, admin_only).error.message == MISSING_SCOPE.format(scope="chat")
-
-
-def test_a_get_stream_is_not_offered(stack):
-    _app, url, token, _user_id = stack
-
-    answered = httpx2.get(url, headers={"Authorization": f"Bearer {token}"})
-
-    assert answered.status_code == 405
-    assert answered.headers["Allow"] == "POST"
 
 
 def worker_said(worker: CeleryWorker, words: str, within: float = 60) -> bool:

@@ -43,10 +43,14 @@ NO_TOKEN = (
 )
 
 
+def error_text(code: int, message: str, id: Any = None) -> str:
+    """Return a JSON-RPC error as text."""
+    return json.dumps({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+
+
 def rpc_error(code: int, message: str, id: Any = None, status: int = 200) -> Response:
     """Return a JSON-RPC error answer with its HTTP status."""
-    body = {"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}
-    return Response(json.dumps(body), status=status, mimetype="application/json")
+    return Response(error_text(code, message, id), status=status, mimetype="application/json")
 
 
 def rpc_result(id: Any, result: dict[str, Any]) -> str:
@@ -126,7 +130,7 @@ def stream_call(id: Any, running: Iterator[dict[str, Any] | None]) -> Response:
                 result = next(running)
             yield f"event: message\ndata: {rpc_result(id, result)}\n\n"
         except QueueError as error:
-            yield f"event: message\ndata: {rpc_error_text(id, str(error))}\n\n"
+            yield f"event: message\ndata: {error_text(INTERNAL_ERROR, str(error), id)}\n\n"
         finally:
             running.close()
 
@@ -134,13 +138,6 @@ def stream_call(id: Any, running: Iterator[dict[str, Any] | None]) -> Response:
         stream_with_context(events()),
         mimetype="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
-    )
-
-
-def rpc_error_text(id: Any, message: str) -> str:
-    """Return an internal JSON-RPC error as text, for a stream."""
-    return json.dumps(
-        {"jsonrpc": "2.0", "id": id, "error": {"code": INTERNAL_ERROR, "message": message}}
     )
 
 
