@@ -30,3 +30,7 @@ result_backend_transport_options = {"visibility_timeout": 2 * TASK_HARD_LIMIT_SE
 broker_connection_retry_on_startup = True
 worker_hijack_root_logger = False
 worker_send_task_events = False
+# Celery's stand-in for stderr logs every write as a record of its own: a traceback's ^ markers,
+# written one at a time, came out one character a line. Stray output keeps the process's own
+# stderr (./run's terminal, a service's journal), whole lines as written.
+worker_redirect_stdouts = False

@@ -4,9 +4,10 @@ Run from the project root: ``.venv/bin/python bench/parser_hop.py [--repeats N]`
 the shared 181-page extraction set is extracted both ways, in turns page by page (the order
 alternating), each ``--repeats`` times; a page's time in each mode is its fastest run, so a
 busy spell of the machine is not counted as hop. Time is wall-clock (the pool's work happens in
-another process); the hop is the per-page difference: pickling the page's bytes and the
-result, two pipe writes, and the parser process waking up. The last row sends each page to the
-parser and back with no work done (``len``): the transport alone. The pool has one process.
+another process); the hop is the per-page difference: pickling the page's bytes, the result
+as JSON (and its checks), two pipe writes, and the parser process waking up. The last row sends
+each page to the parser and back with no work done (``len``): the transport alone. The pool has
+one process.
 """
 
 from __future__ import annotations

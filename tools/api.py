@@ -315,7 +315,8 @@ class Parsers(Protocol):
 
     ``run(job, *args, signal=..., what=...)`` returns ``job(*args)``, computed in a process
     that the OS limits in CPU time and memory and that is killed when ``signal`` trips. ``job``
-    must be a module-level function and its arguments and result picklable. Raises
+    must be a module-level function and its arguments picklable; its result comes back as JSON
+    (plain data, or a dataclass of plain fields rebuilt as ``job``'s return type). Raises
     ``Cancelled`` when the signal trips, ``ToolError`` subclasses when a limit stops the job
     (the sentence names ``what``, such as the URL), and what ``job`` raised.
     """

@@ -8,6 +8,10 @@ job, with ``RLIMIT_CPU`` behind it; ``RLIMIT_AS`` for memory), that the caller w
 without holding the GIL (a pipe ``poll``), and that is killed and replaced the moment the
 caller's signal trips (a cancel or the deadline).
 
+A child is also a sandbox (``tools.sandbox``): no network, no secrets, no new processes, no
+writes outside its own directory, not root. It sends back JSON that the parent checks
+(``tools.parser_replies``), never a pickle, so code a parser bug runs there stays there.
+
 Children start through ``forkserver``, never as a plain fork of the caller: a worker runs many
 threads, and a forked child would inherit locks those threads held. Errors ``run`` raises::
 
@@ -16,39 +20,36 @@ threads, and a forked child would inherit locks those threads held. Errors ``run
     ├── ParseTooLarge     the job needed more memory than the limit ("is too large to read")
     └── ParserStopped     the child died for another reason (a crash in a C library)
     Cancelled            the caller's signal tripped; the child was killed
-    anything the job raised and that pickles (IngestError, ToolError, …), raised again here
+    IngestError, ToolError, PluginConfigError the job raised, raised again here (any other
+                         exception comes back as a RuntimeError naming its type)
 """
 
 from __future__ import annotations
 
-import ctypes
-import dataclasses
+import atexit
 import logging
-import math
 import multiprocessing
 import multiprocessing.connection
 import os
-import pickle
 import queue
-import resource
+import shutil
 import signal as signals
+import tempfile
 import threading
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from tools.api import Cancelled, Signal, ToolError
+from tools.parser_process import cut_output, serve
+from tools.parser_replies import BadReply, Reply, read_reply, reply_limit
 
 T = TypeVar("T")
 log = logging.getLogger("lookout.parsers")
 
 _POLL_SECONDS = 0.5
-_PR_SET_NAME = 15
-# ("ok" | "error" | "memory", value, whether the child leaves, its peak resident KiB)
-_Reply = tuple[str, Any, bool, int]
-# A child whose peak memory passed this leaves after its job, so the next job starts small.
-_RECYCLE_RSS_KB = 400 * 1024
-_CUT_NOTE = "\n\n[Lookout stopped reading here: the text is longer than {n:,} characters.]"
+_WORKDIR_PREFIX = "lookout-parser-"
 
 
 class ParseTimeout(ToolError):
@@ -85,29 +86,6 @@ class InlineParsers:
         return cut_output(job(*args), self.max_chars)
 
 
-def cut_output(result: T, max_chars: int) -> T:
-    """Return ``result`` with a text longer than ``max_chars`` cut, saying so at the cut.
-
-    A string is cut; so is each string field of a dataclass (``Extracted``, ``IngestResult``).
-    """
-    if isinstance(result, str):
-        return _cut(result, max_chars)  # type: ignore[return-value]
-    if dataclasses.is_dataclass(result) and not isinstance(result, type):
-        changes = {
-            f.name: _cut(value, max_chars)
-            for f in dataclasses.fields(result)
-            if isinstance(value := getattr(result, f.name), str) and len(value) > max_chars
-        }
-        return dataclasses.replace(result, **changes) if changes else result
-    return result
-
-
-def _cut(text: str, max_chars: int) -> str:
-    if len(text) <= max_chars:
-        return text
-    return text[:max_chars] + _CUT_NOTE.format(n=max_chars)
-
-
 class ParserPool:
     """A few parser processes, started on first use and replaced when killed.
 
@@ -126,33 +104,56 @@ class ParserPool:
         self._lock = threading.Lock()
         self._closed = False
         self.peak_rss_kb = 0  # the largest peak resident memory a parser process reported
+        self.sandbox_missing: set[str] = set()  # what the parser sandbox could not enforce
+        _open_pools.add(self)
+        _remove_stale_workdirs()
 
     def run(self, job: Callable[..., T], *args: Any, signal: Signal, what: str) -> T:
         """Return ``job(*args)`` computed in a parser process; see the module docstring."""
         child = self._acquire(signal)
         try:
-            reply = child.ask((job, args), signal)
+            reply = child.ask(job, args, signal)
+            self._note_missing(child.missing)
             if reply is not None:
-                self.peak_rss_kb = max(self.peak_rss_kb, reply[3])
-                if reply[2]:
+                self.peak_rss_kb = max(self.peak_rss_kb, reply.peak_kb)
+                if reply.leaving:
                     child.retire()
         finally:
             self._release(child)
         return self._answer(reply, child, signal, what)
 
-    def warm(self) -> None:
-        """Start the pool's processes now (in the background), so a first job waits less."""
-        threading.Thread(target=self._warm, name="parsers-warm", daemon=True).start()
+    def warm(self) -> threading.Thread:
+        """Start the pool's processes now, in the background (the thread returned), so that a
+        first job waits less."""
+        thread = threading.Thread(target=self._warm, name="parsers-warm", daemon=True)
+        thread.start()
+        return thread
 
     def _warm(self) -> None:
+        # This thread's exception would reach the worker's stderr as a traceback, which Celery
+        # logs a write (a caret) per line: a stop right after start is no news, anything else
+        # is one sentence, and the first job starts the processes anyway.
         started = []
         try:
             for _ in range(self.limits.processes):
                 started.append(self._acquire(Signal.after(60)))
-        except (Cancelled, OSError):
-            log.warning("parser processes could not be started ahead of use", exc_info=True)
+        except Exception as exc:  # noqa: BLE001 - see above
+            if not self._closed:
+                log.warning(
+                    "parser processes could not be started ahead of use (%s: %s); the first "
+                    "page read starts them",
+                    type(exc).__name__,
+                    exc,
+                )
         for child in started:
             self._release(child)
+
+    def _note_missing(self, missing: tuple[str, ...]) -> None:
+        # Said once per pool and sentence: a sandbox that is weaker than documented is news.
+        for sentence in missing:
+            if sentence not in self.sandbox_missing:
+                self.sandbox_missing.add(sentence)
+                log.warning("parser sandbox: %s", sentence)
 
     def pids(self) -> list[int]:
         """Return the process ids of the live parser processes (for tests and health)."""
@@ -166,6 +167,7 @@ class ParserPool:
             children, self._children = list(self._children), set()
         for child in children:
             child.kill()
+            child.remove_workdir()
 
     def _acquire(self, signal: Signal) -> _Child:
         while True:
@@ -203,14 +205,16 @@ class ParserPool:
             self._children.discard(child)
         self._idle.put(None)
 
-    def _answer(self, reply: _Reply | None, child: _Child, signal: Signal, what: str) -> Any:
+    def _answer(self, reply: Reply | None, child: _Child, signal: Signal, what: str) -> Any:
         if reply is not None:
-            kind, value, _, _ = reply
-            if kind == "ok":
-                return value
-            if kind == "memory":
+            if reply.kind == "ok":
+                return reply.value
+            if reply.kind == "memory":
                 raise ParseTooLarge(self._too_large(what))
-            raise value
+            if reply.kind == "bad":
+                log.warning("parser process for %s sent a bad reply: %s", what[:200], reply.value)
+                raise ParserStopped(f"Reading {what} failed: Lookout's reader stopped on it.")
+            raise reply.value
         if signal.cancelled:
             raise Cancelled(signal.reason or "cancelled")
         code = child.exitcode()
@@ -234,29 +238,58 @@ class _Child:
     """One parser process and the parent's end of its pipe."""
 
     def __init__(self, context: Any, limits: ParserLimits) -> None:
+        self.workdir = tempfile.mkdtemp(prefix=f"{_WORKDIR_PREFIX}{os.getpid()}-")
         parent_end, child_end = context.Pipe(duplex=True)
         self.process = context.Process(
-            target=serve, args=(child_end, limits), name="lookout-parser", daemon=True
+            target=serve, args=(child_end, limits, self.workdir), name="lookout-parser", daemon=True
         )
         self.process.start()
         child_end.close()
         self.conn: multiprocessing.connection.Connection = parent_end
         self.pid: int = self.process.pid
+        self.limit = reply_limit(limits.max_chars)
+        self.missing: tuple[str, ...] = ()  # what its sandbox could not enforce
+        self._ready = False
         self._killed = False
 
-    def ask(self, request: tuple[Callable[..., Any], tuple[Any, ...]], signal: Signal) -> Any:
-        """Send a job and return the reply, or None when the process died (or was killed)."""
+    def ask(self, job: Callable[..., Any], args: tuple[Any, ...], signal: Signal) -> Reply | None:
+        """Send a job and return the checked reply, or None when the process died (or was
+        killed); a reply that is not valid is of kind "bad" (and the process is killed)."""
         undo = signal.on_cancel(self.kill)
         try:
-            self.conn.send(request)
+            # The request is a pickle: the child trusts its parent, never the other way round.
+            self.conn.send((job, args))
+            if not self._ready:
+                ready = self._receive(None)
+                if ready is None or ready.kind != "ready":
+                    return ready
+                self.missing, self._ready = ready.missing, True
+            return self._receive(job)
+        finally:
+            undo()
+
+    def _receive(self, job: Callable[..., Any] | None) -> Reply | None:
+        try:
             while not self.conn.poll(_POLL_SECONDS):  # waits in select(): the GIL is free
                 if not self.process.is_alive():
                     break
-            return self.conn.recv()
-        except (EOFError, OSError):
+            data = self.conn.recv_bytes(self.limit)
+        except EOFError:
             return None
-        finally:
-            undo()
+        except OSError:
+            if not self.process.is_alive():
+                return None
+            self.kill()  # the pipe no longer reads: the reply was longer than the limit
+            return Reply("bad", f"a reply longer than {self.limit:,} bytes")
+        try:
+            reply = read_reply(data, job)
+        except BadReply as exc:
+            self.kill()
+            return Reply("bad", str(exc))
+        if (reply.kind == "ready") == self._ready:
+            self.kill()
+            return Reply("bad", f"a {reply.kind!r} reply out of turn")
+        return reply
 
     def alive(self) -> bool:
         return not self._killed and self.process.is_alive()
@@ -281,78 +314,41 @@ class _Child:
         self.kill()
         self.process.join(timeout=2)
         self.conn.close()
+        self.remove_workdir()
+
+    def remove_workdir(self) -> None:
+        """Remove the process's private directory and what the parser left in it."""
+        shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def serve(conn: multiprocessing.connection.Connection, limits: ParserLimits) -> None:
-    """A parser process's loop: run each job received under the limits, answer, repeat."""
-    _name_process(b"lookout-parser")
-    resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    signals.signal(signals.SIGINT, signals.SIG_IGN)  # Ctrl-C is for the parent, which kills us
-    signals.signal(signals.SIGPROF, signals.SIG_DFL)  # the CPU timer's signal ends the process
-    # A damaged file makes some parsers log a warning per lookup: here that is only lost time.
-    logging.disable(logging.CRITICAL)
-    while True:
-        try:
-            job, args = conn.recv()
-        except (EOFError, OSError):
-            return
-        _arm_cpu_limit(limits.cpu_seconds)
-        try:
-            kind, value = "ok", cut_output(job(*args), limits.max_chars)
-        except MemoryError:
-            kind, value = "memory", None
-        except BaseException as exc:  # the parent raises it again  # noqa: BLE001
-            kind, value = "error", _picklable(exc)
-        signals.setitimer(signals.ITIMER_PROF, 0)
-        # A fresh process for the next job gives the memory back; the parent is told first,
-        # so that it never sends a job to a process on its way out.
-        peak = _peak_rss_kb()
-        leaving = kind == "memory" or peak > _RECYCLE_RSS_KB
-        try:
-            conn.send((kind, value, leaving, peak))
-        except MemoryError:
-            conn.send(("memory", None, True, peak))
-            return
-        except (pickle.PicklingError, TypeError, AttributeError) as exc:
-            error = ToolError(f"The parser's answer could not be sent back: {exc}")
-            conn.send(("error", error, leaving, peak))
-        if leaving:
-            return
+_open_pools: weakref.WeakSet[ParserPool] = weakref.WeakSet()
 
 
-def _name_process(name: bytes) -> None:
-    # So that ps and top show operators which processes are parsers (Linux; elsewhere a no-op).
+@atexit.register
+def _close_open_pools() -> None:
+    # A worker that exits takes its parser processes and their directories with it.
+    for pool in list(_open_pools):
+        pool.close()
+
+
+def _remove_stale_workdirs() -> None:
+    # The private directories of a process that was killed (no atexit) name its pid: once no
+    # process has that pid, nothing will use them again.
+    root = tempfile.gettempdir()
+    for name in os.listdir(root):
+        pid = name.removeprefix(_WORKDIR_PREFIX).split("-", 1)[0]
+        if name.startswith(_WORKDIR_PREFIX) and pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
     try:
-        ctypes.CDLL(None).prctl(_PR_SET_NAME, name, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-
-
-def _arm_cpu_limit(seconds: int) -> None:
-    # The job may use ``seconds`` of CPU time: ITIMER_PROF counts them exactly and sends
-    # SIGPROF, whose default action ends the process. RLIMIT_CPU stands behind it, counted by
-    # the kernel in whole seconds over the process's whole life: its soft limit goes ``seconds``
-    # past the next whole second used so far, where the kernel sends SIGXCPU, which ends it too.
-    signals.setitimer(signals.ITIMER_PROF, seconds)
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    soft = math.ceil(usage.ru_utime + usage.ru_stime) + seconds
-    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    if hard != resource.RLIM_INFINITY:
-        soft = min(soft, hard)
-    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
-
-
-def _peak_rss_kb() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-
-
-def _picklable(exc: BaseException) -> BaseException:
-    try:
-        pickle.loads(pickle.dumps(exc))
-    except Exception:  # noqa: BLE001 - any failure means: send a plain description instead
-        return RuntimeError(f"{type(exc).__name__}: {exc}"[:2000])
-    return exc
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 _shared: dict[tuple[int, ParserLimits, tuple[str, ...]], ParserPool] = {}

@@ -39,7 +39,7 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
 
 def register_parts(app: Flask) -> None:
     """Attach security headers, sessions, error handlers, blueprints, the queue and commands."""
-    from webapp import health, metrics_endpoint, models, plugin_host, queue  # noqa: F401
+    from webapp import health, metrics_endpoint, models, openai_api, plugin_host, queue  # noqa: F401
     from webapp.api import register_api
     from webapp.auth import commands, sessions, views
     from webapp.errors import register_error_handlers
@@ -57,6 +57,7 @@ def register_parts(app: Flask) -> None:
     health.init_health(app)
     metrics_endpoint.init_metrics(app)
     register_api(app)
+    openai_api.init_openai_api(app)
     app.register_blueprint(mcp_server.bp)
     queue.init_queue(app)
     turn_state.init_redis(app)

@@ -5,14 +5,15 @@
     werkzeug HTTPException (401, 403, 404, 405, CSRF 400, 500 ...) -> same JSON under /api/
     flask_wtf CSRFError (a 400)                 -> CSRF_REFUSED, which says what to do
 
-The shape: {"error": {"message": "...", "fields": {...}}}.
+The shape: {"error": {"message": "...", "fields": {...}}}; under a prefix an area registers in
+``app.extensions["error_shapes"]`` (the OpenAI-compatible ``/v1/``), that area's shape instead.
 """
 
 from __future__ import annotations
 
 import logging
 
-from flask import Flask, Response, jsonify, render_template, request
+from flask import Flask, Response, current_app, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException, InternalServerError
 
@@ -54,11 +55,14 @@ class ApiError(Exception):
 
 def wants_json() -> bool:
     """Return whether the current request is an API request answered in JSON."""
-    return request.path.startswith("/api/") or request.path == "/healthz"
+    return request.path.startswith(("/api/", "/v1/")) or request.path == "/healthz"
 
 
 def json_error(message: str, status: int, fields: dict | None = None) -> tuple[Response, int]:
-    """Return the one JSON error response shape."""
+    """Return the one JSON error response shape (or the shape registered for the path)."""
+    for prefix, shape in current_app.extensions.get("error_shapes", {}).items():
+        if request.path.startswith(prefix):
+            return jsonify(shape(message, status, fields or {})), status
     return jsonify({"error": {"message": message, "fields": fields or {}}}), status
 
 

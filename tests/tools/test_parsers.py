@@ -180,3 +180,15 @@ def test_jobs_run_side_by_side_up_to_the_pool_size(pool):
     for thread in threads:
         thread.join(10)
     assert sorted(results) == list(range(6))
+
+
+def test_a_pool_closed_while_it_warms_up_raises_nothing_and_logs_no_traceback(monkeypatch, caplog):
+    """Regression: stopping ./run right after it started printed a traceback, the parser pool
+    warming up while the worker stopped, and Celery logged it a character per line."""
+    escaped: list[object] = []
+    monkeypatch.setattr(threading, "excepthook", escaped.append)
+    parsers = ParserPool(ParserLimits(processes=1))
+    parsers.close()
+    parsers.warm().join(30)
+    assert escaped == []
+    assert not [r for r in caplog.records if r.exc_info or r.levelname == "WARNING"]

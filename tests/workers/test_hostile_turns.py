@@ -122,15 +122,29 @@ def busy_parser(worker_pid: int, timeout: float = 20) -> psutil.Process:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         children = psutil.Process(worker_pid).children(recursive=True)
-        before = {c.pid: sum(c.cpu_times()[:2]) for c in children if c.is_running()}
+        before = {c.pid: cpu_seconds(c) for c in children}
         time.sleep(0.3)
         for child in children:
-            try:
-                if sum(child.cpu_times()[:2]) - before.get(child.pid, 0) > 0.1:
-                    return child
-            except psutil.NoSuchProcess:
-                continue
+            if cpu_seconds(child) - before[child.pid] > 0.1:
+                return child
     raise AssertionError("no parser process was working")
+
+
+def cpu_seconds(process: psutil.Process) -> float:
+    """Return the CPU seconds a process has used, 0 once it has ended (it may end at any time)."""
+    try:
+        return sum(process.cpu_times()[:2])
+    except psutil.NoSuchProcess:
+        return 0.0
+
+
+def has_ended(process: psutil.Process) -> bool:
+    """Whether a process has ended (gone or a zombie), asked in one call that cannot race its
+    exit: is_running() then status() raised NoSuchProcess when it ended in between."""
+    try:
+        return process.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
 
 
 def test_cancel_kills_the_parser_of_a_hostile_page_and_other_turns_stream_on(
@@ -148,7 +162,7 @@ def test_cancel_kills_the_parser_of_a_hostile_page_and_other_turns_stream_on(
     parser = busy_parser(chat_worker.process.pid)
     assert chat.call("POST", f"/api/turns/{reading}/cancel").status_code == 200
     cancelled = time.monotonic()  # the cancel is stored once its request has answered
-    while parser.is_running() and parser.status() != psutil.STATUS_ZOMBIE:
+    while not has_ended(parser):
         assert time.monotonic() - cancelled < 0.5, "the parser outlived the cancel by 500 ms"
         time.sleep(0.01)
     events.wait_for("turn.cancelled")

@@ -337,3 +337,18 @@ def test_a_null_parent_starts_a_new_first_message_and_failed_reasons_come_with_t
     (failed,) = body["failedTurns"]
     assert failed["userMessageId"] == edited["userMessageId"]
     assert "API key" in failed["error"]
+
+
+def test_a_tools_stray_writes_to_standard_error_reach_the_workers_log_as_whole_lines(
+    chat, chat_worker, fake_model, model_ids
+):
+    """Issue 24: Celery logged each write to stderr as a record of its own, so a traceback's
+    ^ markers (written one at a time) came out one character per line."""
+    fake_model.script(
+        Reply.tool_calls([("scribble", {"text": "stray ^^^^ line"})]), Reply.text("Ok.")
+    )
+    turn = chat.run(chat.new_conversation(), "go", model_ids[0], generation={"tools": ["scribble"]})
+    assert turn["status"] == "completed"
+    lines = chat_worker.log.read_text().splitlines()
+    assert "stray ^^^^ line" in lines
+    assert "^" not in lines

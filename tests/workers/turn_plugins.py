@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 
 import requests
@@ -70,6 +71,12 @@ def setup(ctx):
             session.trust_env = False
             return session.get(input["text"], timeout=60).text
 
+    def scribble(input, tool):
+        for ch in input["text"]:  # as a traceback prints its ^ markers: a write a character
+            sys.stderr.write(ch)
+        sys.stderr.write("\n")
+        return "Scribbled."
+
     def failing(input, tool):
         raise ToolError("The thing failed. Try another thing.")
 
@@ -84,6 +91,7 @@ def setup(ctx):
     ctx.tools.register(Tool("gather", "Meet the others.", TextInput, gather, timeout_seconds=60))
     ctx.tools.register(Tool("stubborn", "Sleep.", Empty, stubborn, timeout_seconds=1))
     ctx.tools.register(Tool("failing", "Fail.", Empty, failing))
+    ctx.tools.register(Tool("scribble", "Write to standard error.", TextInput, scribble))
     ctx.tools.register(Tool("tally", "Count a run in a file.", TextInput, tally))
     ctx.tools.register(Tool("nap", "Sleep for some seconds.", NapInput, nap, timeout_seconds=30))
     ctx.tools.register(

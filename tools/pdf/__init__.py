@@ -112,10 +112,6 @@ def _read_pages(reader: PdfReader) -> list[str]:
     return texts
 
 
-def _stopped_at(number: int, total: int, why: str) -> str:
-    return f"[Lookout stopped reading at page {number + 1} of {total}: {why}.]"
-
-
 def _contents_key(page: PageObject) -> object:
     # The unresolved /Contents: the same indirect reference(s) mean the same content stream.
     raw = page.raw_get("/Contents") if "/Contents" in page else None

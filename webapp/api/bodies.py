@@ -1,8 +1,9 @@
 """Reading JSON request bodies: one place that turns a bad body into a 400 that says what to fix.
 
-Every ``/api/`` request's body is checked before any view (or the CSRF check) reads it: one over
-``JSON_MAX_BYTES`` is a 413 without being read, and JSON that does not parse is a 400. Uploads
-(multipart) keep their own, larger limit (``ATTACHMENT_MAX_BYTES``, checked in the upload view).
+Every ``/api/`` (and ``/v1/``) request's body is checked before any view (or the CSRF check)
+reads it: one over ``JSON_MAX_BYTES`` is a 413 without being read, and JSON that does not parse
+is a 400. Uploads (multipart) keep their own, larger limit (``ATTACHMENT_MAX_BYTES``, checked in
+the upload view).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def too_large(limit: int) -> ApiError:
 
 def check_body() -> None:
     """Refuse an ``/api/`` body that is too large (413) or JSON that does not parse (400)."""
-    if not request.path.startswith("/api/") or request.mimetype == MULTIPART:
+    if not request.path.startswith(("/api/", "/v1/")) or request.mimetype == MULTIPART:
         return
     limit = current_app.config["JSON_MAX_BYTES"]
     if (request.content_length or 0) > limit:

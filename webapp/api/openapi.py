@@ -1,8 +1,9 @@
 """The OpenAPI 3.0.3 description of the JSON API, generated from the routes and their schemas.
 
-Each ``/api/`` rule of the app's url_map contributes its methods; a view's ``Operation``
-(webapp/api/operations.py) gives its body and answers as the same marshmallow schemas the view
-loads and dumps through, and its guard gives who may call it: ``x-token-scope`` names the API
+Each ``/api/`` rule of the app's url_map, and each ``/v1/`` one (the OpenAI-compatible API,
+webapp/openai_api), contributes its methods; a view's ``Operation`` (webapp/api/operations.py)
+gives its body and answers as the same marshmallow schemas the view loads and dumps through,
+and its guard gives who may call it: ``x-token-scope`` names the API
 token scope it needs ("any" for any, "none" when no token may call it). Served at
 ``/api/openapi.json`` and, for people, on the page ``/docs/api``.
 """
@@ -26,6 +27,7 @@ from webapp.auth.scopes import any_scope, describe_scopes, needed_scope
 bp = Blueprint("api_openapi", __name__, url_prefix="/api")
 METHODS = ("get", "post", "put", "patch", "delete")
 WRITES = {"post", "put", "patch", "delete"}
+DESCRIBED = ("/api/", "/v1/")
 ARGUMENT = re.compile(r"<(?:[^<>:]+:)?([^<>]+)>")
 SECURITY_SCHEMES = {
     "bearer": {
@@ -83,6 +85,11 @@ def answer(status: int, schema: Any) -> dict[str, Any]:
     if isinstance(schema, tuple):
         media_type, each = schema
         described["content"] = {media_type: {"schema": each or {"type": "string"}}}
+    elif isinstance(schema, dict):
+        described["content"] = {
+            media_type: {"schema": each or {"type": "string"}}
+            for media_type, each in schema.items()
+        }
     elif schema is not None:
         described["content"] = {JSON: {"schema": schema}}
     return described
@@ -106,7 +113,7 @@ def describe_operation(view: Any, op: Operation, method: str, rule: Any) -> dict
     if doc:
         described["description"] = doc
     for status in error_statuses(op, method, view, bool(rule.arguments)):
-        described["responses"][str(status)] = answer(status, ErrorSchema)
+        described["responses"][str(status)] = answer(status, op.error_schema or ErrorSchema)
     if op.body != NO_BODY:
         described["requestBody"] = {
             "required": op.body_required,
@@ -119,7 +126,7 @@ def describe_operation(view: Any, op: Operation, method: str, rule: Any) -> dict
 
 
 def make_spec(app: Flask) -> dict[str, Any]:
-    """Return the OpenAPI description of every ``/api/`` route of ``app`` as a dict."""
+    """Return the OpenAPI description of every ``/api/`` and ``/v1/`` route of ``app``."""
     spec = APISpec(
         title=f"{app.config['APP_NAME']} API",
         version="1",
@@ -135,7 +142,7 @@ def make_spec(app: Flask) -> dict[str, Any]:
         spec.components.security_scheme(name, scheme)
     paths: dict[str, dict[str, Any]] = {}
     for rule in sorted(app.url_map.iter_rules(), key=lambda r: r.rule):
-        if not rule.rule.startswith("/api/"):
+        if not rule.rule.startswith(DESCRIBED):
             continue
         view = app.view_functions[rule.endpoint]
         op = find_operation(view)

@@ -10,7 +10,9 @@ The guards add their own errors (401 for everyone, 403 for admin-only views, see
 is not JSON or too large (``webapp.api.bodies``), so a view names only the errors it raises
 itself. ``answers`` maps a status to a Schema class, to ``NO_CONTENT`` (204), or to a
 ``(media type, Schema class or None)`` pair for answers that are not JSON (the Server-Sent
-Events of a turn, each event described by the schema; a CSV file, text).
+Events of a turn, each event described by the schema; a CSV file, text), or to a dict of such
+media types to schemas for an answer that comes in more than one. ``error_schema`` replaces the
+one error shape for views that answer errors in another (the OpenAI-compatible ``/v1/``).
 """
 
 from __future__ import annotations
@@ -31,12 +33,13 @@ EVENT_STREAM = "text/event-stream"
 class Operation:
     """One view's body (a Schema class, or ``NO_BODY``), answers and errors of its own."""
 
-    answers: dict[int, type[Schema] | tuple[str, type[Schema] | None] | None]
+    answers: dict[int, type[Schema] | tuple[str, type[Schema] | None] | dict | None]
     body: type[Schema] | str = NO_BODY
     body_type: str = JSON
     body_required: bool = True
     errors: tuple[int, ...] = ()
     parameters: tuple[dict, ...] = field(default=())
+    error_schema: type[Schema] | None = None
 
 
 def operation(**described) -> Callable[[Callable], Callable]:

@@ -1,10 +1,16 @@
 """A plugin whose ingester reads a file only once the test opens its gate: slow parses on cue.
 
 The file's bytes name a directory and a job (``<directory>\\n<name>``). In its parser process
-the ingester writes ``started-<name>`` there, then waits (sleeping, so no CPU is spent) until
-``open-<name>`` exists, and answers ``read <name>``. Tests count those files, not seconds.
+the ingester writes ``started-<directory's name>--<name>`` in its temporary directory, then
+waits (sleeping, so no CPU is spent) until ``open-…`` exists there, and answers ``read <name>``.
+A sandboxed parser process may write nowhere but its private directory (``tools.sandbox``), so
+that is where the files are: the test, which may look anywhere, finds them in the private
+directories of its own parser processes (``lookout-parser-<its pid>-*``), and in ``directory``
+for in-process parsing. Tests count those files, not seconds.
 """
 
+import os
+import tempfile
 import time
 from pathlib import Path
 
@@ -27,21 +33,36 @@ def gated_file(directory: Path, name: str) -> bytes:
 
 
 def open_gate(directory: Path, name: str) -> None:
-    """Let the gated file ``name`` be read."""
-    (directory / f"open-{name}").touch()
+    """Let the gated file ``name`` be read (by whichever parser process takes it)."""
+    for place in _places(directory):
+        (place / _marker("open", directory, name)).touch()
 
 
 def started(directory: Path) -> list[str]:
     """Return the names of the gated files whose reading has started."""
-    return sorted(p.name.removeprefix("started-") for p in directory.glob("started-*"))
+    prefix = _marker("started", directory, "")
+    found = (p for place in _places(directory) for p in place.glob(f"{prefix}*"))
+    return sorted(p.name.removeprefix(prefix) for p in found)
+
+
+def _marker(what: str, directory: str | Path, name: str) -> str:
+    # A private directory outlives a test (its pool is shared): the marker names the test's too.
+    return f"{what}-{Path(directory).name}--{name}"
+
+
+def _places(directory: Path) -> list[Path]:
+    private = Path(tempfile.gettempdir()).glob(f"lookout-parser-{os.getpid()}-*")
+    return [directory, *private]
 
 
 def read_when_open(file) -> IngestResult:
     directory, name = file.data.decode().split("\n")
-    folder = Path(directory)
-    (folder / f"started-{name}").touch()
+    # In a parser process the temporary directory is its private one; in-process, the test's.
+    private = Path(tempfile.gettempdir())
+    folder = private if private.name.startswith("lookout-parser-") else Path(directory)
+    (folder / _marker("started", directory, name)).touch()
     for _ in range(GIVE_UP_SECONDS * 100):
-        if (folder / f"open-{name}").exists():
+        if (folder / _marker("open", directory, name)).exists():
             return IngestResult(f"read {name}")
         time.sleep(0.01)
     return IngestResult(f"gave up on {name}")
