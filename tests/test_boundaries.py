@@ -165,6 +165,7 @@ WORKERS_MAY_IMPORT = (
     "webapp.metrics",
     "webapp.usage.tool_names",
     "webapp.mcp_servers",
+    "webapp.mcp.tools",  # the tools an MCP client is offered, found again when it calls one
 )
 
 

@@ -43,6 +43,7 @@ def register_parts(app: Flask) -> None:
     from webapp.api import register_api
     from webapp.auth import commands, sessions, views
     from webapp.errors import register_error_handlers
+    from webapp.mcp import server as mcp_server
     from webapp.pages import BLUEPRINTS as PAGES
     from webapp.security import init_security
     from webapp.turn import queued
@@ -57,6 +58,7 @@ def register_parts(app: Flask) -> None:
     metrics_endpoint.init_metrics(app)
     register_api(app)
     openai_api.init_openai_api(app)
+    app.register_blueprint(mcp_server.bp)
     queue.init_queue(app)
     turn_state.init_redis(app)
     queued.init_app(app)

@@ -15,8 +15,9 @@ RUN_TURN_STEP = "lookout.run_turn_step"
 RUN_TOOL_CALL = "lookout.run_tool_call"
 PROBE_PROVIDER = "lookout.probe_provider"
 LIST_MCP_TOOLS = "lookout.list_mcp_tools"
+RUN_USER_TOOL = "lookout.run_user_tool"
 
-TASK_NAMES = (PING, RUN_TURN_STEP, RUN_TOOL_CALL, PROBE_PROVIDER, LIST_MCP_TOOLS)
+TASK_NAMES = (PING, RUN_TURN_STEP, RUN_TOOL_CALL, PROBE_PROVIDER, LIST_MCP_TOOLS, RUN_USER_TOOL)
 
 
 def client_settings(config: Mapping[str, Any]) -> dict[str, Any]:

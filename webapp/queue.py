@@ -56,6 +56,17 @@ def enqueue(name: str, *args: Any, **options: Any) -> str:
     return result.id
 
 
+def find_result(task_id: str) -> tuple[bool, Any]:
+    """Return whether the task has ended and, once it has, its result (raised if it failed)."""
+    result = get_client().AsyncResult(task_id)
+    try:
+        if not result.ready():
+            return False, None
+        return True, result.get(timeout=1)
+    except OperationalError as error:
+        raise QueueError(f"The task queue (Redis) could not be reached: {error}") from error
+
+
 def call(name: str, *args: Any, timeout: float) -> Any:
     """Send the task `name` and return its result, raising QueueError when none comes in time."""
     try:

@@ -15,6 +15,7 @@ TASK_MODULES = [
     "workers.reaper",
     "workers.admin_tasks",
     "workers.mcp_listing",
+    "workers.user_tools",
 ]
 
 _app_lock = threading.Lock()

@@ -58,3 +58,25 @@ def make_tool_context(
         quotas=UserQuotas(state.client, user),
     )
     return ctx, sources, citations
+
+
+def make_user_tool_context(
+    user_id: str, roles: list[str], plugin: str | None, signal: Signal, redis_client
+) -> tuple[ToolContext, CitationList]:
+    """Return the context of a call made for a user outside a turn (an MCP client's), and the
+    list ``ctx.cite`` collects into: the user's settings, rates and quotas as in a turn, and
+    a cache of the call's own, since no turn holds it."""
+    citations = CitationList()
+    ctx = ToolContext(
+        user=user_id,
+        conversation="",
+        roles=list(roles),
+        signal=signal,
+        fetch=make_session(current_app.config["ALLOW_PRIVATE_NETWORKS"]),
+        cite=citations.cite,
+        turn_cache={},
+        settings=find_settings(user_id, plugin) if plugin else {},
+        rates=RedisRates(redis_client),
+        quotas=UserQuotas(redis_client, user_id),
+    )
+    return ctx, citations

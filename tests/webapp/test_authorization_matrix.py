@@ -116,6 +116,8 @@ POST   /api/uploads                               401  201  201   201   201   40
 DELETE /api/uploads/<upload_id>                   401  204  404   404   204   401     401      401
 GET    /docs/api                                  302  200  200   200   403   302     302      302
 GET    /healthz                                   200  200  200   200   200   200     200      200
+GET    /mcp                                       405  405  405   405   405   405     405      405
+POST   /mcp                                       401  401  401   401   200   401     401      401
 GET    /metrics                                   403  403  403   403   403   403     403      403
 GET    /metrics [with the metrics token]          200  200  200   200   200   200     200      200
 GET    /settings                                  302  200  200   200   403   302     302      302
@@ -188,6 +190,7 @@ REQUESTS: dict[str, Request] = {
         }
     },
     "PATCH /api/admin/providers/<provider_id>": lambda t, c: {"json": {"models": [{"name": "n"}]}},
+    "POST /mcp": lambda t, c: {"json": {"jsonrpc": "2.0", "id": 1, "method": "ping"}},
     "GET /metrics [with the metrics token]": lambda t, c: {
         "headers": {"Authorization": f"Bearer {METRICS_TOKEN}"}
     },

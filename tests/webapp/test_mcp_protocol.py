@@ -1,0 +1,95 @@
+"""/mcp's JSON-RPC without a worker: the handshake, ping, the methods it does not answer, and
+what it says to messages, tokens and methods of HTTP it does not take."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from mcp_types import INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
+from mcp_types.version import LATEST_HANDSHAKE_VERSION
+
+from webapp.auth.scopes import EXPIRED, describe_expiry
+from webapp.extensions import db
+from webapp.models import ApiToken, User
+from webapp.models.base import utcnow
+
+
+def rpc(client, headers, method: str, params: dict | None = None, id: int = 1):
+    """POST one JSON-RPC request to /mcp and return the response."""
+    message = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return client.post("/mcp", json=message, headers=headers)
+
+
+def test_the_handshake_answers_the_clients_version_or_the_newest_it_speaks(
+    client, make_user, bearer
+):
+    headers = bearer(make_user("ivy"))
+
+    known = rpc(client, headers, "initialize", {"protocolVersion": "2025-06-18"})
+    unknown = rpc(client, headers, "initialize", {"protocolVersion": "1999-01-01"})
+
+    assert known.status_code == 200
+    assert known.json["result"]["protocolVersion"] == "2025-06-18"
+    assert known.json["result"]["capabilities"] == {"tools": {"listChanged": False}}
+    assert "Mcp-Session-Id" not in known.headers
+    assert unknown.json["result"]["protocolVersion"] == LATEST_HANDSHAKE_VERSION
+    assert rpc(client, headers, "ping").json == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
+def test_a_method_it_does_not_answer_is_a_json_rpc_error_naming_those_it_does(
+    client, make_user, bearer
+):
+    answered = rpc(client, bearer(make_user("ivy")), "server/discover", {})
+
+    assert answered.json["error"]["code"] == METHOD_NOT_FOUND
+    assert "initialize, ping, tools/list and tools/call" in answered.json["error"]["message"]
+
+
+def test_a_notification_is_accepted_without_an_answer(client, make_user, bearer):
+    sent = client.post(
+        "/mcp",
+        json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+        headers=bearer(make_user("ivy")),
+    )
+
+    assert sent.status_code == 202
+    assert sent.get_data() == b""
+
+
+def test_a_body_that_is_not_one_json_rpc_message_is_refused_with_400(client, make_user, bearer):
+    headers = bearer(make_user("ivy"))
+
+    garbled = client.post("/mcp", data="{", headers={**headers, "Content-Type": "application/json"})
+    batch = client.post(
+        "/mcp", json=[{"jsonrpc": "2.0", "id": 1, "method": "ping"}], headers=headers
+    )
+
+    assert (garbled.status_code, garbled.json["error"]["code"]) == (400, PARSE_ERROR)
+    assert (batch.status_code, batch.json["error"]["code"]) == (400, INVALID_REQUEST)
+    assert "batches are not accepted" in batch.json["error"]["message"]
+
+
+def test_an_expired_token_is_refused_with_401_saying_when_it_expired(app, client, make_user):
+    user = make_user("ivy")
+    with app.app_context():
+        row, token = ApiToken.make(
+            db.session.get(User, user.id), "old", expires_at=utcnow() - timedelta(days=1)
+        )
+        db.session.add(row)
+        db.session.commit()
+        expired = EXPIRED.format(when=describe_expiry(row.expires_at))
+
+    refused = rpc(client, {"Authorization": f"Bearer {token}"}, "ping")
+
+    assert refused.status_code == 401
+    assert refused.json["error"]["message"] == expired
+
+
+def test_a_get_stream_is_answered_405_naming_post(client, make_user, bearer):
+    answered = client.get("/mcp", headers=bearer(make_user("ivy")))
+
+    assert answered.status_code == 405
+    assert answered.headers["Allow"] == "POST"
+    assert "answers POST only" in answered.json["error"]["message"]

@@ -1,0 +1,1 @@
+"""Lookout as an MCP server: ``/mcp`` offers a user's guarded web tools to other agents."""
