@@ -57,8 +57,20 @@ def test_an_admin_adds_edits_keeping_the_key_and_deletes_a_provider(
 
     models = app.test_client().get("/api/models", headers=bearer(admin)).get_json()["models"]
     assert models == [
-        {"id": "local/llama3.1:8b", "provider": "local", "name": "llama3.1:8b", "tools": True},
-        {"id": "local/qwen/qwen2.5", "provider": "local", "name": "qwen/qwen2.5", "tools": False},
+        {
+            "id": "local/llama3.1:8b",
+            "provider": "local",
+            "name": "llama3.1:8b",
+            "tools": True,
+            "default": False,
+        },
+        {
+            "id": "local/qwen/qwen2.5",
+            "provider": "local",
+            "name": "qwen/qwen2.5",
+            "tools": False,
+            "default": False,
+        },
     ]
 
     page.reload()
@@ -189,3 +201,29 @@ def test_the_admin_area_links_to_the_providers_page(page, live_server, make_user
     page.get_by_role("link", name="Providers").click()
     page.wait_for_selector("#providers[data-ready]")
     assert page.url == f"{live_server.url}/admin/providers"
+
+
+def test_the_default_model_an_admin_ticks_is_the_one_a_fresh_chat_selects(
+    app, page, live_server, make_user
+):
+    """Issue 25: the chat's picker started on the first model with tools, whatever the admin
+    wanted; now the admin ticks Default on the Providers page."""
+    store_provider(app, "alpha", "http://127.0.0.1:9/v1", None, [{"name": "a1", "tools": True}])
+    store_provider(
+        app, "beta", "http://127.0.0.1:9/v1", None, [{"name": "b1"}, {"name": "b2", "tools": True}]
+    )
+    sign_in(page, live_server, make_user("root", admin=True))
+    card = page.locator("section.provider[data-name=beta]")
+    card.get_by_role("button", name="Edit").click()
+    card.get_by_label("Model 1 is the default").check()
+    card.get_by_label("Model 2 is the default").check()  # ticking one unticks the other
+    assert not card.get_by_label("Model 1 is the default").is_checked()
+    card.get_by_role("button", name="Save provider").click()
+    page.locator("section.provider[data-name=beta] button.edit").wait_for()
+    assert page.locator("section.provider[data-name=beta] .tag-default").inner_text() == "default"
+    assert stored(app, "beta").models[1] == {"name": "b2", "tools": True, "default": True}
+    page.screenshot(path="/tmp/providers-default.png", full_page=True)
+
+    page.goto(f"{live_server.url}/")
+    page.wait_for_selector("#chat[data-ready]")
+    assert page.get_by_label("Model", exact=True).input_value() == "beta/b2"

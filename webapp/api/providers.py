@@ -43,11 +43,28 @@ def apply(provider: Provider, data: dict[str, Any]) -> None:
         if field in data:
             setattr(provider, column, data[field])
     if "models" in data:  # a setting left blank (null) takes its documented default
-        provider.models = [{k: v for k, v in m.items() if v is not None} for m in data["models"]]
+        provider.models = [
+            {k: v for k, v in m.items() if v is not None and (k != "default" or v)}
+            for m in data["models"]
+        ]
+        if any(m.get("default") for m in provider.models):
+            clear_other_defaults(provider)
     if data.get("apiKey"):
         provider.api_key = data["apiKey"]
     elif "apiKey" in data and data["apiKey"] is None:  # null removes the key; blank keeps it
         provider.api_key = None
+
+
+def clear_other_defaults(provider: Provider) -> None:
+    """Untick Default on every other provider's models: one default model across providers,
+    the one chosen last."""
+    with db.session.no_autoflush:
+        others = db.session.scalars(db.select(Provider).filter(Provider.id != provider.id)).all()
+    for other in others:
+        if any(m.get("default") for m in other.models or []):
+            other.models = [
+                {k: v for k, v in m.items() if k != "default"} for m in other.models or []
+            ]
 
 
 def save() -> None:
@@ -121,7 +138,7 @@ def delete_provider(provider_id: str):
 @api_login_required
 @operation(answers={200: ModelChoiceListSchema})
 def list_models():
-    """List every model of every provider as {id, provider, name, tools}."""
+    """List every model of every provider as {id, provider, name, tools, default}."""
     rows = db.session.scalars(db.select(Provider).order_by(Provider.name))
     models = [
         {
@@ -129,6 +146,7 @@ def list_models():
             "provider": p.name,
             "name": m["name"],
             "tools": bool(m.get("tools")),
+            "default": bool(m.get("default")),
         }
         for p in rows
         for m in p.models or []

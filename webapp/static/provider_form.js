@@ -39,6 +39,7 @@
         var n = index + 1;
         row.querySelector(".model-name").setAttribute("aria-label", "Model " + n + " name");
         row.querySelector(".model-tools").setAttribute("aria-label", "Model " + n + " can use tools");
+        row.querySelector(".model-default").setAttribute("aria-label", "Model " + n + " is the default");
         row.querySelector(".model-max").setAttribute("aria-label", "Model " + n + " max tokens");
         row.querySelector(".model-context").setAttribute("aria-label", "Model " + n + " context");
         row.querySelector(".remove-model").setAttribute("aria-label", "Remove model " + n);
@@ -51,6 +52,14 @@
       name.value = model ? model.name : "";
       var tools = el("input", { type: "checkbox", class: "model-tools" });
       tools.checked = model ? model.tools !== false : true;
+      var isDefault = el("input", { type: "checkbox", class: "model-default" });
+      isDefault.checked = !!(model && model.default);
+      isDefault.addEventListener("change", function () {  // one default: ticking one unticks the rest
+        if (!isDefault.checked) return;
+        Array.prototype.forEach.call(rows.querySelectorAll(".model-default"), function (other) {
+          if (other !== isDefault) other.checked = false;
+        });
+      });
       var maxTokens = el("input", { type: "number", class: "model-max", min: 16, step: 1,
         placeholder: "max " + DEFAULT_MAX_TOKENS, title: "The most tokens one answer may take" });
       maxTokens.value = model && model.maxTokens ? model.maxTokens : "";
@@ -60,6 +69,8 @@
       var row = el("div", { class: "model-row" }, [
         name,
         el("label", { class: "model-tools-label" }, [tools, " Tools"]),
+        el("label", { class: "model-tools-label", title: "The model the chat selects for " +
+          "someone who has not picked one" }, [isDefault, " Default"]),
         maxTokens,
         context,
         el("button", { type: "button", class: "remove-model", text: "Remove",
@@ -78,7 +89,8 @@
       el("small", { class: "hint", text: "Tick Tools for models that can call tools (web search, web fetch). " +
         "Max tokens bounds one answer (default " + DEFAULT_MAX_TOKENS + "); context is the model's " +
         "context in tokens (default " + DEFAULT_CONTEXT_TOKENS + "), which every prompt is fitted into. " +
-        "Empty rows are ignored." }),
+        "Tick Default for the model the chat selects for someone who has not picked one (one " +
+        "across all providers; without one, the first model with tools). Empty rows are ignored." }),
       rows,
       el("button", { type: "button", class: "add-model", text: "Add model",
         onclick: function () { add(null).focus(); } }),
@@ -95,6 +107,7 @@
         if (seen[name]) duplicate = name;
         seen[name] = true;
         var model = { name: name, tools: row.querySelector(".model-tools").checked };
+        if (row.querySelector(".model-default").checked) model.default = true;
         var maxTokens = parseInt(row.querySelector(".model-max").value, 10);
         var context = parseInt(row.querySelector(".model-context").value, 10);
         if (maxTokens > 0) model.maxTokens = maxTokens;
@@ -157,8 +170,9 @@
         if (fields[key]) {
           fields[key].error.textContent = text;
           fields[key].control.setAttribute("aria-invalid", "true");
-        } else if (key === "models") {
-          models.error.textContent = MODELS_ERROR;
+        } else if (key === "models") {  // a sentence about the list, or errors per row
+          var said = [].concat(errorFields[key]).every(function (x) { return typeof x === "string"; });
+          models.error.textContent = said ? text : MODELS_ERROR;
         } else {
           rest.push(text);
         }

@@ -28,6 +28,7 @@
     return el("ul", { class: "model-list" }, provider.models.map(function (model) {
       return el("li", {}, [el("code", { text: model.name }),
         model.tools ? el("span", { class: "tag", text: "tools" }) : null,
+        model.default ? el("span", { class: "tag tag-default", text: "default" }) : null,
         model.maxTokens ? el("span", { class: "tag", text: "max " + model.maxTokens }) : null,
         model.contextTokens ? el("span", { class: "tag", text: "context " + model.contextTokens }) : null]);
     }));

@@ -27,6 +27,14 @@ class ModelSchema(Schema):
             "description": f"The most tokens one answer may take (default {DEFAULT_MAX_TOKENS}).",
         },
     )
+    default = fields.Boolean(
+        allow_none=True,
+        metadata={
+            "title": "Default",
+            "description": "The model the chat selects for someone who has not picked one; "
+            "at most one model across all providers.",
+        },
+    )
     contextTokens = fields.Integer(
         allow_none=True,
         validate=validate.Range(min=512, max=MOST_TOKENS),
@@ -77,6 +85,16 @@ class ProviderSchema(Schema):
         """Provider names may not contain "/": model ids split at the first one."""
         if "/" in value:
             raise ValidationError('A provider name may not contain "/".')
+
+    @validates("models")
+    def one_default(self, value: list[dict[str, Any]], **_: Any) -> None:
+        """At most one model is the default."""
+        chosen = [m["name"] for m in value if m.get("default")]
+        if len(chosen) > 1:
+            raise ValidationError(
+                f"Only one model can be the default, not {', '.join(chosen)}. Untick Default "
+                "for all but one."
+            )
 
 
 class ProviderChange(ProviderSchema):
@@ -131,6 +149,7 @@ class ModelChoiceSchema(Schema):
     provider = fields.String()
     name = fields.String()
     tools = fields.Boolean()
+    default = fields.Boolean(metadata={"description": "The model an admin chose as the default."})
 
 
 class ModelChoiceListSchema(Schema):
