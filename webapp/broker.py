@@ -14,8 +14,9 @@ PING = "lookout.ping"
 RUN_TURN_STEP = "lookout.run_turn_step"
 RUN_TOOL_CALL = "lookout.run_tool_call"
 PROBE_PROVIDER = "lookout.probe_provider"
+PROBE_PROVIDER_SETTINGS = "lookout.probe_provider_settings"
 
-TASK_NAMES = (PING, RUN_TURN_STEP, RUN_TOOL_CALL, PROBE_PROVIDER)
+TASK_NAMES = (PING, RUN_TURN_STEP, RUN_TOOL_CALL, PROBE_PROVIDER, PROBE_PROVIDER_SETTINGS)
 
 
 def client_settings(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,7 +1,9 @@
 """Tasks the admin area awaits: testing a provider's connection, its models and their tools.
 
 The web side never calls a model itself (DESIGN.md): `POST /api/admin/providers/<id>/test`
-sends `broker.PROBE_PROVIDER` through webapp/queue.py and waits a few seconds for the answer.
+sends `broker.PROBE_PROVIDER` through webapp/queue.py and waits a few seconds for the answer;
+`POST /api/admin/providers/test` sends `broker.PROBE_PROVIDER_SETTINGS` with a provider not saved
+yet (its key sealed with the app's secrets key, so the queue never holds it in clear).
 The test lists the models (with the context size a server reports), then asks each of the first
 few for one tiny tool call, so that "Import models" ticks Tools only where a tool call worked.
 """
@@ -15,6 +17,7 @@ from typing import Any
 from webapp import broker
 from webapp.extensions import db
 from webapp.models import Provider
+from webapp.models.encrypted import decrypt
 from workers.celery_app import celery
 from workers.providers import (
     OpenAICompatibleProvider,
@@ -156,6 +159,28 @@ def probe_provider(provider_id: str) -> dict[str, Any]:
     log.info(
         "provider connection test: provider=%s ok=%s models=%d",
         provider.name,
+        outcome["ok"],
+        len(outcome.get("models", [])),
+    )
+    return outcome
+
+
+@celery.task(name=broker.PROBE_PROVIDER_SETTINGS)
+def probe_provider_settings(name: str, base_url: str, sealed_key: str | None) -> dict[str, Any]:
+    """Return the outcome of testing a provider not saved yet; ``sealed_key`` is its key as
+    ``webapp.models.encrypted.encrypt`` sealed it, or None."""
+    api_key = decrypt(sealed_key) if sealed_key else None
+    if sealed_key and api_key is None:
+        return {
+            "ok": False,
+            "error": "The workers could not open the key the web app sent: give them the same "
+            "SECRETS_KEY (or SECRET_KEY) as the web app, then test again.",
+        }
+    provider = Provider(name=name, base_url=base_url, api_key=api_key, models=[])
+    outcome = check_provider(provider)
+    log.info(
+        "unsaved provider connection test: provider=%s ok=%s models=%d",
+        name,
         outcome["ok"],
         len(outcome.get("models", [])),
     )

@@ -74,6 +74,7 @@ GET    /api/admin/providers/<provider_id>         401  403  403   200   403   40
 PATCH  /api/admin/providers/<provider_id>         401  403  403   200   403   401     401      401
 DELETE /api/admin/providers/<provider_id>         401  403  403   204   403   401     401      401
 POST   /api/admin/providers/<provider_id>/test    401  403  403   200   403   401     401      401
+POST   /api/admin/providers/test                  401  403  403   200   403   401     401      401
 GET    /api/admin/usage                           401  403  403   200   403   401     401      401
 GET    /api/admin/usage.csv                       401  403  403   200   403   401     401      401
 GET    /api/admin/users                           401  403  403   200   403   401     401      401
@@ -172,6 +173,7 @@ REQUESTS: dict[str, Request] = {
         }
     },
     "PATCH /api/admin/providers/<provider_id>": lambda t, c: {"json": {"models": [{"name": "n"}]}},
+    "POST /api/admin/providers/test": lambda t, c: {"json": {"baseUrl": t.model_base_url}},
     "GET /metrics [with the metrics token]": lambda t, c: {
         "headers": {"Authorization": f"Bearer {METRICS_TOKEN}"}
     },

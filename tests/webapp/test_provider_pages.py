@@ -94,6 +94,7 @@ def test_an_admin_adds_edits_keeping_the_key_and_deletes_a_provider(
     card.get_by_role("button", name="Delete").click()
     card.get_by_role("button", name="Yes, delete").click()
     card.wait_for(state="detached")
+    page.get_by_role("region", name="No model provider yet").wait_for()
     assert stored(app, "local") is None
     assert app.test_client().get("/api/models", headers=bearer(admin)).get_json()["models"] == []
 
@@ -227,3 +228,52 @@ def test_the_default_model_an_admin_ticks_is_the_one_a_fresh_chat_selects(
     page.goto(f"{live_server.url}/")
     page.wait_for_selector("#chat[data-ready]")
     assert page.get_by_label("Model", exact=True).input_value() == "beta/b2"
+
+
+def test_a_new_provider_is_tested_and_its_models_imported_before_its_first_save(
+    app, page, live_server, make_user, celery_worker
+):
+    """Issue 25: Test connection and Import models appeared only after a first save."""
+    with FakeModel(models=["small", "large"], api_key=KEY, contexts={"large": 8192}) as fake:
+        sign_in(page, live_server, make_user("root", admin=True))
+        page.get_by_role("button", name="Add provider").click()
+        form = page.locator("#provider-new")
+        form.get_by_label("Name *").fill("fresh")
+        form.get_by_label("Base URL *").fill(fake.base_url)
+        form.get_by_label("API key").fill("sk-typo-0000")
+        form.get_by_role("button", name="Test connection").click()
+        status = form.locator(".test-status.error")
+        status.wait_for(timeout=20_000)
+        assert status.inner_text().startswith("The provider fresh rejected its API key.")
+        assert stored(app, "fresh") is None
+
+        form.get_by_label("API key").fill(KEY)
+        form.get_by_role("button", name="Test connection").click()
+        form.locator(".test-status.ok").wait_for(timeout=20_000)
+        assert (
+            form.locator(".test-status")
+            .inner_text()
+            .startswith("Connected. The provider lists 2 models: large, small.")
+        )
+        form.get_by_role("button", name="Import models (2 new)").click()
+        assert form.get_by_label("Model 1 name").input_value() == "large"
+        assert form.get_by_label("Model 1 context").input_value() == "8192"
+        assert form.get_by_label("Model 2 name").input_value() == "small"
+        page.screenshot(path="/tmp/providers-new-tested.png", full_page=True)
+        assert stored(app, "fresh") is None
+        form.get_by_role("button", name="Save provider").click()
+        page.locator("section.provider[data-name=fresh]").wait_for()
+    assert stored(app, "fresh").api_key == KEY
+    assert [m["name"] for m in stored(app, "fresh").models] == ["large", "small"]
+    assert KEY not in celery_worker.log.read_text()
+
+
+def test_with_no_provider_the_page_says_what_to_do_first(page, live_server, make_user):
+    """Issue 25: the Providers page had no empty state to start a newcomer off."""
+    sign_in(page, live_server, make_user("root", admin=True))
+    empty = page.get_by_role("region", name="No model provider yet")
+    assert "Nobody can chat until a provider is added" in empty.inner_text()
+    assert "Press Test connection, then Import models" in empty.inner_text()
+    page.screenshot(path="/tmp/providers-empty.png", full_page=True)
+    empty.get_by_role("button", name="Add the first provider").click()
+    assert page.evaluate("document.activeElement.id") == "provider-new-name"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from flask import Blueprint, jsonify
@@ -11,6 +12,7 @@ from webapp import broker, queue
 from webapp.api.bodies import load_json
 from webapp.api.operations import NO_CONTENT, operation
 from webapp.api.schemas.providers import (
+    ConnectionSettingsSchema,
     ConnectionTestSchema,
     ModelChoiceListSchema,
     ProviderAnswer,
@@ -22,6 +24,7 @@ from webapp.auth.guards import admin_required, api_login_required
 from webapp.errors import ApiError
 from webapp.extensions import db
 from webapp.models import Provider
+from webapp.models.encrypted import encrypt
 
 bp = Blueprint("api_providers", __name__, url_prefix="/api")
 
@@ -158,14 +161,42 @@ def list_models():
 TEST_TIMEOUT_SECONDS = 15.0
 
 
+@bp.post("/admin/providers/test")
+@admin_required
+@operation(body=ConnectionSettingsSchema, answers={200: ConnectionTestSchema}, errors=(503,))
+def check_new_connection():
+    """Have a worker list the models of a provider not saved yet (its base URL and key as typed):
+    200 {ok, models | error}; 503 when none answers."""
+    data = load_json(ConnectionSettingsSchema, "provider")
+    sealed = encrypt(data["apiKey"]) if data.get("apiKey") else None
+    name = data["name"].strip() or "new"
+    return awaited_test(
+        lambda: queue.call(
+            broker.PROBE_PROVIDER_SETTINGS,
+            name,
+            data["baseUrl"],
+            sealed,
+            timeout=TEST_TIMEOUT_SECONDS,
+        )
+    )
+
+
+def awaited_test(send: Callable[[], dict[str, Any]]):
+    """Return the JSON answer of the connection test ``send`` awaits from a worker; 503 when
+    none answered."""
+    try:
+        outcome = send()
+    except queue.QueueError as error:
+        raise ApiError(f"{error} Check that a worker is running, then try again.", 503) from None
+    return jsonify(ConnectionTestSchema().dump(outcome))
+
+
 @bp.post("/admin/providers/<provider_id>/test")
 @admin_required
 @operation(answers={200: ConnectionTestSchema}, errors=(503,))
 def check_connection(provider_id: str):
     """Have a worker list the provider's models: 200 {ok, models | error}; 503 when none answers."""
-    provider = find_provider(provider_id)
-    try:
-        outcome = queue.call(broker.PROBE_PROVIDER, provider.id, timeout=TEST_TIMEOUT_SECONDS)
-    except queue.QueueError as error:
-        raise ApiError(f"{error} Check that a worker is running, then try again.", 503) from None
-    return jsonify(ConnectionTestSchema().dump(outcome))
+    provider_id = find_provider(provider_id).id
+    return awaited_test(
+        lambda: queue.call(broker.PROBE_PROVIDER, provider_id, timeout=TEST_TIMEOUT_SECONDS)
+    )

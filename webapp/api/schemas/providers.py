@@ -122,6 +122,18 @@ class ProviderListSchema(Schema):
     providers = fields.List(fields.Nested(ProviderAnswer))
 
 
+class ConnectionSettingsSchema(Schema):
+    """The body of testing a provider before it is saved: where it is and its key."""
+
+    name = fields.String(
+        load_default="new", validate=validate.Length(max=100), metadata={"title": "Name"}
+    )
+    baseUrl = fields.Url(
+        required=True, schemes={"http", "https"}, require_tld=False, metadata={"title": "Base URL"}
+    )
+    apiKey = fields.String(allow_none=True, metadata={"secret": True, "title": "API key"})
+
+
 class ModelFindingSchema(Schema):
     """What a connection test found about one listed model: its context size when the server
     reports it, and whether one tool call worked (true), was refused (false) or is unknown."""
