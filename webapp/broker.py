@@ -15,8 +15,16 @@ RUN_TURN_STEP = "lookout.run_turn_step"
 RUN_TOOL_CALL = "lookout.run_tool_call"
 PROBE_PROVIDER = "lookout.probe_provider"
 PROBE_PROVIDER_SETTINGS = "lookout.probe_provider_settings"
+TRY_PLUGIN_TOOL = "lookout.try_plugin_tool"
 
-TASK_NAMES = (PING, RUN_TURN_STEP, RUN_TOOL_CALL, PROBE_PROVIDER, PROBE_PROVIDER_SETTINGS)
+TASK_NAMES = (
+    PING,
+    RUN_TURN_STEP,
+    RUN_TOOL_CALL,
+    PROBE_PROVIDER,
+    PROBE_PROVIDER_SETTINGS,
+    TRY_PLUGIN_TOOL,
+)
 
 
 def client_settings(config: Mapping[str, Any]) -> dict[str, Any]:

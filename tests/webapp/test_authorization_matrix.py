@@ -68,6 +68,7 @@ GET    /api/admin/health                          401  403  403   200   403   40
 GET    /api/admin/plugins                         401  403  403   200   403   401     401      401
 GET    /api/admin/plugins/<plugin_id>/catalog     401  403  403   200   403   401     401      401
 PUT    /api/admin/plugins/<plugin_id>/options     401  403  403   200   403   401     401      401
+POST   /api/admin/plugins/<plugin_id>/try/<name>  401  403  403   200   403   401     401      401
 GET    /api/admin/providers                       401  403  403   200   403   401     401      401
 POST   /api/admin/providers                       401  403  403   201   403   401     401      401
 GET    /api/admin/providers/<provider_id>         401  403  403   200   403   401     401      401
@@ -165,6 +166,13 @@ REQUESTS: dict[str, Request] = {
         "values": {"plugin_id": "web_search"}
     },
     "PUT /api/admin/plugins/<plugin_id>/options": lambda t, c: {"json": {}},
+    "POST /api/admin/plugins/<plugin_id>/try/<name>": lambda t, c: {
+        "values": {"plugin_id": "web_search", "name": "web_search"},
+        "json": {
+            "options": {"engine": "searxng", "baseURL": "http://127.0.0.1:9/"},
+            "input": {"query": "x"},
+        },
+    },
     "POST /api/admin/providers": lambda t, c: {
         "json": {
             "name": f"matrix-{uuid.uuid4().hex[:8]}",
