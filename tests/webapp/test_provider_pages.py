@@ -277,3 +277,6 @@ def test_with_no_provider_the_page_says_what_to_do_first(page, live_server, make
     page.screenshot(path="/tmp/providers-empty.png", full_page=True)
     empty.get_by_role("button", name="Add the first provider").click()
     assert page.evaluate("document.activeElement.id") == "provider-new-name"
+    assert empty.is_hidden()  # the form is the first step; Cancel brings the steps back
+    page.locator("#provider-new").get_by_role("button", name="Cancel").click()
+    assert empty.is_visible()

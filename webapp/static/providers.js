@@ -122,6 +122,7 @@
     newBox.appendChild(made.form);
     newBox.hidden = false;
     addButton.hidden = true;
+    showEmptyState(false);  // the form is the first step it names
     made.focus();
   }
 
@@ -129,6 +130,12 @@
     newBox.hidden = true;
     newBox.textContent = "";
     addButton.hidden = false;
+    showEmptyState(true);
+  }
+
+  function showEmptyState(shown) {
+    var empty = root.querySelector(".empty-state");
+    if (empty) empty.hidden = !shown;
   }
 
   /** What to do first when there is no provider: nobody can chat until one is added. */
