@@ -97,3 +97,14 @@ def test_test_search_with_options_a_save_would_refuse_says_so_beside_the_field(
     )
     assert response.status_code == 400
     assert "baseURL" in response.get_json()["error"]["fields"]
+
+
+def test_a_trial_input_the_tool_would_refuse_is_a_400_that_names_the_field(signed_in_client):
+    admin = signed_in_client("root", admin=True)
+    response = admin.post(
+        "/api/admin/plugins/web_search/try/web_search",
+        json={"options": {"engine": "searxng", "baseURL": "http://127.0.0.1:9/"}, "input": {}},
+    )
+    assert response.status_code == 400
+    error = response.get_json()["error"]
+    assert error["message"].startswith("The input is not what the tool web_search takes: query:")

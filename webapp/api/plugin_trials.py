@@ -11,6 +11,7 @@ import json
 
 from flask import Blueprint, current_app, jsonify
 from flask_login import current_user
+from marshmallow import ValidationError
 
 from tools.api import IngesterRegistry, PluginConfigError
 from tools.host import start
@@ -29,6 +30,12 @@ bp = Blueprint("api_plugin_trials", __name__, url_prefix="/api")
 # Above the longest tool deadline a trial runs under (web_search: 20 s), so a slow tool is
 # reported in its own words, not as no worker.
 TRIAL_TIMEOUT_SECONDS = 35.0
+
+
+def plain_messages(error: ValidationError) -> str:
+    """The messages of a refused input, each after its field's name, in one line."""
+    messages = error.normalized_messages()
+    return "; ".join(f"{field}: {' '.join(map(str, said))}" for field, said in messages.items())
 
 
 @bp.post("/admin/plugins/<plugin_id>/try/<name>")
@@ -50,8 +57,18 @@ def try_tool(plugin_id: str, name: str):
         )
     except PluginConfigError as error:
         raise config_error(error, schema) from error
-    if name not in {tool.name for tool in tools}:
+    tool = next((tool for tool in tools if tool.name == name), None)
+    if tool is None:
         raise ApiError(f"With these options the plugin {plugin_id} offers no tool {name}.", 404)
+    try:
+        tool.input_schema().load(body["input"])
+    except ValidationError as error:
+        raise ApiError(
+            f"The input is not what the tool {name} takes: {plain_messages(error)}. Check the "
+            "test's input, then try again.",
+            400,
+            {"input": [plain_messages(error)]},
+        ) from None
     sealed = encrypt(json.dumps(options))
     try:
         outcome = queue.call(
