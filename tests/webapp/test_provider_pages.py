@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.fake_model import FakeModel
+from tests.support.layout import layout_faults
 from tests.support.pages import key_fields, sign_in_page
 from webapp.extensions import db
 from webapp.models import Provider
@@ -280,3 +281,17 @@ def test_with_no_provider_the_page_says_what_to_do_first(page, live_server, make
     assert empty.is_hidden()  # the form is the first step; Cancel brings the steps back
     page.locator("#provider-new").get_by_role("button", name="Cancel").click()
     assert empty.is_visible()
+
+
+def test_the_provider_form_with_its_default_and_test_controls_fits_a_phone(
+    app, page, live_server, make_user
+):
+    """The model rows gained a Default box and the new form Test connection: at 390 px the
+    form still fits the screen, every control on it."""
+    store_provider(app, "local", "http://127.0.0.1:9/v1", None, [{"name": "m", "tools": True}])
+    page.set_viewport_size({"width": 390, "height": 844})
+    sign_in(page, live_server, make_user("root", admin=True))
+    page.get_by_role("button", name="Add provider").click()
+    page.locator("section.provider[data-name=local]").get_by_role("button", name="Edit").click()
+    page.screenshot(path="/tmp/providers-phone-forms.png", full_page=True)
+    assert layout_faults(page) == []
