@@ -16,8 +16,19 @@ RUN_TOOL_CALL = "lookout.run_tool_call"
 PROBE_PROVIDER = "lookout.probe_provider"
 LIST_MCP_TOOLS = "lookout.list_mcp_tools"
 RUN_USER_TOOL = "lookout.run_user_tool"
+PROBE_PROVIDER_SETTINGS = "lookout.probe_provider_settings"
+TRY_PLUGIN_TOOL = "lookout.try_plugin_tool"
 
-TASK_NAMES = (PING, RUN_TURN_STEP, RUN_TOOL_CALL, PROBE_PROVIDER, LIST_MCP_TOOLS, RUN_USER_TOOL)
+TASK_NAMES = (
+    PING,
+    RUN_TURN_STEP,
+    RUN_TOOL_CALL,
+    PROBE_PROVIDER,
+    LIST_MCP_TOOLS,
+    RUN_USER_TOOL,
+    PROBE_PROVIDER_SETTINGS,
+    TRY_PLUGIN_TOOL,
+)
 
 
 def client_settings(config: Mapping[str, Any]) -> dict[str, Any]:

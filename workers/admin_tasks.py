@@ -1,21 +1,32 @@
-"""Tasks the admin area awaits: testing a provider's connection, its models and their tools.
+"""Tasks the admin area awaits: testing a provider's connection, its models and their tools,
+and trying a plugin's tool with the options of its form (the plugins page's "Test search").
 
 The web side never calls a model itself (DESIGN.md): `POST /api/admin/providers/<id>/test`
-sends `broker.PROBE_PROVIDER` through webapp/queue.py and waits a few seconds for the answer.
+sends `broker.PROBE_PROVIDER` through webapp/queue.py and waits a few seconds for the answer;
+`POST /api/admin/providers/test` sends `broker.PROBE_PROVIDER_SETTINGS` with a provider not saved
+yet (its key sealed with the app's secrets key, so the queue never holds it in clear).
 The test lists the models (with the context size a server reports), then asks each of the first
 few for one tiny tool call, so that "Import models" ticks Tools only where a tool call worked.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from typing import Any
 
-from webapp import broker
+from flask import current_app
+from marshmallow import ValidationError
+
+from tools.api import IngesterRegistry, PluginConfigError, ToolError
+from tools.host import start
+from webapp import broker, plugin_host
 from webapp.extensions import db
-from webapp.models import Provider
+from webapp.models import Provider, User
+from webapp.models.encrypted import decrypt
 from workers.celery_app import celery
+from workers.context import make_trial_context
 from workers.providers import (
     OpenAICompatibleProvider,
     ProviderError,
@@ -40,6 +51,12 @@ PROBE_TOOL = ToolSpec(
 PROBE_MESSAGES = [{"role": "user", "content": "Ping, please: call the ping tool."}]
 # Where servers report a model's context size in their model list.
 CONTEXT_KEYS = ("context_length", "max_model_len", "context_window", "max_context_length")
+
+
+UNSEALED = (
+    "The workers could not open the key the web app sent: give them the same SECRETS_KEY (or "
+    "SECRET_KEY) as the web app, then test again."
+)
 
 
 def check_provider(provider: Provider) -> dict[str, Any]:
@@ -160,3 +177,62 @@ def probe_provider(provider_id: str) -> dict[str, Any]:
         len(outcome.get("models", [])),
     )
     return outcome
+
+
+@celery.task(name=broker.PROBE_PROVIDER_SETTINGS)
+def probe_provider_settings(name: str, base_url: str, sealed_key: str | None) -> dict[str, Any]:
+    """Return the outcome of testing a provider not saved yet; ``sealed_key`` is its key as
+    ``webapp.models.encrypted.encrypt`` sealed it, or None."""
+    api_key = decrypt(sealed_key) if sealed_key else None
+    if sealed_key and api_key is None:
+        return {"ok": False, "error": UNSEALED}
+    provider = Provider(name=name, base_url=base_url, api_key=api_key, models=[])
+    outcome = check_provider(provider)
+    log.info(
+        "unsaved provider connection test: provider=%s ok=%s models=%d",
+        name,
+        outcome["ok"],
+        len(outcome.get("models", [])),
+    )
+    return outcome
+
+
+@celery.task(name=broker.TRY_PLUGIN_TOOL)
+def try_plugin_tool(
+    plugin_id: str, tool_name: str, sealed_options: str, input: dict[str, Any], user_id: str
+) -> dict[str, Any]:
+    """Return {"ok": True, "output": ...} or {"ok": False, "error": sentence} of running the
+    tool ``tool_name`` once, as the admin ``user_id``, with the plugin set up from
+    ``sealed_options`` (its options as the form holds them, sealed with the secrets key)."""
+    opened = decrypt(sealed_options)
+    state = plugin_host.get_host().plugins.get(plugin_id)
+    user = db.session.get(User, user_id)
+    if opened is None:
+        return {"ok": False, "error": UNSEALED}
+    if state is None or state.plugin is None or user is None:
+        return {"ok": False, "error": f"There is no plugin {plugin_id} here. Reload the page."}
+    config = current_app.config
+    try:
+        _options, tools = start(
+            state.plugin,
+            json.loads(opened),
+            IngesterRegistry(),
+            config["APP_NAME"],
+            config["PUBLIC_URL"],
+        )
+    except PluginConfigError as error:
+        return {"ok": False, "error": f"{error.message} Check the options, then test again."}
+    tool = next((t for t in tools if t.name == tool_name), None)
+    if tool is None:
+        return {"ok": False, "error": f"These options offer no {tool_name} tool to test."}
+    ctx = make_trial_context(user.id, list(user.roles or []), tool.timeout_seconds)
+    try:
+        output = tool.execute(tool.input_schema().load(input), ctx)
+    except ValidationError as error:
+        return {"ok": False, "error": f"The test's input is not valid: {error.messages}."}
+    except ToolError as error:
+        return {"ok": False, "error": error.message}
+    finally:
+        ctx.fetch.close()
+    log.info("plugin tool trial: plugin=%s tool=%s ok=True", plugin_id, tool_name)
+    return {"ok": True, "output": output}

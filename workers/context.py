@@ -13,7 +13,7 @@ from webapp.models import Message, ToolCall, Turn
 from webapp.plugin_host import find_settings
 from webapp.quotas import UserQuotas
 from webapp.turn.sources import Sources
-from webapp.turn.state import turn_state
+from webapp.turn.state import get_redis, turn_state
 from workers.offer import Offered, owner_id
 
 
@@ -29,6 +29,21 @@ def reply_sources(turn: Turn) -> Sources:
     calls = db.session.scalars(db.select(ToolCall).filter_by(turn_id=turn.id))
     sources.cited.update(c["url"] for call in calls for c in (call.citations or []))
     return sources
+
+
+def make_trial_context(user_id: str, roles: list[str], seconds: float) -> ToolContext:
+    """Return the context of an admin's trial of a tool outside any turn (the plugins page's
+    "Test search"): the admin's roles, no conversation, no citations kept, ``seconds`` to run."""
+    return ToolContext(
+        user=user_id,
+        conversation="",
+        roles=list(roles),
+        signal=Signal.after(seconds),
+        fetch=make_session(current_app.config["ALLOW_PRIVATE_NETWORKS"]),
+        cite=lambda *args, **kwargs: None,
+        turn_cache={},
+        rates=RedisRates(get_redis()),
+    )
 
 
 def make_tool_context(

@@ -98,3 +98,31 @@ def test_two_new_passwords_that_differ_are_caught_before_sending_and_nothing_is_
     page.keyboard.press("Enter")
     page.get_by_text("Your password is changed.").wait_for()
     assert me_with(live_server, copied) == 401
+
+
+def test_an_error_on_the_password_form_leaves_once_its_field_is_typed_again(
+    page, live_server, make_user
+):
+    """Issue 25: a stale error stayed on the password form while the user re-typed."""
+    sign_in_page(
+        page, live_server.url, make_user("alice"), "/settings", ready="#plugins[data-ready]"
+    )
+    fill_password_form(page, "wrong", "a new passphrase", "a new passphrase")
+    page.get_by_role("button", name="Change password").click()
+    page.locator("#current_password-error").wait_for()
+    current = page.get_by_label("Current password")
+    current.fill("passwor")
+    assert page.locator("#current_password-error").count() == 0
+    assert current.get_attribute("aria-invalid") is None
+
+    fill_password_form(page, "password", "a new passphrase", "a new passphrasE")
+    page.get_by_role("button", name="Change password").click()
+    page.locator("#confirm_password-error").wait_for()
+    page.get_by_label("New password", exact=True).fill("a new passphrasE")
+    assert page.locator("#confirm_password-error").count() == 0
+    assert page.get_by_label("New password again").get_attribute("aria-invalid") is None
+    page.screenshot(path="/tmp/settings-password-retyped.png", full_page=True)
+
+    page.keyboard.press("Enter")
+    page.get_by_text("Your password is changed.").wait_for()
+    assert page.locator(".field-error").count() == 0

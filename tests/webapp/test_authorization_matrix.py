@@ -74,12 +74,14 @@ POST   /api/admin/mcp-servers/<server_name>/refresh 401 403 403  200   403   401
 GET    /api/admin/plugins                         401  403  403   200   403   401     401      401
 GET    /api/admin/plugins/<plugin_id>/catalog     401  403  403   200   403   401     401      401
 PUT    /api/admin/plugins/<plugin_id>/options     401  403  403   200   403   401     401      401
+POST   /api/admin/plugins/<plugin_id>/try/<name>  401  403  403   200   403   401     401      401
 GET    /api/admin/providers                       401  403  403   200   403   401     401      401
 POST   /api/admin/providers                       401  403  403   201   403   401     401      401
 GET    /api/admin/providers/<provider_id>         401  403  403   200   403   401     401      401
 PATCH  /api/admin/providers/<provider_id>         401  403  403   200   403   401     401      401
 DELETE /api/admin/providers/<provider_id>         401  403  403   204   403   401     401      401
 POST   /api/admin/providers/<provider_id>/test    401  403  403   200   403   401     401      401
+POST   /api/admin/providers/test                  401  403  403   200   403   401     401      401
 GET    /api/admin/usage                           401  403  403   200   403   401     401      401
 GET    /api/admin/usage.csv                       401  403  403   200   403   401     401      401
 GET    /api/admin/users                           401  403  403   200   403   401     401      401
@@ -182,6 +184,13 @@ REQUESTS: dict[str, Request] = {
         "values": {"server_name": (name := t.mcp_server())},
         "json": {"name": name, "url": "http://127.0.0.1:9/mcp"},
     },
+    "POST /api/admin/plugins/<plugin_id>/try/<name>": lambda t, c: {
+        "values": {"plugin_id": "web_search", "name": "web_search"},
+        "json": {
+            "options": {"engine": "searxng", "baseURL": "http://127.0.0.1:9/"},
+            "input": {"query": "x"},
+        },
+    },
     "POST /api/admin/providers": lambda t, c: {
         "json": {
             "name": f"matrix-{uuid.uuid4().hex[:8]}",
@@ -191,6 +200,7 @@ REQUESTS: dict[str, Request] = {
     },
     "PATCH /api/admin/providers/<provider_id>": lambda t, c: {"json": {"models": [{"name": "n"}]}},
     "POST /mcp": lambda t, c: {"json": {"jsonrpc": "2.0", "id": 1, "method": "ping"}},
+    "POST /api/admin/providers/test": lambda t, c: {"json": {"baseUrl": t.model_base_url}},
     "GET /metrics [with the metrics token]": lambda t, c: {
         "headers": {"Authorization": f"Bearer {METRICS_TOKEN}"}
     },

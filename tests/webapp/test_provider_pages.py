@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.fake_model import FakeModel
+from tests.support.layout import layout_faults
 from tests.support.pages import key_fields, sign_in_page
 from webapp.extensions import db
 from webapp.models import Provider
@@ -57,8 +58,20 @@ def test_an_admin_adds_edits_keeping_the_key_and_deletes_a_provider(
 
     models = app.test_client().get("/api/models", headers=bearer(admin)).get_json()["models"]
     assert models == [
-        {"id": "local/llama3.1:8b", "provider": "local", "name": "llama3.1:8b", "tools": True},
-        {"id": "local/qwen/qwen2.5", "provider": "local", "name": "qwen/qwen2.5", "tools": False},
+        {
+            "id": "local/llama3.1:8b",
+            "provider": "local",
+            "name": "llama3.1:8b",
+            "tools": True,
+            "default": False,
+        },
+        {
+            "id": "local/qwen/qwen2.5",
+            "provider": "local",
+            "name": "qwen/qwen2.5",
+            "tools": False,
+            "default": False,
+        },
     ]
 
     page.reload()
@@ -82,6 +95,7 @@ def test_an_admin_adds_edits_keeping_the_key_and_deletes_a_provider(
     card.get_by_role("button", name="Delete").click()
     card.get_by_role("button", name="Yes, delete").click()
     card.wait_for(state="detached")
+    page.get_by_role("region", name="No model provider yet").wait_for()
     assert stored(app, "local") is None
     assert app.test_client().get("/api/models", headers=bearer(admin)).get_json()["models"] == []
 
@@ -150,8 +164,10 @@ def test_test_connection_shows_a_rejected_key_without_the_key(
         card.get_by_role("button", name="Test connection").click()
         status = card.locator(".test-status.error")
         status.wait_for(timeout=20_000)
+    # Issue 25: the admin testing the connection was told to ask an admin.
     assert status.inner_text() == (
-        "The provider fake rejected its API key. An admin can update it in the provider settings."
+        "The provider fake rejected its API key. Edit the provider, enter its current key in "
+        "API key, save and test again."
     )
     assert "sk-wrong-key-1111" not in page.content()
 
@@ -187,3 +203,95 @@ def test_the_admin_area_links_to_the_providers_page(page, live_server, make_user
     page.get_by_role("link", name="Providers").click()
     page.wait_for_selector("#providers[data-ready]")
     assert page.url == f"{live_server.url}/admin/providers"
+
+
+def test_the_default_model_an_admin_ticks_is_the_one_a_fresh_chat_selects(
+    app, page, live_server, make_user
+):
+    """Issue 25: the chat's picker started on the first model with tools, whatever the admin
+    wanted; now the admin ticks Default on the Providers page."""
+    store_provider(app, "alpha", "http://127.0.0.1:9/v1", None, [{"name": "a1", "tools": True}])
+    store_provider(
+        app, "beta", "http://127.0.0.1:9/v1", None, [{"name": "b1"}, {"name": "b2", "tools": True}]
+    )
+    sign_in(page, live_server, make_user("root", admin=True))
+    card = page.locator("section.provider[data-name=beta]")
+    card.get_by_role("button", name="Edit").click()
+    card.get_by_label("Model 1 is the default").check()
+    card.get_by_label("Model 2 is the default").check()  # ticking one unticks the other
+    assert not card.get_by_label("Model 1 is the default").is_checked()
+    card.get_by_role("button", name="Save provider").click()
+    page.locator("section.provider[data-name=beta] button.edit").wait_for()
+    assert page.locator("section.provider[data-name=beta] .tag-default").inner_text() == "default"
+    assert stored(app, "beta").models[1] == {"name": "b2", "tools": True, "default": True}
+    page.screenshot(path="/tmp/providers-default.png", full_page=True)
+
+    page.goto(f"{live_server.url}/")
+    page.wait_for_selector("#chat[data-ready]")
+    assert page.get_by_label("Model", exact=True).input_value() == "beta/b2"
+
+
+def test_a_new_provider_is_tested_and_its_models_imported_before_its_first_save(
+    app, page, live_server, make_user, celery_worker
+):
+    """Issue 25: Test connection and Import models appeared only after a first save."""
+    with FakeModel(models=["small", "large"], api_key=KEY, contexts={"large": 8192}) as fake:
+        sign_in(page, live_server, make_user("root", admin=True))
+        page.get_by_role("button", name="Add provider").click()
+        form = page.locator("#provider-new")
+        form.get_by_label("Name *").fill("fresh")
+        form.get_by_label("Base URL *").fill(fake.base_url)
+        form.get_by_label("API key").fill("sk-typo-0000")
+        form.get_by_role("button", name="Test connection").click()
+        status = form.locator(".test-status.error")
+        status.wait_for(timeout=20_000)
+        assert status.inner_text().startswith("The provider fresh rejected its API key.")
+        assert stored(app, "fresh") is None
+
+        form.get_by_label("API key").fill(KEY)
+        form.get_by_role("button", name="Test connection").click()
+        form.locator(".test-status.ok").wait_for(timeout=20_000)
+        assert (
+            form.locator(".test-status")
+            .inner_text()
+            .startswith("Connected. The provider lists 2 models: large, small.")
+        )
+        form.get_by_role("button", name="Import models (2 new)").click()
+        assert form.get_by_label("Model 1 name").input_value() == "large"
+        assert form.get_by_label("Model 1 context").input_value() == "8192"
+        assert form.get_by_label("Model 2 name").input_value() == "small"
+        page.screenshot(path="/tmp/providers-new-tested.png", full_page=True)
+        assert stored(app, "fresh") is None
+        form.get_by_role("button", name="Save provider").click()
+        page.locator("section.provider[data-name=fresh]").wait_for()
+    assert stored(app, "fresh").api_key == KEY
+    assert [m["name"] for m in stored(app, "fresh").models] == ["large", "small"]
+    assert KEY not in celery_worker.log.read_text()
+
+
+def test_with_no_provider_the_page_says_what_to_do_first(page, live_server, make_user):
+    """Issue 25: the Providers page had no empty state to start a newcomer off."""
+    sign_in(page, live_server, make_user("root", admin=True))
+    empty = page.get_by_role("region", name="No model provider yet")
+    assert "Nobody can chat until a provider is added" in empty.inner_text()
+    assert "Press Test connection, then Import models" in empty.inner_text()
+    page.screenshot(path="/tmp/providers-empty.png", full_page=True)
+    empty.get_by_role("button", name="Add the first provider").click()
+    assert page.evaluate("document.activeElement.id") == "provider-new-name"
+    assert empty.is_hidden()  # the form is the first step; Cancel brings the steps back
+    page.locator("#provider-new").get_by_role("button", name="Cancel").click()
+    assert empty.is_visible()
+
+
+def test_the_provider_form_with_its_default_and_test_controls_fits_a_phone(
+    app, page, live_server, make_user
+):
+    """The model rows gained a Default box and the new form Test connection: at 390 px the
+    form still fits the screen, every control on it."""
+    store_provider(app, "local", "http://127.0.0.1:9/v1", None, [{"name": "m", "tools": True}])
+    page.set_viewport_size({"width": 390, "height": 844})
+    sign_in(page, live_server, make_user("root", admin=True))
+    page.get_by_role("button", name="Add provider").click()
+    page.locator("section.provider[data-name=local]").get_by_role("button", name="Edit").click()
+    page.screenshot(path="/tmp/providers-phone-forms.png", full_page=True)
+    assert layout_faults(page) == []

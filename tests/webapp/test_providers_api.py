@@ -103,8 +103,14 @@ def test_models_are_listed_by_provider_and_model_name(admin, signed_in_client):
     response = signed_in_client("alice").get("/api/models")
     assert response.status_code == 200
     assert response.get_json()["models"] == [
-        {"id": "acme/org/big", "provider": "acme", "name": "org/big", "tools": True},
-        {"id": "acme/small", "provider": "acme", "name": "small", "tools": False},
+        {
+            "id": "acme/org/big",
+            "provider": "acme",
+            "name": "org/big",
+            "tools": True,
+            "default": False,
+        },
+        {"id": "acme/small", "provider": "acme", "name": "small", "tools": False, "default": False},
     ]
 
 
@@ -142,3 +148,35 @@ def test_a_models_max_tokens_and_context_are_kept_and_checked_against_each_other
     refused = admin.patch(f"/api/admin/providers/{created.get_json()['id']}", json=too_long)
     assert refused.status_code == 400
     assert "Max tokens (8192) must be smaller than the context (4096)" in str(refused.get_json())
+
+
+def test_the_default_model_an_admin_chooses_is_the_one_default_across_providers(
+    admin, signed_in_client
+):
+    """Issue 25: the chat's first model with tools won; now an admin chooses the default, and
+    choosing one in another provider moves it there."""
+    first = {**PROVIDER, "models": [{"name": "org/big"}, {"name": "small", "default": True}]}
+    admin.post("/api/admin/providers", json=first)
+    second = {**PROVIDER, "name": "zeta", "models": [{"name": "z1"}]}
+    created = admin.post("/api/admin/providers", json=second).get_json()
+
+    alice = signed_in_client("alice")
+
+    def defaults() -> list[str]:
+        models = alice.get("/api/models").get_json()["models"]
+        return [m["id"] for m in models if m["default"]]
+
+    assert defaults() == ["acme/small"]
+    moved = admin.patch(
+        f"/api/admin/providers/{created['id']}", json={"models": [{"name": "z1", "default": True}]}
+    )
+    assert moved.status_code == 200, moved.get_json()
+    assert defaults() == ["zeta/z1"]
+
+    two = {"models": [{"name": "z1", "default": True}, {"name": "z2", "default": True}]}
+    refused = admin.patch(f"/api/admin/providers/{created['id']}", json=two)
+    assert refused.status_code == 400
+    assert refused.get_json()["error"]["fields"]["models"] == [
+        "Only one model can be the default, not z1, z2. Untick Default for all but one."
+    ]
+    assert defaults() == ["zeta/z1"]

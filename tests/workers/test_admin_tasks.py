@@ -51,6 +51,18 @@ def test_the_task_reports_a_wrong_key_as_the_providers_sentence_without_the_key(
     assert "sk-wrong-key-987654" not in outcome["error"]
 
 
+def test_a_refused_test_tells_the_admin_what_to_do_not_to_ask_an_admin(app, fake_model):
+    """Issue 25: the admin testing a connection read "ask an admin" in every refusal."""
+    provider_id = store_provider(app, fake_model.base_url, KEY)
+    for reply in (Reply.error(500), Reply.error(418, body={})):
+        fake_model.script(reply)
+        with app.app_context():
+            outcome = admin_tasks.probe_provider.run(provider_id)
+        assert outcome["ok"] is False
+        assert "test again" in outcome["error"], outcome["error"]
+        assert "admin" not in outcome["error"].lower(), outcome["error"]
+
+
 def test_the_task_reports_a_provider_that_is_not_running(app):
     provider_id = store_provider(app, f"http://127.0.0.1:{free_port()}/v1", None)
     with app.app_context():
@@ -136,7 +148,8 @@ def test_the_api_gives_a_wrong_keys_readable_error_and_never_the_key(
     body = response.get_json()
     assert body["ok"] is False
     assert body["error"] == (
-        "The provider fake rejected its API key. An admin can update it in the provider settings."
+        "The provider fake rejected its API key. Edit the provider, enter its current key in "
+        "API key, save and test again."
     )
     assert "sk-wrong-key-987654" not in response.get_data(as_text=True)
     assert "sk-wrong-key-987654" not in celery_worker.log.read_text()

@@ -198,3 +198,22 @@ def test_a_model_silent_past_its_timeout_mid_answer_keeps_the_result_and_the_tex
     )
     assert_page_result_kept(reply["parts"])
     assert reply["parts"][-1] == {"type": "text", "text": "So far the page says"}
+
+
+def test_a_reply_stopped_after_its_tool_calls_with_no_text_is_not_called_cut_off(
+    chat, fake_model, model_ids
+):
+    """Issue 25: "The answer above was cut off" showed when the model had written nothing, its
+    reply holding only a tool call and its result."""
+    fake_model.script(READ_PAGE, Reply.text("", then="length"))
+    conversation = chat.new_conversation()
+    turn = chat.run(conversation, "read it", model_ids[0])
+    reply, failure = reloaded(chat, conversation, turn["id"])
+    assert turn["status"] == "failed", turn
+    assert turn["error"].startswith(
+        "No answer was written: the model stopped after its tool calls, kept above. The model "
+        "reached its length limit"
+    ), turn["error"]
+    assert failure["error"] == turn["error"]
+    assert_page_result_kept(reply["parts"])
+    assert not [p for p in reply["parts"] if p["type"] == "text" and p["text"].strip()]

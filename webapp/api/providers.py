@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from flask import Blueprint, jsonify
@@ -11,6 +12,7 @@ from webapp import broker, queue
 from webapp.api.bodies import load_json
 from webapp.api.operations import NO_CONTENT, operation
 from webapp.api.schemas.providers import (
+    ConnectionSettingsSchema,
     ConnectionTestSchema,
     ModelChoiceListSchema,
     ProviderAnswer,
@@ -22,6 +24,7 @@ from webapp.auth.guards import admin_required, api_login_required
 from webapp.errors import ApiError
 from webapp.extensions import db
 from webapp.models import Provider
+from webapp.models.encrypted import encrypt
 
 bp = Blueprint("api_providers", __name__, url_prefix="/api")
 
@@ -43,11 +46,28 @@ def apply(provider: Provider, data: dict[str, Any]) -> None:
         if field in data:
             setattr(provider, column, data[field])
     if "models" in data:  # a setting left blank (null) takes its documented default
-        provider.models = [{k: v for k, v in m.items() if v is not None} for m in data["models"]]
+        provider.models = [
+            {k: v for k, v in m.items() if v is not None and (k != "default" or v)}
+            for m in data["models"]
+        ]
+        if any(m.get("default") for m in provider.models):
+            clear_other_defaults(provider)
     if data.get("apiKey"):
         provider.api_key = data["apiKey"]
     elif "apiKey" in data and data["apiKey"] is None:  # null removes the key; blank keeps it
         provider.api_key = None
+
+
+def clear_other_defaults(provider: Provider) -> None:
+    """Untick Default on every other provider's models: one default model across providers,
+    the one chosen last."""
+    with db.session.no_autoflush:
+        others = db.session.scalars(db.select(Provider).filter(Provider.id != provider.id)).all()
+    for other in others:
+        if any(m.get("default") for m in other.models or []):
+            other.models = [
+                {k: v for k, v in m.items() if k != "default"} for m in other.models or []
+            ]
 
 
 def save() -> None:
@@ -121,7 +141,7 @@ def delete_provider(provider_id: str):
 @api_login_required
 @operation(answers={200: ModelChoiceListSchema})
 def list_models():
-    """List every model of every provider as {id, provider, name, tools}."""
+    """List every model of every provider as {id, provider, name, tools, default}."""
     rows = db.session.scalars(db.select(Provider).order_by(Provider.name))
     models = [
         {
@@ -129,6 +149,7 @@ def list_models():
             "provider": p.name,
             "name": m["name"],
             "tools": bool(m.get("tools")),
+            "default": bool(m.get("default")),
         }
         for p in rows
         for m in p.models or []
@@ -140,14 +161,42 @@ def list_models():
 TEST_TIMEOUT_SECONDS = 15.0
 
 
+@bp.post("/admin/providers/test")
+@admin_required
+@operation(body=ConnectionSettingsSchema, answers={200: ConnectionTestSchema}, errors=(503,))
+def check_new_connection():
+    """Have a worker list the models of a provider not saved yet (its base URL and key as typed):
+    200 {ok, models | error}; 503 when none answers."""
+    data = load_json(ConnectionSettingsSchema, "provider")
+    sealed = encrypt(data["apiKey"]) if data.get("apiKey") else None
+    name = data["name"].strip() or "new"
+    return awaited_test(
+        lambda: queue.call(
+            broker.PROBE_PROVIDER_SETTINGS,
+            name,
+            data["baseUrl"],
+            sealed,
+            timeout=TEST_TIMEOUT_SECONDS,
+        )
+    )
+
+
+def awaited_test(send: Callable[[], dict[str, Any]]):
+    """Return the JSON answer of the connection test ``send`` awaits from a worker; 503 when
+    none answered."""
+    try:
+        outcome = send()
+    except queue.QueueError as error:
+        raise ApiError(f"{error} Check that a worker is running, then try again.", 503) from None
+    return jsonify(ConnectionTestSchema().dump(outcome))
+
+
 @bp.post("/admin/providers/<provider_id>/test")
 @admin_required
 @operation(answers={200: ConnectionTestSchema}, errors=(503,))
 def check_connection(provider_id: str):
     """Have a worker list the provider's models: 200 {ok, models | error}; 503 when none answers."""
-    provider = find_provider(provider_id)
-    try:
-        outcome = queue.call(broker.PROBE_PROVIDER, provider.id, timeout=TEST_TIMEOUT_SECONDS)
-    except queue.QueueError as error:
-        raise ApiError(f"{error} Check that a worker is running, then try again.", 503) from None
-    return jsonify(ConnectionTestSchema().dump(outcome))
+    provider_id = find_provider(provider_id).id
+    return awaited_test(
+        lambda: queue.call(broker.PROBE_PROVIDER, provider_id, timeout=TEST_TIMEOUT_SECONDS)
+    )

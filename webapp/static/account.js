@@ -1,4 +1,5 @@
-/* Settings → Account: two new passwords that differ are caught before the form is sent.
+/* Settings → Account: two new passwords that differ are caught before the form is sent, and
+ * an error leaves its field once the field is typed into again (a stale error never stays).
  *
  * The server checks them too (webapp/auth/accounts.py), in the same words (the form's
  * data-differ), but a refused post comes back with all three fields empty, because passwords
@@ -25,6 +26,22 @@
     }
     return error;
   }
+
+  /** Take away the field's error line and its invalid mark, if it has them. */
+  function clearError(input) {
+    var error = document.getElementById(input.id + "-error");
+    if (error) error.remove();
+    input.removeAttribute("aria-invalid");
+    input.removeAttribute("aria-describedby");
+  }
+
+  Array.prototype.forEach.call(form.querySelectorAll("input[type=password]"), function (input) {
+    input.addEventListener("input", function () {
+      clearError(input);
+      // The two new passwords' mismatch is on the second: typing either may end it.
+      if (input === fresh && fresh.value === again.value) clearError(again);
+    });
+  });
 
   form.addEventListener("submit", function (event) {
     if (fresh.value === again.value) return;

@@ -1,4 +1,9 @@
-/* The admin plugins page: each plugin's status and reason, and its options form. */
+/* The admin plugins page: each plugin's status and reason, and its options form.
+ *
+ * A plugin listed in TRIALS gets a button beside Save that runs its tool once on a worker with
+ * the options the form holds, saved or not (POST /api/admin/plugins/<id>/try/<tool>),
+ * and says what came back: web search's "Test search" says how many results which engine gave.
+ */
 (function () {
   "use strict";
 
@@ -13,6 +18,62 @@
     "failed": "Failed",
   };
 
+
+  // The tools an admin can try from their plugin's form: the button, the input and the words.
+  var TRIALS = {
+    web_search: {
+      tool: "web_search", button: "Test search", queryLabel: "Test query", query: "Lookout",
+      said: function (output) {
+        var count = (output.results || []).length;
+        var words = (output.engineName || output.engine) + " answered with " + count +
+          " result" + (count === 1 ? "" : "s") + ".";
+        if (output.fallbackFrom) {
+          words += " " + output.fallbackFrom + " did not answer" +
+            (output.fallbackReason ? ": " + output.fallbackReason : ".");
+        }
+        return words;
+      },
+    },
+  };
+
+  /** Run the trial's tool once with `options` and `query`; resolve to the API's result. */
+  function tryTool(plugin, trial, options, query) {
+    var url = "/api/admin/plugins/" + encodeURIComponent(plugin.id) + "/try/" +
+      encodeURIComponent(trial.tool);
+    return api.request("POST", url, { options: options, input: { query: query } });
+  }
+
+  /** The trial's query box and button, with the line that says what came back. */
+  function trialControls(plugin, trial, collect, showErrors) {
+    var id = "trial-" + plugin.id + "-query";
+    var query = el("input", { type: "text", id: id, class: "trial-query", value: trial.query });
+    query.value = trial.query;
+    var status = el("p", { class: "status trial-status", "aria-live": "polite" });
+    var button = el("button", { type: "button", class: "trial", text: trial.button });
+    button.addEventListener("click", function () {
+      var options = collect();
+      showErrors({}, "");
+      button.disabled = true;
+      say(status, trial.button + ": a worker is running one search with the options above…", false);
+      status.classList.remove("ok");
+      tryTool(plugin, trial, options, query.value.trim() || trial.query).then(function (result) {
+        button.disabled = false;
+        if (!result.ok) {
+          var error = (result.data && result.data.error) || {};
+          showErrors(error.fields, api.errorMessage(result));
+          return say(status, api.errorMessage(result), true);
+        }
+        if (!result.data.ok) return say(status, result.data.error, true);
+        say(status, trial.said(result.data.output || {}), false);
+      });
+    });
+    return el("div", { class: "trial-controls" }, [
+      el("div", { class: "actions" }, [
+        el("label", { for: id, text: trial.queryLabel }), query, button,
+      ]),
+      status,
+    ]);
+  }
 
   /** Save a plugin's options as its form holds them; resolve to the API's result. */
   function saveOptions(plugin, options) {
@@ -69,6 +130,11 @@
       if (data.status === "failed" && data.fields) controller.showErrors(data.fields);
     }
     draw(plugin);
+    var trial = TRIALS[plugin.id];
+    if (trial) {
+      form.appendChild(trialControls(plugin, trial, function () { return controller.collect(); },
+        function (fields, message) { controller.showErrors(fields, message); }));
+    }
     statusBox.addEventListener("offer-everyone", function (event) {
       var box = document.getElementById("option-" + plugin.id + "-" + event.detail);
       if (!box) return;

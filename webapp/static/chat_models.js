@@ -1,6 +1,7 @@
 /* The chat page's model picker: the models of GET /api/models, kept fresh, and the one to use.
  *
- * A fresh browser starts on the first model that can use tools. Opening a conversation selects
+ * A fresh browser starts on the model an admin marked as the default (Admin → Providers), else
+ * on the first model that can use tools. Opening a conversation selects
  * the model it last used; one that is no longer installed stays selected as "NAME (not
  * installed)" with a sentence saying so, and is never swapped for another silently. The list is
  * read again whenever the page comes back into view, so a removed provider's models leave it.
@@ -28,6 +29,8 @@
     function preferred() {
       var saved = localStorage.getItem(KEY);
       if (find(saved)) return saved;
+      var chosen = (models || []).filter(function (model) { return model.default; })[0];
+      if (chosen) return chosen.id;
       var withTools = (models || []).filter(function (model) { return model.tools; })[0];
       return withTools ? withTools.id : models && models.length ? models[0].id : "";
     }

@@ -28,6 +28,7 @@
     return el("ul", { class: "model-list" }, provider.models.map(function (model) {
       return el("li", {}, [el("code", { text: model.name }),
         model.tools ? el("span", { class: "tag", text: "tools" }) : null,
+        model.default ? el("span", { class: "tag tag-default", text: "default" }) : null,
         model.maxTokens ? el("span", { class: "tag", text: "max " + model.maxTokens }) : null,
         model.contextTokens ? el("span", { class: "tag", text: "context " + model.contextTokens }) : null]);
     }));
@@ -44,33 +45,11 @@
   }
 
   function testControls(provider, openEditor) {
-    var status = el("span", { class: "status test-status", "aria-live": "polite" });
-    var importBox = el("div", { class: "import" });
-    var button = el("button", { type: "button", class: "test", text: "Test connection" });
-    button.addEventListener("click", function () {
-      button.disabled = true;
-      importBox.textContent = "";
-      say(status, "Testing… a worker is asking the provider for its models.", false);
-      status.classList.remove("ok");
-      api.request("POST", providerUrl(provider, "/test")).then(function (result) {
-        button.disabled = false;
-        if (!result.ok) return say(status, api.errorMessage(result), true);
-        if (!result.data.ok) return say(status, result.data.error, true);
-        var listed = result.data.models;
-        var found = result.data.found || listed.map(function (name) { return { name: name }; });
-        say(status, "Connected. The provider lists " + listed.length + " model" +
-          (listed.length === 1 ? "" : "s") + (listed.length ? ": " + listed.join(", ") : "") + "." +
-          (result.data.note ? " " + result.data.note : ""), false);
-        var known = provider.models.map(function (model) { return model.name; });
-        var missing = found.filter(function (model) { return known.indexOf(model.name) < 0; });
-        if (missing.length) {
-          importBox.appendChild(el("button", { type: "button", class: "import-models",
-            text: "Import models (" + missing.length + " new)",
-            onclick: function () { openEditor().addModels(missing); } }));
-        }
-      });
+    return LookoutProviderForm.testControls({
+      request: function () { return api.request("POST", providerUrl(provider, "/test")); },
+      known: function () { return provider.models.map(function (model) { return model.name; }); },
+      importModels: function (missing) { openEditor().addModels(missing); },
     });
-    return { button: button, status: status, importBox: importBox };
   }
 
   function deleteControls(provider, card) {
@@ -84,8 +63,9 @@
       confirmBox.appendChild(el("button", { type: "button", class: "danger confirm-delete",
         text: "Yes, delete", onclick: function () {
           api.request("DELETE", providerUrl(provider)).then(function (result) {
-            if (result.ok) card.remove();
-            else say(status, api.errorMessage(result), true);
+            if (!result.ok) return say(status, api.errorMessage(result), true);
+            card.remove();
+            if (!root.querySelector("section.provider")) load();  // the last one: what to do first
           });
         } }));
       confirmBox.appendChild(el("button", { type: "button", text: "Keep it",
@@ -142,6 +122,7 @@
     newBox.appendChild(made.form);
     newBox.hidden = false;
     addButton.hidden = true;
+    showEmptyState(false);  // the form is the first step it names
     made.focus();
   }
 
@@ -149,13 +130,34 @@
     newBox.hidden = true;
     newBox.textContent = "";
     addButton.hidden = false;
+    showEmptyState(true);
+  }
+
+  function showEmptyState(shown) {
+    var empty = root.querySelector(".empty-state");
+    if (empty) empty.hidden = !shown;
+  }
+
+  /** What to do first when there is no provider: nobody can chat until one is added. */
+  function emptyState() {
+    return el("section", { class: "card empty-state", "aria-labelledby": "providers-empty-title" }, [
+      el("h2", { id: "providers-empty-title", text: "No model provider yet" }),
+      el("p", { text: "Nobody can chat until a provider is added: the chat has no model to " +
+        "answer with. Start here:" }),
+      el("ol", {}, [
+        el("li", { text: "Press Add provider and enter its name and base URL (an Ollama or " +
+          "llama.cpp server, or an OpenAI-compatible service), and its API key if it needs one." }),
+        el("li", { text: "Press Test connection, then Import models to fill in the models it offers." }),
+        el("li", { text: "Tick Default for the model the chat should start on, then press Save provider." }),
+      ]),
+      el("button", { type: "button", class: "save", text: "Add the first provider",
+        onclick: openNewForm }),
+    ]);
   }
 
   function load() {
     return LookoutListPage.load(root, listUrl, function (data) {
-      if (!data.providers.length) {
-        return el("p", { class: "muted", text: "No providers yet. Add one to let people chat." });
-      }
+      if (!data.providers.length) return emptyState();
       return data.providers.map(providerCard);
     });
   }

@@ -29,11 +29,14 @@ from webapp.models import Conversation, Message, Turn
 from webapp.models.base import aware, utcnow
 from webapp.models.usage import add_usage
 from webapp.turn import events
+from webapp.turn.parts import TEXT, kind_of
 from webapp.turn.replies import kept_parts, with_results
 from webapp.turn.state import turn_state
 
 OPEN_STATUSES = ("queued", "running")
 CUT_OFF = "The answer above was cut off."
+# A failed reply that kept only tool calls and their results: no answer text to call cut off.
+NO_ANSWER_TEXT = "No answer was written: the model stopped after its tool calls, kept above."
 QUEUE_DOWN = "The task queue could not be reached. Send it again soon."
 LIMITS_DOWN = (
     "Lookout could not check your limits because Redis could not be reached. Send it again in "
@@ -301,7 +304,7 @@ def finish_turn(
             )
             parts = kept_parts(turn_state(turn_id), list(stored or []), ended.step)
         if status == "failed" and parts and error:
-            error = f"{CUT_OFF} {error}"
+            error = f"{kept_note(parts)} {error}"
             db.session.execute(
                 update(Turn)
                 .where(Turn.id == turn_id)
@@ -323,6 +326,13 @@ def finish_turn(
     state.end(current_app.config["EVENT_STREAM_TTL_SECONDS"], cancelled=status == "cancelled")
     log.info("turn=%s status=%s", turn_id, status)
     return True
+
+
+def kept_note(parts: list[dict[str, Any]]) -> str:
+    """The sentence before the error of a failed reply that keeps ``parts``: CUT_OFF when they
+    hold answer text, else NO_ANSWER_TEXT."""
+    wrote = any(kind_of(p) == TEXT and str(p.get("text", "")).strip() for p in parts)
+    return CUT_OFF if wrote else NO_ANSWER_TEXT
 
 
 def count_turn(ended: Any, status: str) -> None:

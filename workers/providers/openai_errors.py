@@ -173,11 +173,12 @@ def _status_error(
 ) -> ProviderError:
     name, status = who.name, exc.status_code
     if status in (401, 403):
-        return ProviderError(
-            f"The provider {name} rejected its API key. An admin can update it in the "
-            "provider settings.",
-            status=status,
+        fix = (
+            "Edit the provider, enter its current key in API key, save and test again."
+            if admin
+            else "An admin can update it in the provider settings."
         )
+        return ProviderError(f"The provider {name} rejected its API key. {fix}", status=status)
     if status == 404 and model is not None:
         return ProviderError(
             f"The model {model} is not available from {name}. An admin can check the model "
@@ -202,15 +203,19 @@ def _status_error(
         # Its own words often name the cause an admin can fix (out of memory, model not loaded).
         explanation = _explanation(exc.body, who)
         said = f' {name} said: "{explanation}".' if explanation else ""
+        fix = (
+            "Check that the provider's server is running well, then test again."
+            if admin
+            else "Try again later; if it keeps failing, ask an admin to check the provider."
+        )
         return ProviderError(
-            f"The provider {name} failed (HTTP {status}).{said} Try again later; if it keeps "
-            "failing, ask an admin to check the provider.",
+            f"The provider {name} failed (HTTP {status}).{said} {fix}",
             retryable=True,
             status=status,
             retry_after=retry_after(exc.response.headers),
         )
     return ProviderError(
-        f"The provider {name} refused the request (HTTP {status}){_said(exc.body, who)}",
+        f"The provider {name} refused the request (HTTP {status}){_said(exc.body, who, admin)}",
         status=status,
     )
 
@@ -238,9 +243,15 @@ def _explanation(body: object, who: ProviderIdentity) -> str | None:
     return " ".join(who.redact(message).split())[:EXPLANATION_LIMIT]
 
 
-def _said(body: object, who: ProviderIdentity) -> str:
-    """``. <name> said: "<explanation>"`` cut and redacted, or a next step without one."""
+def _said(body: object, who: ProviderIdentity, admin: bool = False) -> str:
+    """``. <name> said: "<explanation>"`` cut and redacted, or a next step without one (for
+    the admin testing the connection, a step they take themselves)."""
     text = _explanation(body, who)
+    if text is None and admin:
+        return (
+            f". Check the base URL ({who.address}) and the API key in the provider settings, "
+            "then test again."
+        )
     if text is None:
         return ". Try again later, or ask an admin to check the provider settings."
     return f'. {who.name} said: "{text}"'

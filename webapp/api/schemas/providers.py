@@ -27,6 +27,14 @@ class ModelSchema(Schema):
             "description": f"The most tokens one answer may take (default {DEFAULT_MAX_TOKENS}).",
         },
     )
+    default = fields.Boolean(
+        allow_none=True,
+        metadata={
+            "title": "Default",
+            "description": "The model the chat selects for someone who has not picked one; "
+            "at most one model across all providers.",
+        },
+    )
     contextTokens = fields.Integer(
         allow_none=True,
         validate=validate.Range(min=512, max=MOST_TOKENS),
@@ -78,6 +86,16 @@ class ProviderSchema(Schema):
         if "/" in value:
             raise ValidationError('A provider name may not contain "/".')
 
+    @validates("models")
+    def one_default(self, value: list[dict[str, Any]], **_: Any) -> None:
+        """At most one model is the default."""
+        chosen = [m["name"] for m in value if m.get("default")]
+        if len(chosen) > 1:
+            raise ValidationError(
+                f"Only one model can be the default, not {', '.join(chosen)}. Untick Default "
+                "for all but one."
+            )
+
 
 class ProviderChange(ProviderSchema):
     """The body of changing a provider: any of its fields; those left out stay as they are."""
@@ -102,6 +120,18 @@ class ProviderListSchema(Schema):
     """Every provider, keys left out."""
 
     providers = fields.List(fields.Nested(ProviderAnswer))
+
+
+class ConnectionSettingsSchema(Schema):
+    """The body of testing a provider before it is saved: where it is and its key."""
+
+    name = fields.String(
+        load_default="new", validate=validate.Length(max=100), metadata={"title": "Name"}
+    )
+    baseUrl = fields.Url(
+        required=True, schemes={"http", "https"}, require_tld=False, metadata={"title": "Base URL"}
+    )
+    apiKey = fields.String(allow_none=True, metadata={"secret": True, "title": "API key"})
 
 
 class ModelFindingSchema(Schema):
@@ -131,6 +161,7 @@ class ModelChoiceSchema(Schema):
     provider = fields.String()
     name = fields.String()
     tools = fields.Boolean()
+    default = fields.Boolean(metadata={"description": "The model an admin chose as the default."})
 
 
 class ModelChoiceListSchema(Schema):
