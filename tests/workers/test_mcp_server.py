@@ -4,7 +4,6 @@ scopes and quotas, with output wrapped as untrusted as the model reads it in a t
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from typing import Any
@@ -18,6 +17,7 @@ from mcp.shared.exceptions import MCPError
 
 from tests.support.chat import ChatClient
 from tests.support.chat_page import token_for
+from tests.support.coroutines import run_coroutine
 from tests.support.live_server import LiveServer
 from tests.support.quotas import hold_window
 from tests.support.sites import Site
@@ -83,7 +83,7 @@ def use(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> dict[s
             results = [await client.call_tool(name, args) for name, args in calls]
             return {"tools": listed.tools, "results": results}
 
-    return asyncio.run(session())
+    return run_coroutine(session)
 
 
 def refusal_of(url: str, token: str) -> MCPError:
@@ -94,7 +94,7 @@ def refusal_of(url: str, token: str) -> MCPError:
             await client.list_tools()
 
     with pytest.raises(BaseException) as caught:  # the SDK's task group may wrap it
-        asyncio.run(session())
+        run_coroutine(session)
     error = caught.value
     while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
         error = error.exceptions[0]
@@ -172,7 +172,7 @@ def test_a_tool_the_user_switched_off_is_neither_listed_nor_run(stack, site):
                 await client.call_tool("web_fetch", {"url": site.url("/page")})
             return [t.name for t in listed.tools], refused.value
 
-    names, refused = asyncio.run(session())
+    names, refused = run_coroutine(session)
 
     assert names == ["web_search"]
     assert refused.error.message == NOT_OFFERED.format(name="web_fetch")
