@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND, TextContent
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
 from webapp.mcp.calls import run_tool
@@ -65,7 +65,11 @@ def call_tool(user, params: dict[str, Any]) -> Iterator[dict[str, Any] | None]:
 def tool_result(result: dict[str, Any]) -> dict[str, Any]:
     """Return a call's result as MCP's CallToolResult: one text, wrapped as in a turn."""
     answer: dict[str, Any] = {
-        "content": [{"type": "text", "text": result_text(result)}],
+        "content": [
+            TextContent(type="text", text=result_text(result)).model_dump(
+                mode="json", exclude_none=True
+            )
+        ],
         "isError": result.get("error") is not None,
     }
     if result.get("citations"):
