@@ -59,7 +59,7 @@ def save() -> None:
         raise ApiError(*NAME_TAKEN) from None
 
 
-def find_provider(provider_id: str) -> Provider:
+def get_provider(provider_id: str) -> Provider:
     """Return a provider; 404 when there is none."""
     provider = db.session.get(Provider, provider_id)
     if provider is None:
@@ -93,7 +93,7 @@ def create_provider():
 @operation(answers={200: ProviderAnswer})
 def read_provider(provider_id: str):
     """Return one provider, its key left out."""
-    return jsonify(ProviderAnswer().dump(find_provider(provider_id)))
+    return jsonify(ProviderAnswer().dump(get_provider(provider_id)))
 
 
 @bp.patch("/admin/providers/<provider_id>")
@@ -101,7 +101,7 @@ def read_provider(provider_id: str):
 @operation(body=ProviderChange, answers={200: ProviderAnswer})
 def change_provider(provider_id: str):
     """Change some fields of a provider."""
-    provider = find_provider(provider_id)
+    provider = get_provider(provider_id)
     apply(provider, load_json(ProviderChange, "provider"))
     save()
     return jsonify(ProviderAnswer().dump(provider))
@@ -112,7 +112,7 @@ def change_provider(provider_id: str):
 @operation(answers={204: NO_CONTENT})
 def delete_provider(provider_id: str):
     """Remove a provider; turns already run keep their record."""
-    db.session.delete(find_provider(provider_id))
+    db.session.delete(get_provider(provider_id))
     db.session.commit()
     return "", 204
 
@@ -145,7 +145,7 @@ TEST_TIMEOUT_SECONDS = 15.0
 @operation(answers={200: ConnectionTestSchema}, errors=(503,))
 def check_connection(provider_id: str):
     """Have a worker list the provider's models: 200 {ok, models | error}; 503 when none answers."""
-    provider = find_provider(provider_id)
+    provider = get_provider(provider_id)
     try:
         outcome = queue.call(broker.PROBE_PROVIDER, provider.id, timeout=TEST_TIMEOUT_SECONDS)
     except queue.QueueError as error:
