@@ -29,7 +29,7 @@ def test_each_part_is_stored_in_the_shape_design_md_draws():
             tool_result_part("c1", "web_fetch", "ok", {"text": "hi"}, None),
             tool_result_part("c2", "web_fetch", "timeout", None, "Too slow."),
             source_part("https://a.example/", "A"),
-            attachment_part("notes.txt", "text/plain", "Some notes"),
+            attachment_part("u1", "notes.txt", "text/plain"),
         ]
     ] == [
         [("type", "text"), ("text", "Hello")],
@@ -56,9 +56,9 @@ def test_each_part_is_stored_in_the_shape_design_md_draws():
         [("type", "source"), ("url", "https://a.example/"), ("title", "A")],
         [
             ("type", "attachment"),
+            ("uploadId", "u1"),
             ("filename", "notes.txt"),
             ("mimeType", "text/plain"),
-            ("text", "Some notes"),
         ],
     ]
 
