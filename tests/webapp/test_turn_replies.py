@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.turns import stored_turn
 from webapp.extensions import db
 from webapp.models import Conversation, Message, ToolCall, Turn
@@ -45,10 +47,29 @@ def stored_reply(turn_id: str) -> list[dict]:
 def test_a_result_that_arrives_after_a_stop_takes_its_place_in_the_reply(app, make_user):
     """Before, the late result was merged at the end of what the Stop kept, so the page's
     source moved above the results it came from; the reply is now derived again."""
-    user = make_user("pat")
-    turn_id = stored_turn(app, user.id, "running", with_reply=True)
+    a_late_result_takes_its_place(app, make_user("pat").id)
+
+
+@pytest.mark.postgres
+def test_a_result_that_arrives_after_a_stop_takes_its_place_on_postgresql(
+    make_app, migrated_postgres_url
+):
+    from webapp.models import User
+
+    app = make_app(DATABASE_URL=migrated_postgres_url)
     with app.app_context():
-        ask_for_two_calls(turn_id, user.id)
+        user = User.make("pat", "password")
+        db.session.add(user)
+        db.session.commit()
+        user_id = user.id
+    a_late_result_takes_its_place(app, user_id)
+
+
+def a_late_result_takes_its_place(app, user_id: str) -> None:
+    """Stop a turn while one of its two calls runs, finish that call, close the step."""
+    turn_id = stored_turn(app, user_id, "running", with_reply=True)
+    with app.app_context():
+        ask_for_two_calls(turn_id, user_id)
         finish(turn_id, "a", "A said", [PAGE_SOURCE])
         assert cancel_turn(db.session.get(Turn, turn_id))  # call b still runs
         shown_at_stop = stored_reply(turn_id)
