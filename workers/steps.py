@@ -110,11 +110,12 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
     """
     config = current_app.config
     state = turn_state(turn.id)
-    said = write_reply(turn.id)  # with the previous step's results, committed with the claim
-    sources = Sources(state, cited_urls(turn.id))
     user_id = owner_id(turn)
     provider_row, model = get_turn_model(turn)
-    offers = offered_tools(turn, model)
+    offers = offered_tools(turn, model)  # may load plugins: before the reply's write, so the
+    # transaction holds no write lock meanwhile (SQLite would hold back the turn's beats)
+    said = write_reply(turn.id)  # with the previous step's results
+    sources = Sources(state, cited_urls(turn.id))
     last_step = step >= config["TURN_MAX_STEPS"] - 1
     path = branch(turn.conversation_id, turn.assistant_message_id)
     history = [

@@ -29,6 +29,7 @@ from webapp.models import Conversation, Message, Turn
 from webapp.models.base import aware, utcnow
 from webapp.models.usage import add_usage
 from webapp.turn import events
+from webapp.turn.calls import stored_call_ids
 from webapp.turn.replies import StepOutput, record_step, shown_output, write_reply
 from webapp.turn.state import turn_state
 from webapp.turn.states import OPEN_STATUSES, StepClaim, TurnStatus
@@ -296,7 +297,9 @@ def finish_turn(
     if ended is not None and ended.assistant_message_id:
         if output is not None:
             record_step(turn_id, ended.step, output)
-        shown = shown_output(turn_state(turn_id)) if output is None else None
+        shown = None
+        if output is None and not stored_call_ids(turn_id, ended.step):  # cut off mid-stream
+            shown = shown_output(turn_state(turn_id))
         parts = write_reply(turn_id, shown, status)
         if status == "failed" and parts and error:
             error = f"{CUT_OFF} {error}"
