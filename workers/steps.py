@@ -114,8 +114,10 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
     provider_row, model = get_turn_model(turn)
     offers = offered_tools(turn, model)  # may load plugins: before the reply's write, so the
     # transaction holds no write lock meanwhile (SQLite would hold back the turn's beats)
-    said = write_reply(turn.id)  # with the previous step's results
-    sources = Sources(state, cited_urls(turn.id))
+    # Step 0 has nothing stored to derive from (a step that stored calls is never run again),
+    # and no write: on SQLite each write waits for every other turn's.
+    said = write_reply(turn.id) if step > 0 else []  # with the previous step's results
+    sources = Sources(state, cited_urls(turn.id) if step > 0 else ())
     last_step = step >= config["TURN_MAX_STEPS"] - 1
     path = branch(turn.conversation_id, turn.assistant_message_id)
     history = [
