@@ -22,11 +22,12 @@ from prometheus_client import Counter, Gauge, Histogram
 
 from tools.api import SEARCH_FAILURE_REASONS
 from webapp.config import prepare_metrics_folder
+from webapp.turn.states import CALL_OUTCOMES, ENDED_STATUSES
 
 prepare_metrics_folder()
 
-TURN_OUTCOMES = ("completed", "failed", "cancelled")
-TOOL_OUTCOMES = ("ok", "error", "timeout", "cancelled", "refused")
+TURN_OUTCOMES = ENDED_STATUSES
+TOOL_OUTCOMES = CALL_OUTCOMES
 REAPER_ACTIONS = (
     "sweep", "failed_turn", "requeued_turn", "resent_work", "failed_waiting_turn"
 )  # fmt: skip

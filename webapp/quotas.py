@@ -38,9 +38,9 @@ from webapp.models import Conversation, Turn, Upload
 from webapp.models.uploads import room_taken
 from webapp.streams import open_stream_count
 from webapp.turn.state import get_redis
+from webapp.turn.states import OPEN_STATUSES
 
 WINDOW_SECONDS = {"hour": 3600, "day": 86400}
-OPEN_STATUSES = ("queued", "running")
 # An open turn frees its slot when it ends, which no one can foretell: try again this soon.
 OPEN_TURN_RETRY_SECONDS = 10
 # Room frees only when the user deletes attachments: a client may ask again this soon.

@@ -8,27 +8,13 @@ from tools.api import Signal, ToolContext
 from tools.citations import CitationList
 from tools.net import make_session
 from tools.rates import RedisRates
-from webapp.extensions import db
-from webapp.models import Message, ToolCall, Turn
+from webapp.models import ToolCall, Turn
 from webapp.plugin_host import find_settings
 from webapp.quotas import UserQuotas
+from webapp.turn.replies import cited_urls
 from webapp.turn.sources import Sources
 from webapp.turn.state import get_redis, turn_state
 from workers.offer import Offered, owner_id
-
-
-def reply_sources(turn: Turn) -> Sources:
-    """Return the sources of the turn's reply as a tool call sees them: its source parts and
-    the citations of tool calls whose results are not in the reply yet."""
-    parts = (
-        db.session.get(Message, turn.assistant_message_id).parts
-        if turn.assistant_message_id
-        else []
-    )
-    sources = Sources(turn_state(turn.id), parts)
-    calls = db.session.scalars(db.select(ToolCall).filter_by(turn_id=turn.id))
-    sources.cited.update(c["url"] for call in calls for c in (call.citations or []))
-    return sources
 
 
 def make_trial_context(user_id: str, roles: list[str], seconds: float) -> ToolContext:
@@ -56,7 +42,7 @@ def make_tool_context(
     (``Sources.claim_all``), never from a call that failed or timed out.
     """
     state = turn_state(turn.id)
-    sources = reply_sources(turn)
+    sources = Sources(state, cited_urls(turn.id))
     citations = sources.collector()
     user = owner_id(turn)
     plugin = offered.plugin  # a tool source's tools have no plugin settings

@@ -14,7 +14,7 @@ from webapp.plugin_host import get_parsers
 from webapp.turn.lifecycle import record_heartbeats
 from webapp.turn.state import get_redis
 from workers.providers import OpenAICompatibleProvider
-from workers.watch import CancelWatcher
+from workers.watch import TurnWatcher
 
 HEARTBEAT_SECONDS = 5.0  # at most; a quarter of TURN_STALE_SECONDS when that is shorter
 
@@ -22,7 +22,7 @@ _lock = threading.Lock()
 _providers: dict[tuple[str, str, str | None], OpenAICompatibleProvider] = {}
 
 
-def get_watcher() -> CancelWatcher:
+def get_watcher() -> TurnWatcher:
     """Return this app's cancel watcher, which also beats for its turns; started on first use."""
     app = current_app._get_current_object()
     watcher = app.extensions.get("lookout_cancel_watcher")
@@ -31,7 +31,7 @@ def get_watcher() -> CancelWatcher:
             watcher = app.extensions.get("lookout_cancel_watcher")
             if watcher is None:
                 interval = min(HEARTBEAT_SECONDS, app.config["TURN_STALE_SECONDS"] / 4)
-                watcher = CancelWatcher(
+                watcher = TurnWatcher(
                     get_redis(), beat=lambda turn_ids: beat(app, turn_ids), beat_seconds=interval
                 )
                 app.extensions["lookout_cancel_watcher"] = watcher

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
 
 from flask import current_app
 from sqlalchemy.exc import OperationalError
@@ -22,8 +21,10 @@ from webapp.models import Message, Turn
 from webapp.models.providers import context_tokens, max_tokens
 from webapp.models.uploads import with_attachment_texts
 from webapp.turn import events
+from webapp.turn.calls import store_calls, stored_call_ids
 from webapp.turn.lifecycle import claim_step, finish_turn, record_usage
-from webapp.turn.replies import step_shown
+from webapp.turn.replies import StepOutput, cited_urls, step_shown, write_reply
+from webapp.turn.sources import Sources
 from webapp.turn.state import turn_state
 from workers.celery_app import celery
 from workers.fanout import dispatch
@@ -33,14 +34,14 @@ from workers.offer import (
     get_turn_model,
     is_untrusted_name,
     offered_tools,
+    owner_id,
 )
 from workers.prompts import StoredMessage, build_messages
 from workers.providers import ProviderError, ToolSpec
 from workers.providers.tokens import prompt_chars, tool_chars
 from workers.reaper import fail_dead_turn
-from workers.reply import StepReply, stored_call_ids
 from workers.runtime import get_watcher, provider_client
-from workers.streaming import add_usage, stream_reply
+from workers.streaming import add_step_tokens, stream_reply
 from workers.turn_task import TurnTask
 
 # How often a delivery of a step that another worker runs looks again.
@@ -108,16 +109,22 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
     claim that made the reply is committed.
     """
     config = current_app.config
-    reply = StepReply(turn, step)
+    state = turn_state(turn.id)
+    user_id = owner_id(turn)
     provider_row, model = get_turn_model(turn)
-    offers = offered_tools(turn, model)
+    offers = offered_tools(turn, model)  # may load plugins: before the reply's write, so the
+    # transaction holds no write lock meanwhile (SQLite would hold back the turn's beats)
+    # Step 0 has nothing stored to derive from (a step that stored calls is never run again),
+    # and no write: on SQLite each write waits for every other turn's.
+    said = write_reply(turn.id) if step > 0 else []  # with the previous step's results
+    sources = Sources(state, cited_urls(turn.id) if step > 0 else ())
     last_step = step >= config["TURN_MAX_STEPS"] - 1
-    path = branch(turn.conversation_id, reply.message_id)
+    path = branch(turn.conversation_id, turn.assistant_message_id)
     history = [
         StoredMessage(m.role, parts)
         for m, parts in zip(path, with_attachment_texts(m.parts for m in path), strict=True)
     ]
-    history[-1] = StoredMessage("assistant", reply.said())
+    history[-1] = StoredMessage("assistant", said)
     specs = [] if last_step else [spec_of(o) for o in offers]
     answer_tokens = max_tokens(model)
     room = prompt_chars(
@@ -132,13 +139,12 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
     )
     provider = provider_client(provider_row)
     turn_id, usage, model_id = turn.id, turn.usage, turn.model
+    message_id = turn.assistant_message_id
     db.session.commit()  # the claim and the reads: no connection held while the model streams
     if announce:
-        events.turn_started(reply.state, reply.message_id)
+        events.turn_started(state, message_id)
     started = time.monotonic()
-    streamed = stream_reply(
-        reply.state, provider, model["name"], messages, specs, reply.sources, answer_tokens
-    )
+    streamed = stream_reply(state, provider, model["name"], messages, specs, sources, answer_tokens)
     counted = streamed.usage
     metrics.model_step(
         model_id,
@@ -146,21 +152,22 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
         counted.input_tokens if counted else 0,
         counted.output_tokens if counted else 0,
     )
-    reply.add_streamed(streamed.text, streamed.sources)
-    usage = add_usage(usage, streamed.usage)
+    output = StepOutput(streamed.text, streamed.sources)
+    usage = add_step_tokens(usage, streamed.usage)
     if streamed.cancelled:
-        end(turn_id, "cancelled", usage=usage, parts=reply.parts)
+        end(turn_id, "cancelled", usage=usage, output=output)
     elif streamed.error is not None:
-        end(turn_id, "failed", streamed.error.message, usage=usage, parts=reply.parts)
+        end(turn_id, "failed", streamed.error.message, usage=usage, output=output)
     elif streamed.calls:
         if not record_usage(turn_id, usage):
             db.session.rollback()  # the turn ended meanwhile (a Stop): its ending kept the reply
             return
-        call_ids = reply.store_calls(offers, streamed.calls)
+        offered = {o.tool.name: o for o in offers}
+        call_ids = store_calls(turn_id, step, user_id, output, offered, streamed.calls)
         db.session.commit()
         dispatch(turn_id, step, call_ids)
     else:
-        end(turn_id, "completed", usage=usage, parts=reply.parts)
+        end(turn_id, "completed", usage=usage, output=output)
 
 
 def spec_of(offered: Offered) -> ToolSpec:
@@ -175,15 +182,14 @@ def end(
     error: str | None = None,
     usage: dict | None = None,
     keep: bool = False,
-    parts: list[dict[str, Any]] | None = None,
+    output: StepOutput | None = None,
 ) -> None:
     """End the turn, if nothing ended it already.
 
-    ``parts`` are the reply's, when the step knows them; without them the ending keeps what
-    the user saw (see ``finish_turn``). ``keep`` commits what the session holds with the
-    ending; without it (and without ``parts``), whatever a failed step left unsaved is
-    dropped first.
+    ``output`` is what the step said, when it streamed; without it the ending keeps what the
+    user saw (see ``finish_turn``). ``keep`` commits what the session holds with the ending;
+    without it (and without ``output``), whatever a failed step left unsaved is dropped first.
     """
-    if not keep and parts is None:
+    if not keep and output is None:
         db.session.rollback()
-    finish_turn(turn_id, status, error, usage, parts)
+    finish_turn(turn_id, status, error, usage, output)

@@ -144,7 +144,7 @@ class DeltaBuffer:
         self.last_flush = time.monotonic()
 
 
-def add_usage(total: dict | None, usage: Usage | None) -> dict | None:
+def add_step_tokens(total: dict | None, usage: Usage | None) -> dict | None:
     """Return the turn's token usage with one more model call's counts added; counts estimated
     from characters (the server reported none) are added to ``estimatedTokens`` as well."""
     if usage is None:

@@ -17,11 +17,10 @@ from tools.parser_shares import acting_for
 from webapp import broker, metrics
 from webapp.extensions import db
 from webapp.models import ToolCall, Turn
-from webapp.models.base import utcnow
-from webapp.models.usage import add_usage
 from webapp.turn import events
-from webapp.turn.calls import claim_call
+from webapp.turn.calls import claim_call, finish_call
 from webapp.turn.state import turn_state
+from webapp.turn.states import CallOutcome
 from webapp.usage.tool_names import tool_label
 from workers.abandoned import abandoned
 from workers.celery_app import celery
@@ -33,8 +32,6 @@ from workers.turn_task import TurnTask
 GRACE_SECONDS = 1.0
 # How often a delivery of a call that another task runs looks for its outcome.
 BUSY_RETRY_SECONDS = 2
-# The outcomes counted as tool errors in usage: a cancelled call did not fail.
-FAILED_OUTCOMES = ("error", "timeout", "refused")
 log = logging.getLogger("lookout.tools")
 
 
@@ -43,7 +40,7 @@ class Outcome:
     """What one call came to: output or error, the outcome word logged and stored, and what
     the tool said it spent (``tools.usage``)."""
 
-    outcome: str
+    outcome: CallOutcome
     output: Any = None
     error: str | None = None
     spent: list[tuple[str, str, int]] = field(default_factory=list)
@@ -156,9 +153,11 @@ def run_claimed(turn_id: str, call_id: str) -> str:
     else:
         events.tool_started(state, call_id, name, call.input)
         result = run_call(turn, call)
-    store(call, result, owner_id(turn))
-    seconds = time.monotonic() - started
     label = tool_label(name, call.source)  # the model's name, bounded: see tool_names
+    finish_call(
+        call, result.outcome, result.output, result.error, result.spent, owner_id(turn), label
+    )
+    seconds = time.monotonic() - started
     metrics.tool_call(label, result.outcome, seconds, result.output)
     duration_ms = round(seconds * 1000)
     log.info(
@@ -210,17 +209,3 @@ def run_call(turn: Turn, call: ToolCall) -> Outcome:
     # The sources of an ok result only: a call that failed or timed out cites nothing.
     call.citations = sources.claim_all(collected.citations) if result.outcome == "ok" else []
     return result
-
-
-def store(call: ToolCall, result: Outcome, user_id: str) -> None:
-    """Store the raw output or the error, once, and count what the call spent in the user's
-    usage in the same transaction (a failed call counts as a tool error)."""
-    call.outcome = result.outcome
-    call.output = result.output if result.outcome == "ok" else None
-    call.error = result.error
-    call.finished_at = utcnow()
-    failed = []
-    if result.outcome in FAILED_OUTCOMES:
-        failed = [("toolErrors", tool_label(call.name, call.source), 1)]
-    add_usage(user_id, [*result.spent, *failed])
-    db.session.commit()

@@ -26,8 +26,9 @@ POLL_SECONDS = 0.1
 log = logging.getLogger("lookout.workers")
 
 
-class CancelWatcher:
-    """Trips registered signals when their turn's cancel flag goes up."""
+class TurnWatcher:
+    """Watches the turns this worker holds: trips registered signals when their turn's cancel
+    flag goes up, and beats for them (``beat``) so the reaper sees them alive."""
 
     def __init__(
         self,

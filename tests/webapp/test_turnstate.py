@@ -62,3 +62,15 @@ def test_a_task_recorded_after_the_turn_ended_does_not_bring_back_its_task_list(
     state.end(stream_ttl_seconds=600)
     state.remember_task("late-callback")
     assert not state.exists("tasks") and state.task_ids() == []
+
+
+def test_the_turns_end_deletes_the_note_that_its_task_gave_up_on_the_database(state):
+    """The note was made outside the module that names the turn's keys, and outlived the turn."""
+    state.client.set(key(state.turn_id, "database_gave_up"), "1700000000.0")
+    state.end(stream_ttl_seconds=600)
+    assert not state.exists("database_gave_up")
+
+
+def test_a_turn_key_that_is_not_named_in_the_state_module_is_refused(state):
+    with pytest.raises(ValueError, match="name it in webapp/turn/state.py"):
+        key(state.turn_id, "scratch")

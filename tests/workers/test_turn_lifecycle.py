@@ -16,7 +16,7 @@ from webapp.extensions import db
 from webapp.models import Turn
 from webapp.turn.events import TERMINAL_EVENTS
 from webapp.turn.lifecycle import cancel_turn, claim_step, finish_turn
-from webapp.turn.parts import text_part
+from webapp.turn.replies import StepOutput
 from webapp.turn.state import key, turn_state
 from workers.steps import end
 
@@ -42,7 +42,7 @@ def test_a_cancelled_turn_keeps_its_flag_up_whatever_ends_it_after(app, running_
         # hides the cancel from the turn's work still running.
         end(turn_id, "cancelled")
         assert claim_step(turn_id, 1)[0] == "ended"
-        assert not finish_turn(turn_id, "completed", parts=[text_part("late")])
+        assert not finish_turn(turn_id, "completed", output=StepOutput("late"))
         state = turn_state(turn_id)
         assert state.cancel_requested()
         stream_ttl = app.config["EVENT_STREAM_TTL_SECONDS"]
@@ -54,7 +54,7 @@ def test_a_cancelled_turn_keeps_its_flag_up_whatever_ends_it_after(app, running_
 def test_a_turn_that_ends_otherwise_raises_no_cancel(app, running_turn):
     turn_id = running_turn()
     with app.app_context():
-        assert finish_turn(turn_id, "completed", parts=[text_part("done")])
+        assert finish_turn(turn_id, "completed", output=StepOutput("done"))
         assert not cancel_turn(db.session.get(Turn, turn_id))
         assert not turn_state(turn_id).cancel_requested()
 
@@ -77,7 +77,7 @@ def test_a_cancel_racing_the_turns_end_has_one_winner_and_a_flag_only_if_cancell
         def complete(turn_id=turn_id, won=won, barrier=barrier) -> None:
             with app.app_context():
                 barrier.wait()
-                won["complete"] = finish_turn(turn_id, "completed", parts=[text_part("all")])
+                won["complete"] = finish_turn(turn_id, "completed", output=StepOutput("all"))
                 # the worker's step then ends as it does when it saw the flag: it must lose
                 finish_turn(turn_id, "cancelled")
 

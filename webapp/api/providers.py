@@ -79,7 +79,7 @@ def save() -> None:
         raise ApiError(*NAME_TAKEN) from None
 
 
-def find_provider(provider_id: str) -> Provider:
+def get_provider(provider_id: str) -> Provider:
     """Return a provider; 404 when there is none."""
     provider = db.session.get(Provider, provider_id)
     if provider is None:
@@ -113,7 +113,7 @@ def create_provider():
 @operation(answers={200: ProviderAnswer})
 def read_provider(provider_id: str):
     """Return one provider, its key left out."""
-    return jsonify(ProviderAnswer().dump(find_provider(provider_id)))
+    return jsonify(ProviderAnswer().dump(get_provider(provider_id)))
 
 
 @bp.patch("/admin/providers/<provider_id>")
@@ -121,7 +121,7 @@ def read_provider(provider_id: str):
 @operation(body=ProviderChange, answers={200: ProviderAnswer})
 def change_provider(provider_id: str):
     """Change some fields of a provider."""
-    provider = find_provider(provider_id)
+    provider = get_provider(provider_id)
     apply(provider, load_json(ProviderChange, "provider"))
     save()
     return jsonify(ProviderAnswer().dump(provider))
@@ -132,7 +132,7 @@ def change_provider(provider_id: str):
 @operation(answers={204: NO_CONTENT})
 def delete_provider(provider_id: str):
     """Remove a provider; turns already run keep their record."""
-    db.session.delete(find_provider(provider_id))
+    db.session.delete(get_provider(provider_id))
     db.session.commit()
     return "", 204
 
@@ -196,7 +196,7 @@ def awaited_test(send: Callable[[], dict[str, Any]]):
 @operation(answers={200: ConnectionTestSchema}, errors=(503,))
 def check_connection(provider_id: str):
     """Have a worker list the provider's models: 200 {ok, models | error}; 503 when none answers."""
-    provider_id = find_provider(provider_id).id
+    provider_id = get_provider(provider_id).id
     return awaited_test(
         lambda: queue.call(broker.PROBE_PROVIDER, provider_id, timeout=TEST_TIMEOUT_SECONDS)
     )

@@ -1,7 +1,7 @@
 """The database models, one module per concept, importable from here."""
 
 from webapp.models.accounts import ApiToken, User
-from webapp.models.chat import Conversation, Message, ToolCall, Turn
+from webapp.models.chat import Conversation, Message, ToolCall, Turn, TurnStep
 from webapp.models.limits import UserLimit
 from webapp.models.mcp import McpServer
 from webapp.models.plugins import PluginOptions, UserPluginSettings, UserToolSetting
@@ -18,6 +18,7 @@ __all__ = [
     "Provider",
     "ToolCall",
     "Turn",
+    "TurnStep",
     "User",
     "UserLimit",
     "UserPluginSettings",

@@ -1,4 +1,5 @@
-"""Chat records: conversations, their branching messages, turns, and each tool call's raw result."""
+"""Chat records: conversations, their branching messages, turns, what each model step said,
+and each tool call's raw result."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from webapp.extensions import db
 from webapp.models.base import ID_LENGTH, created_column, id_column, utcnow
 
-TURN_STATUSES = ("queued", "running", "completed", "failed", "cancelled")
 MESSAGE_ROLES = ("user", "assistant")
 
 
@@ -114,3 +114,20 @@ class ToolCall(db.Model):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # The task that claimed the call (webapp/turn/calls.py): only its retries run it again.
     task_id: Mapped[str | None] = mapped_column(String(64))
+
+
+class TurnStep(db.Model):
+    """What one model step of a turn said: its text and the sources the model cited while it
+    streamed, stored with the step's tool calls (or its ending) in one transaction; keyed by
+    (turn_id, step). The reply is derived from these and the tool calls (webapp/turn/replies.py).
+    """
+
+    __tablename__ = "turn_steps"
+
+    turn_id: Mapped[str] = mapped_column(
+        String(ID_LENGTH), ForeignKey("turns.id", ondelete="CASCADE"), primary_key=True
+    )
+    step: Mapped[int] = mapped_column(Integer, primary_key=True)
+    text: Mapped[str] = mapped_column(Text, nullable=False, default="")
+    # The sources the model cited while it streamed, in order, as ``{url, title}``.
+    sources: Mapped[list] = mapped_column(JSON, nullable=False, default=list)

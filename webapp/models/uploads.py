@@ -11,7 +11,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from webapp.extensions import db
 from webapp.models.base import ID_LENGTH, created_column, id_column
-from webapp.turn.parts import ATTACHMENT, attached_upload_id, attachment_with_text, kind_of
+from webapp.turn.parts import attached_upload_id, attachment_with_text
 
 # What the model reads in place of the text of an upload its owner has since deleted.
 DELETED_TEXT = "[The user deleted this file after attaching it; its text is no longer kept.]"
@@ -56,10 +56,7 @@ def with_attachment_texts(messages: Iterable[list[dict[str, Any]]]) -> list[list
     of attached uploads: the prompt gets it here."""
     messages = [list(parts) for parts in messages]
     ids = {
-        upload_id
-        for parts in messages
-        for part in parts
-        if kind_of(part) == ATTACHMENT and (upload_id := attached_upload_id(part))
+        upload_id for parts in messages for part in parts if (upload_id := attached_upload_id(part))
     }
     texts: dict[str, str] = {}
     if ids:
@@ -68,7 +65,7 @@ def with_attachment_texts(messages: Iterable[list[dict[str, Any]]]) -> list[list
     return [
         [
             attachment_with_text(part, texts.get(upload_id, DELETED_TEXT))
-            if kind_of(part) == ATTACHMENT and (upload_id := attached_upload_id(part))
+            if (upload_id := attached_upload_id(part))
             else part
             for part in parts
         ]

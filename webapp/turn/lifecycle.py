@@ -29,11 +29,12 @@ from webapp.models import Conversation, Message, Turn
 from webapp.models.base import aware, utcnow
 from webapp.models.usage import add_usage
 from webapp.turn import events
+from webapp.turn.calls import stored_call_ids
 from webapp.turn.parts import TEXT, kind_of
-from webapp.turn.replies import kept_parts, with_results
+from webapp.turn.replies import StepOutput, record_step, shown_output, write_reply
 from webapp.turn.state import turn_state
+from webapp.turn.states import OPEN_STATUSES, StepClaim, TurnStatus
 
-OPEN_STATUSES = ("queued", "running")
 CUT_OFF = "The answer above was cut off."
 # A failed reply that kept only tool calls and their results: no answer text to call cut off.
 NO_ANSWER_TEXT = "No answer was written: the model stopped after its tool calls, kept above."
@@ -100,7 +101,7 @@ def start_turn(
         raise TurnRefused(over.message, 429, retry_after=over.retry_after) from over
     except redis.RedisError as exc:
         raise TurnRefused(LIMITS_DOWN, 503) from exc
-    return queue_turn(turn)
+    return enqueue_first_step(turn)
 
 
 def store_turn(
@@ -127,7 +128,7 @@ def store_turn(
     return turn
 
 
-def queue_turn(turn: Turn) -> Turn:
+def enqueue_first_step(turn: Turn) -> Turn:
     """Queue a stored turn's first step; fail it and raise TurnRefused (503) when the queue
     cannot be reached."""
     from webapp import broker, queue  # the web side's door to Celery; workers never need it
@@ -145,7 +146,7 @@ def queue_turn(turn: Turn) -> Turn:
     return turn
 
 
-def claim_step(turn_id: str, step: int) -> tuple[str, Turn | None]:
+def claim_step(turn_id: str, step: int) -> tuple[StepClaim, Turn | None]:
     """Claim a step for this worker: "claimed", "started" (claimed, and its reply made),
     "taken" (claimed from a worker that stopped beating), "busy" (another worker runs it), or
     why it will not run ("gone", "ended", "stale-task"); with the turn.
@@ -184,21 +185,20 @@ def claim_step(turn_id: str, step: int) -> tuple[str, Turn | None]:
 
 
 def close_cancelled(turn: Turn, step: int) -> None:
-    """Keep, once, the results of the tool calls a cancel interrupted: they replace the results
-    the cancel kept for calls still running then."""
+    """Derive the reply again, once, now that the tool calls a cancel interrupted have their
+    results (the cancel showed them unfinished)."""
     claimed = db.session.execute(
         update(Turn)
         .where(Turn.id == turn.id, Turn.status == "cancelled", Turn.step == step - 1)
         .values(step=step)
         .execution_options(synchronize_session=False)
     ).rowcount
-    if claimed and turn.assistant_message_id:
-        message = db.session.get(Message, turn.assistant_message_id)
-        message.parts = with_results(list(message.parts), turn.id, step - 1)
+    if claimed:
+        write_reply(turn.id)
     db.session.commit()
 
 
-def take_over(turn: Turn, step: int) -> str:
+def take_over(turn: Turn, step: int) -> StepClaim:
     """Claim again a step whose worker stopped beating: "taken", or "started" when it had not
     made the reply yet; "busy" while its heartbeat is fresh or another worker took it. Stale
     means what it means to the reaper (``TURN_STALE_SECONDS``)."""
@@ -261,21 +261,21 @@ def record_usage(turn_id: str, usage: dict | None) -> bool:
 
 def finish_turn(
     turn_id: str,
-    status: str,
+    status: TurnStatus,
     error: str | None = None,
     usage: dict | None = None,
-    parts: list[dict[str, Any]] | None = None,
+    output: StepOutput | None = None,
     stale_before: datetime | None = None,
 ) -> bool:
     """End an open turn with ``status``; return False when it had already ended (or, given
     ``stale_before``, when something beat for it since: the reaper's ending, which work
     claimed meanwhile must win).
 
-    The reply keeps ``parts`` when given (what the step ending the turn said), else every part
-    the user saw (``kept_parts``: the last step's tool results, or the text its events showed);
-    a failure that keeps anything says so in its error. Nothing is written when someone else
-    ended the turn first. Commits, with whatever the session holds besides. ``usage``
-    replaces the turn's token usage. A turn ended ``cancelled`` raises its cancel flag.
+    ``output`` is what the step ending the turn said, stored with the ending; without it the
+    reply keeps what the page showed of the last step (``shown_output``). The reply is derived
+    (``write_reply``); a failure that keeps anything says so in its error. Nothing is written
+    when someone else ended the turn first. Commits, with whatever the session holds besides.
+    ``usage`` replaces the turn's token usage. A turn ended ``cancelled`` raises its cancel flag.
     """
     now = utcnow()
     values: dict[str, Any] = {
@@ -298,11 +298,12 @@ def finish_turn(
     if ended is not None:
         count_turn(ended, status)
     if ended is not None and ended.assistant_message_id:
-        if parts is None:
-            stored = db.session.scalar(
-                db.select(Message.parts).filter_by(id=ended.assistant_message_id)
-            )
-            parts = kept_parts(turn_state(turn_id), list(stored or []), ended.step)
+        if output is not None:
+            record_step(turn_id, ended.step, output)
+        shown = None
+        if output is None and not stored_call_ids(turn_id, ended.step):  # cut off mid-stream
+            shown = shown_output(turn_state(turn_id))
+        parts = write_reply(turn_id, shown, status)
         if status == "failed" and parts and error:
             error = f"{kept_note(parts)} {error}"
             db.session.execute(
@@ -311,12 +312,6 @@ def finish_turn(
                 .values(error=error)
                 .execution_options(synchronize_session=False)
             )
-        db.session.execute(
-            update(Message)
-            .where(Message.id == ended.assistant_message_id)
-            .values(status=status, parts=parts)
-            .execution_options(synchronize_session=False)
-        )
     db.session.commit()
     if ended is None:
         return False

@@ -60,8 +60,9 @@ def attachment_part(upload_id: str, filename: str, mime_type: str) -> Part:
 
 
 def attached_upload_id(part: Mapping[str, Any]) -> str | None:
-    """Return the upload an attachment part refers to, None for one that carries its text."""
-    return part.get("uploadId")
+    """Return the upload an attachment part refers to; None for any other part, and for an
+    attachment that carries its text."""
+    return part.get("uploadId") if part.get("type") == ATTACHMENT else None
 
 
 def attachment_with_text(part: Mapping[str, Any], text: str) -> Part:

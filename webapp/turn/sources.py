@@ -1,34 +1,35 @@
 """The sources of one reply: each URL cited once, whoever cites it.
 
-Three paths cite, and all of them go through ``Sources``:
+Two paths cite, and both go through ``Sources``, which starts from what the turn cites
+(``webapp.turn.replies.cited_urls``):
 - the model's own citations while it streams: ``claim`` publishes each new one at once;
 - a tool's ``ctx.cite``: the call collects into ``collector()`` and, only with an ``ok``
-  result, ``claim_all`` publishes what no parallel call cited first;
-- the stored results a step (or an ending) replays into the reply: ``replay`` adds their
-  sources, already published when their call ended, without publishing again.
+  result, ``claim_all`` publishes what no parallel call cited first.
+What is stored of both (the step's sources, the call's citations) reaches the reply through
+its derivation (``webapp.turn.replies``), which shows each URL once.
 A URL is claimed in the turn's Redis set (``TurnState.claim_citation``), so parallel tool calls
 in other processes cite it once; the set refuses claims once the turn has ended.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from tools.api import Citation
 from tools.citations import CitationList
 from webapp.turn import events
-from webapp.turn.parts import Part, source_part, source_urls
+from webapp.turn.parts import Part, source_part
 from webapp.turn.state import TurnState
 
 
 class Sources:
     """The URLs a reply cites, and the one way to cite another."""
 
-    def __init__(self, state: TurnState, parts: Iterable[Mapping[str, Any]] = ()) -> None:
-        """``parts``: what the reply holds so far; its sources count as cited."""
+    def __init__(self, state: TurnState, cited: Iterable[str] = ()) -> None:
+        """``cited``: the URLs the turn cites so far."""
         self.state = state
-        self.cited: set[str] = source_urls(parts)
+        self.cited: set[str] = set(cited)
         # Checks the URL and cuts the title; what is cited is ``cited`` alone, read first.
         self._claims = CitationList(claim=state.claim_citation)
 
@@ -54,12 +55,3 @@ class Sources:
         (``{url, title}``), to be stored with the call."""
         claimed = (self.claim(c.url, c.title) for c in citations)
         return [{"url": p["url"], "title": p["title"]} for p in claimed if p is not None]
-
-    def replay(self, parts: list[Part], stored: Iterable[Mapping[str, Any]]) -> list[Part]:
-        """Append to ``parts`` a source part for each stored ``{url, title}`` the reply does
-        not cite yet (sources published before: nothing is published again); return ``parts``."""
-        for source in stored:
-            if source["url"] not in self.cited:
-                self.cited.add(source["url"])
-                parts.append(source_part(source["url"], source.get("title")))
-        return parts

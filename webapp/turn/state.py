@@ -8,11 +8,13 @@ Keys, all under ``lookout:turn:<id>:``
     cited    the URLs the reply cites, so parallel tool calls add each source once
     cache    a hash of JSON values, one field per ``<tool>\\0<key>``
     ended    set when the turn ends: later events, cache writes, tasks and markers are dropped
-The cache and the queued markers are deleted when the turn ends; the stream and the cancel
-flag expire a while later (the flag is never deleted: work still running must see it). Other
-TTLs are only the safety net. Nothing outlives its turn: work that finishes late (a tool call
-abandoned at its deadline) neither recreates the cache, the task list or the markers nor extends
-the stream.
+    database_gave_up  when a task of the turn gave up on the database (``workers.turn_task``)
+Only ``key`` makes a turn's key, and only of these names. The cache, the task ids, the cited
+URLs, the queued markers and the database note are deleted when the turn ends; the stream and
+the cancel flag expire a while later (the flag is never deleted: work still running must see
+it). Other TTLs are only the safety net. Nothing outlives its turn: work that finishes late
+(a tool call abandoned at its deadline) neither recreates the cache, the task list or the
+markers nor extends the stream.
 """
 
 from __future__ import annotations
@@ -76,8 +78,16 @@ def turn_state(turn_id: str) -> TurnState:
     return TurnState(get_redis(), turn_id)
 
 
+KEY_NAMES = (
+    "events", "cancel", "tasks", "queued", "cited", "cache", "ended", "database_gave_up"
+)  # fmt: skip
+
+
 def key(turn_id: str, name: str) -> str:
-    """Return the Redis key of one part of a turn's state."""
+    """Return the Redis key of one part of a turn's state; raise ValueError for a name that
+    is not one of ``KEY_NAMES`` (add it there, with what it holds, and to ``TurnState.end``)."""
+    if name not in KEY_NAMES:
+        raise ValueError(f"{name!r} is not a turn key; name it in webapp/turn/state.py first.")
     return f"lookout:turn:{turn_id}:{name}"
 
 
@@ -190,6 +200,7 @@ class TurnState:
             key(self.turn_id, "tasks"),
             key(self.turn_id, "cited"),
             key(self.turn_id, "queued"),
+            key(self.turn_id, "database_gave_up"),
         )
         pipe.expire(key(self.turn_id, "events"), stream_ttl_seconds)
         pipe.execute()

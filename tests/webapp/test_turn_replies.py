@@ -1,0 +1,140 @@
+"""A reply is derived from what happened: each step's output and the turn's tool calls."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.turns import stored_turn
+from webapp.extensions import db
+from webapp.models import Conversation, Message, ToolCall, Turn
+from webapp.turn.calls import claim_call, finish_call, store_calls
+from webapp.turn.lifecycle import cancel_turn, claim_step
+from webapp.turn.parts import source_part, text_part, tool_call_part, tool_result_part
+from webapp.turn.replies import UNFINISHED_CALL, StepOutput, cited_urls, reply_parts
+from workers.providers import ToolCallRequest
+
+MODEL_SOURCE = {"url": "https://model.example/", "title": "Model"}
+PAGE_SOURCE = {"url": "https://page.example/", "title": "Page"}
+
+
+def ask_for_two_calls(turn_id: str, user_id: str) -> None:
+    """Store a first step that cited a source, said a line and asked for two calls."""
+    requested = [
+        ToolCallRequest(id=call_id, name="echo", arguments={"q": call_id}, raw_arguments="{}")
+        for call_id in ("a", "b")
+    ]
+    store_calls(turn_id, 0, user_id, StepOutput("Looking.", [MODEL_SOURCE]), {}, requested)
+    db.session.commit()
+
+
+def finish(turn_id: str, call_id: str, output: str, citations: list[dict]) -> None:
+    assert claim_call(turn_id, call_id, f"task-{call_id}") == "claimed"
+    call = db.session.get(ToolCall, (turn_id, call_id))
+    call.citations = citations
+    finish_call(call, "ok", output, None, [], owner_of(turn_id), "echo")
+
+
+def owner_of(turn_id: str) -> str:
+    turn = db.session.get(Turn, turn_id)
+    return db.session.get(Conversation, turn.conversation_id).owner_id
+
+
+def stored_reply(turn_id: str) -> list[dict]:
+    db.session.expire_all()
+    return db.session.get(Message, db.session.get(Turn, turn_id).assistant_message_id).parts
+
+
+def test_a_result_that_arrives_after_a_stop_takes_its_place_in_the_reply(app, make_user):
+    """Before, the late result was merged at the end of what the Stop kept, so the page's
+    source moved above the results it came from; the reply is now derived again."""
+    a_late_result_takes_its_place(app, make_user("pat").id)
+
+
+@pytest.mark.postgres
+def test_a_result_that_arrives_after_a_stop_takes_its_place_on_postgresql(
+    make_app, migrated_postgres_url
+):
+    from webapp.models import User
+
+    app = make_app(DATABASE_URL=migrated_postgres_url)
+    with app.app_context():
+        user = User.make("pat", "password")
+        db.session.add(user)
+        db.session.commit()
+        user_id = user.id
+    a_late_result_takes_its_place(app, user_id)
+
+
+def a_late_result_takes_its_place(app, user_id: str) -> None:
+    """Stop a turn while one of its two calls runs, finish that call, close the step."""
+    turn_id = stored_turn(app, user_id, "running", with_reply=True)
+    with app.app_context():
+        ask_for_two_calls(turn_id, user_id)
+        finish(turn_id, "a", "A said", [PAGE_SOURCE])
+        assert cancel_turn(db.session.get(Turn, turn_id))  # call b still runs
+        shown_at_stop = stored_reply(turn_id)
+        finish(turn_id, "b", "B said late", [])
+        assert claim_step(turn_id, 1)[0] == "ended"  # the chord's callback closes the step
+        calls = [
+            source_part(**MODEL_SOURCE),
+            text_part("Looking."),
+            tool_call_part("a", "echo", {"q": "a"}),
+            tool_call_part("b", "echo", {"q": "b"}),
+            tool_result_part("a", "echo", "ok", "A said"),
+        ]
+        assert shown_at_stop == [
+            *calls,
+            tool_result_part("b", "echo", "cancelled", error=UNFINISHED_CALL),
+            source_part(**PAGE_SOURCE),
+        ]
+        assert stored_reply(turn_id) == [
+            *calls,
+            tool_result_part("b", "echo", "ok", "B said late"),
+            source_part(**PAGE_SOURCE),
+        ]
+        assert stored_reply(turn_id) == reply_parts(turn_id)
+
+
+def test_a_running_step_shows_its_calls_and_their_results_only_once_it_is_over(app, make_user):
+    user = make_user("sam")
+    turn_id = stored_turn(app, user.id, "running", with_reply=True)
+    with app.app_context():
+        ask_for_two_calls(turn_id, user.id)
+        finish(turn_id, "a", "A said", [PAGE_SOURCE])
+        finish(turn_id, "b", "B said", [{"url": MODEL_SOURCE["url"], "title": "Again"}])
+        asked = [
+            source_part(**MODEL_SOURCE),
+            text_part("Looking."),
+            tool_call_part("a", "echo", {"q": "a"}),
+            tool_call_part("b", "echo", {"q": "b"}),
+        ]
+        assert stored_reply(turn_id) == asked  # as the step stored its calls
+        assert cited_urls(turn_id) == {MODEL_SOURCE["url"], PAGE_SOURCE["url"]}
+        assert claim_step(turn_id, 1)[0] == "claimed"
+        # Each source shows once, where it was first cited.
+        assert reply_parts(turn_id) == [
+            *asked,
+            tool_result_part("a", "echo", "ok", "A said"),
+            tool_result_part("b", "echo", "ok", "B said"),
+            source_part(**PAGE_SOURCE),
+        ]
+
+
+def test_replies_stored_before_0011_keep_their_parts_both_ways(app, make_user):
+    """Migration 0011 adds the step records; a reply stored before keeps its stored parts."""
+    import flask_migrate
+
+    user = make_user("kim")
+    turn_id = stored_turn(app, user.id, "completed", with_reply=True)
+    kept = [text_part("Answered before step records."), source_part(**PAGE_SOURCE)]
+    with app.app_context():
+        db.session.get(Message, db.session.get(Turn, turn_id).assistant_message_id).parts = kept
+        db.session.commit()
+        db.session.remove()
+        flask_migrate.downgrade(revision="0010")
+        assert "turn_steps" not in db.inspect(db.engine).get_table_names()
+        assert stored_reply(turn_id) == kept
+        db.session.remove()
+        flask_migrate.upgrade()
+        assert "turn_steps" in db.inspect(db.engine).get_table_names()
+        assert stored_reply(turn_id) == kept
