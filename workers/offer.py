@@ -3,8 +3,8 @@ switches say; and the one tool a stored call names, found again by its name and 
 
 A step works out its offer (its generation's tool names, the model's capability, the user's
 switches) and stores each call with the tool's owner (a plugin, or a tool source) and whether
-its output is untrusted (``webapp.turn.calls.store_calls``). A tool-call task never works the offer out again:
-it finds the one tool the call names (``resolve_call``).
+its output is untrusted (``webapp.turn.calls.store_calls``). A tool-call task never works the
+offer out again: it finds the one tool the call names (``resolve_call``).
 """
 
 from __future__ import annotations

@@ -18,11 +18,12 @@ from webapp.models import User
 from webapp.models.usage import add_usage
 from webapp.plugin_host import get_host
 from webapp.turn.state import get_redis
+from webapp.turn.states import FAILED_OUTCOMES
 from webapp.usage.tool_names import tool_label
 from workers.celery_app import celery
 from workers.context import make_user_tool_context
 from workers.runtime import get_watcher
-from workers.toolcalls import FAILED_OUTCOMES, Outcome, execute_with_deadline
+from workers.toolcalls import Outcome, execute_with_deadline
 
 log = logging.getLogger("lookout.tools")
 
