@@ -7,8 +7,10 @@ these functions run it on an event loop of the calling thread (a tool call's own
 
 from __future__ import annotations
 
+import asyncio
 import math
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -141,7 +143,7 @@ def list_server_tools(
         return listed
 
     try:
-        return anyio.run(_run, spec, policy, Signal.after(timeout_seconds), work)
+        return _run_to_end(_run, spec, policy, Signal.after(timeout_seconds), work)
     except Cancelled as exc:
         raise ToolError(
             f"The MCP server {spec.name} did not list its tools within {timeout_seconds:g} "
@@ -163,4 +165,28 @@ def call_server_tool(
     async def work(client: Client) -> Any:
         return await client.call_tool(name, arguments)
 
-    return anyio.run(_run, spec, policy, signal, work)
+    return _run_to_end(_run, spec, policy, signal, work)
+
+
+def _run_to_end(func: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+    """Return ``anyio.run(func, *args)``, in a thread of its own when the calling thread already
+    runs an event loop (a caller with an asyncio loop of its own, where anyio.run refuses to
+    start); a worker's tool thread runs none and calls it directly."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return anyio.run(func, *args)
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = anyio.run(func, *args)
+        except BaseException as exc:  # raised again in the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, name="mcp-session")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
