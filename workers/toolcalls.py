@@ -12,7 +12,7 @@ from typing import Any
 
 from flask import current_app
 
-from tools.api import Cancelled, Signal, Tool, ToolError, ToolRefused
+from tools.api import Cancelled, Signal, Tool, ToolContext, ToolError, ToolRefused
 from tools.parser_shares import acting_for
 from webapp import broker, metrics
 from webapp.extensions import db
@@ -179,6 +179,22 @@ def run_claimed(turn_id: str, call_id: str) -> str:
     return result.outcome
 
 
+def run_in_context(tool: Tool, input: Any, ctx: ToolContext, signal: Signal) -> Outcome:
+    """Return the outcome of ``tool`` run in ``ctx`` under its deadline, with what it spent; a
+    turn's call and an MCP client's call (``workers.user_tools``) both run through here."""
+    # A cancel or the deadline shuts the call's connections down, waking blocked reads
+    # (a plain session, with private networks allowed, can only be closed).
+    undo = signal.on_cancel(getattr(ctx.fetch, "abort", ctx.fetch.close))
+    try:
+        with acting_for(ctx.user):  # its parsing counts against the user's fair share
+            result = execute_with_deadline(tool, input, ctx, current_app.config["ABANDONED_MAX"])
+    finally:
+        undo()
+        ctx.fetch.close()
+    result.spent = ctx.meter.counts()
+    return result
+
+
 def run_call(turn: Turn, call: ToolCall) -> Outcome:
     """Find the tool the step offered, validate the input and run it under its deadline."""
     offered = resolve_call(call)
@@ -194,18 +210,7 @@ def run_call(turn: Turn, call: ToolCall) -> Outcome:
     with get_watcher().watching(turn_id, signal):
         ctx, sources, collected = make_tool_context(turn, call, offered, signal)
         db.session.commit()  # ends the read transaction: no connection held while the tool runs
-        # A cancel or the deadline shuts the call's connections down, waking blocked reads
-        # (a plain session, with private networks allowed, can only be closed).
-        undo = signal.on_cancel(getattr(ctx.fetch, "abort", ctx.fetch.close))
-        try:
-            with acting_for(ctx.user):  # its parsing counts against the user's fair share
-                result = execute_with_deadline(
-                    tool, input, ctx, current_app.config["ABANDONED_MAX"]
-                )
-        finally:
-            undo()
-            ctx.fetch.close()
-    result.spent = ctx.meter.counts()
+        result = run_in_context(tool, input, ctx, signal)
     # The sources of an ok result only: a call that failed or timed out cites nothing.
     call.citations = sources.claim_all(collected.citations) if result.outcome == "ok" else []
     return result

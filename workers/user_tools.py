@@ -7,10 +7,7 @@ import logging
 import time
 from typing import Any
 
-from flask import current_app
-
 from tools.api import Signal, ToolError
-from tools.parser_shares import acting_for
 from webapp import broker, metrics
 from webapp.extensions import db
 from webapp.mcp.tools import NOT_OFFERED, find_offered
@@ -23,7 +20,7 @@ from webapp.usage.tool_names import tool_label
 from workers.celery_app import celery
 from workers.context import make_user_tool_context
 from workers.runtime import get_watcher
-from workers.toolcalls import Outcome, execute_with_deadline
+from workers.toolcalls import Outcome, run_in_context
 
 log = logging.getLogger("lookout.tools")
 
@@ -86,15 +83,6 @@ def run_offered(
             user_id, roles, get_host().owner(tool.name), signal, get_redis()
         )
         db.session.commit()  # no connection held while the tool runs
-        undo = signal.on_cancel(getattr(ctx.fetch, "abort", ctx.fetch.close))
-        try:
-            with acting_for(user_id):
-                result = execute_with_deadline(
-                    tool, valid, ctx, current_app.config["ABANDONED_MAX"]
-                )
-        finally:
-            undo()
-            ctx.fetch.close()
-    result.spent = ctx.meter.counts()
+        result = run_in_context(tool, valid, ctx, signal)
     cited = [{"url": c.url, "title": c.title} for c in collected.citations]
     return result, cited if result.outcome == "ok" else []
