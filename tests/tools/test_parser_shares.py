@@ -4,22 +4,14 @@ share a job counts against (``tools.parser_shares``)."""
 from __future__ import annotations
 
 import threading
-import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import pytest
 
+from tests.support.processes import wait_until
 from tools.api import Cancelled, Signal
 from tools.parser_shares import FairParsers, ParsersBusy, acting_for
 from tools.parsers import InlineParsers
-
-
-def wait_until(condition, what: str, limit: float = 10.0) -> None:
-    """Wait until ``condition()`` holds; AssertionError naming ``what`` if it never does."""
-    give_up = time.monotonic() + limit
-    while not condition():
-        assert time.monotonic() < give_up, f"never happened: {what}"
-        time.sleep(0.005)
 
 
 class Gates:
@@ -60,13 +52,17 @@ def test_a_user_arriving_while_another_holds_every_slot_runs_before_the_others_q
     shares = FairParsers(InlineParsers(), slots=2, queue_seconds=30)
     with ThreadPoolExecutor(max_workers=8) as pool:
         ann = [submit(pool, shares, gates, "ann", f"ann{n}") for n in range(5)]
-        wait_until(lambda: shares.waiting() == {"ann": 3}, "ann fills both slots")
+        wait_until(
+            lambda: shares.waiting() == {"ann": 3}, 10, "ann fills both slots", interval=0.005
+        )
         bob = submit(pool, shares, gates, "bob", "bob0")
-        wait_until(lambda: shares.waiting() == {"ann": 3, "bob": 1}, "bob waits")
+        wait_until(
+            lambda: shares.waiting() == {"ann": 3, "bob": 1}, 10, "bob waits", interval=0.005
+        )
 
         gates.open(gates.started[0])
 
-        wait_until(lambda: len(gates.started) == 3, "the freed slot is taken")
+        wait_until(lambda: len(gates.started) == 3, 10, "the freed slot is taken", interval=0.005)
         assert gates.started[2] == "bob0"
         assert shares.held() == {"ann": 1, "bob": 1}
         gates.open("bob0")
@@ -81,7 +77,9 @@ def test_a_user_alone_uses_every_slot(gates):
     shares = FairParsers(InlineParsers(), slots=3, queue_seconds=30)
     with ThreadPoolExecutor(max_workers=4) as pool:
         jobs = [submit(pool, shares, gates, "ann", f"ann{n}") for n in range(4)]
-        wait_until(lambda: shares.waiting() == {"ann": 1}, "ann's fourth job waits")
+        wait_until(
+            lambda: shares.waiting() == {"ann": 1}, 10, "ann's fourth job waits", interval=0.005
+        )
         assert shares.held() == {"ann": 3}
         for name in [f"ann{n}" for n in range(4)]:
             gates.open(name)
@@ -92,7 +90,7 @@ def test_a_job_that_waits_past_the_queue_bound_is_refused_with_a_sentence(gates)
     shares = FairParsers(InlineParsers(), slots=1, queue_seconds=0.2)
     with ThreadPoolExecutor(max_workers=2) as pool:
         holding = submit(pool, shares, gates, "ann", "ann0")
-        wait_until(lambda: shares.held() == {"ann": 1}, "ann holds the slot")
+        wait_until(lambda: shares.held() == {"ann": 1}, 10, "ann holds the slot", interval=0.005)
         with acting_for("bob"), pytest.raises(ParsersBusy) as refused:
             shares.run(gates.job, "bob0", signal=Signal.after(30), what="report.pdf")
         assert refused.value.message == (
@@ -109,14 +107,14 @@ def test_a_stop_while_waiting_raises_cancelled_and_leaves_the_queue(gates):
     signal = Signal()
     with ThreadPoolExecutor(max_workers=2) as pool:
         holding = submit(pool, shares, gates, "ann", "ann0")
-        wait_until(lambda: shares.held() == {"ann": 1}, "ann holds the slot")
+        wait_until(lambda: shares.held() == {"ann": 1}, 10, "ann holds the slot", interval=0.005)
 
         def wait_as_bob() -> str:
             with acting_for("bob"):
                 return shares.run(gates.job, "bob0", signal=signal, what="bob0")
 
         waiting: Future = pool.submit(wait_as_bob)
-        wait_until(lambda: shares.waiting() == {"bob": 1}, "bob waits")
+        wait_until(lambda: shares.waiting() == {"bob": 1}, 10, "bob waits", interval=0.005)
         signal.cancel()
         with pytest.raises(Cancelled):
             waiting.result(10)

@@ -3,25 +3,17 @@ user's upload wait behind all of them (``tools.parser_shares``, issue 24)."""
 
 from __future__ import annotations
 
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import requests
 
 from tests.support.live_server import LiveServer
+from tests.support.processes import wait_until
 from tests.tools.sample_plugins.gated import MIME_TYPE, gated_file, open_gate, started
 from webapp import plugin_host
 from webapp.extensions import db
 from webapp.models import ApiToken, User
-
-
-def wait_until(condition, what: str, limit: float = 30.0) -> None:
-    """Wait until ``condition()`` holds; AssertionError naming ``what`` if it never does."""
-    give_up = time.monotonic() + limit
-    while not condition():
-        assert time.monotonic() < give_up, f"never happened: {what}"
-        time.sleep(0.02)
 
 
 def make_token(app, name: str) -> tuple[str, str]:
@@ -55,14 +47,28 @@ def test_a_user_whose_upload_arrives_behind_anothers_many_slow_ones_is_read_next
         server_url = server.url
         try:
             ann_uploads = [pool.submit(send, ann_token, name) for name in ann_files]
-            wait_until(lambda: len(started(tmp_path)) == 2, "ann's files take both processes")
-            wait_until(lambda: shares.waiting() == {ann: 3}, "ann's other files wait")
+            wait_until(
+                lambda: len(started(tmp_path)) == 2,
+                30,
+                "ann's files take both processes",
+                interval=0.02,
+            )
+            wait_until(
+                lambda: shares.waiting() == {ann: 3}, 30, "ann's other files wait", interval=0.02
+            )
 
             bob_upload = pool.submit(send, bob_token, "bob0")
-            wait_until(lambda: shares.waiting() == {ann: 3, bob: 1}, "bob's file waits")
+            wait_until(
+                lambda: shares.waiting() == {ann: 3, bob: 1}, 30, "bob's file waits", interval=0.02
+            )
             open_gate(tmp_path, started(tmp_path)[0])  # one of ann's files is read
 
-            wait_until(lambda: len(started(tmp_path)) == 3, "a freed process takes a file")
+            wait_until(
+                lambda: len(started(tmp_path)) == 3,
+                30,
+                "a freed process takes a file",
+                interval=0.02,
+            )
             assert "bob0" in started(tmp_path), started(tmp_path)
             assert shares.waiting() == {ann: 3}
             open_gate(tmp_path, "bob0")
@@ -96,7 +102,9 @@ def test_an_upload_that_waits_past_the_queue_bound_is_refused_with_what_to_do(
         server_url = server.url
         try:
             holding = pool.submit(send, ann_token, "ann0")
-            wait_until(lambda: shares.held() == {ann: 1}, "ann's file takes the process")
+            wait_until(
+                lambda: shares.held() == {ann: 1}, 30, "ann's file takes the process", interval=0.02
+            )
 
             refused = send(bob_token, "bob0")
 
