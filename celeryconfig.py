@@ -1,7 +1,7 @@
-"""Celery settings for the workers, taken from the environment through webapp.config."""
+"""Celery settings for the workers, taken from the environment through core.config."""
 
-from webapp.broker import client_settings
-from webapp.config import load_settings
+from core.broker import client_settings
+from core.config import load_settings
 
 # Celery reads this module's names: the broker, results, queue and serializers the web side
 # uses too, then the workers' own settings below. load_settings, not load_config: importing

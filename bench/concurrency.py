@@ -37,11 +37,12 @@ from bench.harness import (
     summary,
     table,
 )
+from core import broker
+from core.extensions import db
+from core.models import Message, Turn
+from core.models.base import aware
 from tests.support.chat import ChatClient
-from webapp import broker, queue
-from webapp.extensions import db
-from webapp.models import Message, Turn
-from webapp.models.base import aware
+from webapp import queue
 
 
 class Sampler(threading.Thread):

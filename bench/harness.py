@@ -30,6 +30,8 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from core.extensions import db  # noqa: E402
+from core.models import ApiToken, Provider, User  # noqa: E402
 from tests.support import databases  # noqa: E402
 from tests.support.chat import ChatClient, Event, parse_sse  # noqa: E402
 from tests.support.live_server import LiveServer  # noqa: E402
@@ -42,8 +44,6 @@ from tests.support.processes import (  # noqa: E402
 from tests.support.redis_server import RedisServer  # noqa: E402
 from tests.support.workers import CeleryWorker, worker_environ  # noqa: E402
 from webapp import create_app  # noqa: E402
-from webapp.extensions import db  # noqa: E402
-from webapp.models import ApiToken, Provider, User  # noqa: E402
 
 POSTGRES_SERVER = "postgresql://postgres@127.0.0.1:5432/postgres"
 for _noisy in ("werkzeug", "httpx2", "httpx", "alembic"):  # one line per request otherwise

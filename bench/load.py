@@ -54,11 +54,12 @@ from bench.harness import (
     summary,
     table,
 )
+from core import broker
+from core.extensions import db
+from core.models import ApiToken, User
 from tests.support.chat import ChatClient, parse_sse
 from tests.support.processes import free_port, start_process, stop_process, wait_for_port
-from webapp import broker, queue
-from webapp.extensions import db
-from webapp.models import ApiToken, User
+from webapp import queue
 
 PAGE = ROOT / "bench" / "pages" / "html" / "bbc-1.html.gz"
 METRICS_TOKEN = "load-" + uuid.uuid4().hex
@@ -239,7 +240,7 @@ def scrape(stack: Stack, family_name: str, label: str) -> dict[str, float]:
 
 def parsed_settings(pairs: list[str]) -> dict:
     """Return NAME=VALUE pairs as settings, each value read by its setting's own parser."""
-    from webapp.config import SETTINGS
+    from core.config import SETTINGS
 
     parsers = {setting.name: setting.parse for setting in SETTINGS}
     settings = {}

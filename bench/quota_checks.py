@@ -21,11 +21,12 @@ from pathlib import Path
 
 from bench.harness import machine, table
 from bench.timing import per_second_together
+from core import quotas
+from core.extensions import db
+from core.models import ApiToken, Provider, User
 from tests.support import databases
 from tests.support.redis_server import RedisServer
-from webapp import create_app, quotas
-from webapp.extensions import db
-from webapp.models import ApiToken, Provider, User
+from webapp import create_app
 
 ROOMY = {"QUOTA_OPEN_TURNS": 10_000, "QUOTA_TURNS_PER_HOUR": 1_000_000}
 

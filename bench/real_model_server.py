@@ -38,6 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.harness import Stack  # noqa: E402
+from core.extensions import db  # noqa: E402
+from core.models import Provider  # noqa: E402
 from tests.support.chat import ChatClient  # noqa: E402
 from tests.support.processes import (  # noqa: E402
     free_port,
@@ -45,8 +47,6 @@ from tests.support.processes import (  # noqa: E402
     stop_process,
     wait_for_port,
 )
-from webapp.extensions import db  # noqa: E402
-from webapp.models import Provider  # noqa: E402
 
 INSTALL = (
     "llama_cpp is not installed: run .venv/bin/pip install 'llama-cpp-python[server]' "

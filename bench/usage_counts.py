@@ -19,12 +19,12 @@ from pathlib import Path
 
 from bench.harness import machine, table
 from bench.timing import per_second_together
+from core.extensions import db
+from core.models import Upload, User
+from core.models.usage import add_usage
 from tests.support import databases
 from tests.support.postgres_server import PostgresServer, missing_reason
 from webapp import create_app
-from webapp.extensions import db
-from webapp.models import Upload, User
-from webapp.models.usage import add_usage
 
 
 def run(app, user_id: str, threads: int, ops: int, counted: bool) -> float:

@@ -29,15 +29,15 @@ from pathlib import Path
 
 import pytest
 
+from core.extensions import db
+from core.models import ApiToken, User
+from core.models import usage as usage_counts
 from tests.support import accounts, databases
 from tests.support.live_server import LiveServer
 from tests.support.processes import stop_orphans
 from tests.support.redis_server import RedisServer
 from tests.support.workers import CeleryWorker
 from webapp import create_app
-from webapp.extensions import db
-from webapp.models import ApiToken, User
-from webapp.models import usage as usage_counts
 
 RUN_ID = uuid.uuid4().hex[:8]
 # Mid-month, so that "today" and "this month" differ by days on either side.

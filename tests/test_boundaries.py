@@ -8,14 +8,19 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIG_MODULES = {"webapp/config.py", "celeryconfig.py"}
+CONFIG_MODULES = {"core/config.py", "celeryconfig.py"}
 # Modules that empty the environment and read no setting from it: the parser sandbox.
 ENVIRONMENT_WIPERS = {"tools/sandbox.py"}
-# What each package may not import, and why.
+# What each package may not import. tools/ is the plugins' world: no app, no queue, no database.
+# The web app and the workers are two doors standing on the core: neither imports the other,
+# and the core imports neither.
 FORBIDDEN = {
-    "tools": ("webapp", "workers", "flask", "celery", "sqlalchemy", "flask_sqlalchemy"),
+    "tools": ("core", "webapp", "workers", "flask", "celery", "sqlalchemy", "flask_sqlalchemy"),
+    "core": ("webapp", "workers"),
     "webapp": ("workers",),
+    "workers": ("webapp",),
 }
+PACKAGES = ("core", "webapp", "workers", "tools")
 ENGINE_IDS = ("duckduckgo", "brave", "tavily", "searxng", "kagi")
 
 
@@ -49,13 +54,13 @@ def test_packages_do_not_import_across_their_boundary(package):
 def test_the_host_names_no_built_in_plugin():
     """The host reaches plugins only through the plugin API, as it reaches a third party's: it
     hears their events (a failed search) through hooks of ``tools.api``, never their modules."""
-    from webapp.config import SETTINGS_BY_NAME
+    from core.config import SETTINGS_BY_NAME
 
     setting = SETTINGS_BY_NAME["LOOKOUT_PLUGINS"]
     built_in = setting.parse(setting.name, setting.default)
     offences = [
         f"{path.relative_to(ROOT)} imports {name}"
-        for package in ("webapp", "workers")
+        for package in ("core", "webapp", "workers")
         for path in python_files(package)
         for name in imported_names(path)
         if any(name == plugin or name.startswith(plugin + ".") for plugin in built_in)
@@ -65,7 +70,7 @@ def test_the_host_names_no_built_in_plugin():
 
 def test_nothing_but_the_config_modules_reads_the_environment():
     offences = []
-    for package in ("webapp", "workers", "tools"):
+    for package in PACKAGES:
         for path in python_files(package):
             relative = str(path.relative_to(ROOT))
             if relative in CONFIG_MODULES | ENVIRONMENT_WIPERS:
@@ -78,7 +83,7 @@ def test_nothing_but_the_config_modules_reads_the_environment():
 
 def test_no_module_outside_the_engines_folder_names_a_specific_engine():
     offences = []
-    for package in ("webapp", "workers", "tools"):
+    for package in PACKAGES:
         for path in python_files(package):
             relative = path.relative_to(ROOT).as_posix()
             if relative.startswith("tools/web_search/engines/"):
@@ -94,7 +99,7 @@ def test_no_module_outside_the_engines_folder_names_a_specific_engine():
 def test_every_module_opens_with_a_docstring():
     missing = [
         str(path.relative_to(ROOT))
-        for package in ("webapp", "workers", "tools")
+        for package in PACKAGES
         for path in python_files(package)
         if path.stat().st_size and ast.get_docstring(ast.parse(path.read_text())) is None
     ]
@@ -103,15 +108,15 @@ def test_every_module_opens_with_a_docstring():
 
 def test_task_names_are_written_only_in_the_broker_module():
     """A task name typed as a string could differ from the one the worker registers."""
-    from webapp.broker import TASK_NAMES
+    from core.broker import TASK_NAMES
 
     offences = []
-    for package in ("webapp", "workers", "bench", "tests"):
+    for package in ("core", "webapp", "workers", "bench", "tests"):
         # Tests may register tasks of their own, but they send ours by their constants.
         naming = SENDING if package == "tests" else SENDING | REGISTERING
         for path in python_files(package):
             relative = path.relative_to(ROOT).as_posix()
-            if relative in ("webapp/broker.py", "tests/test_boundaries.py"):
+            if relative in ("core/broker.py", "tests/test_boundaries.py"):
                 continue
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if isinstance(node, ast.Call) and called_name(node) in naming:
@@ -146,37 +151,3 @@ def is_broker_name(node: ast.expr | None) -> bool:
         and isinstance(node.value, ast.Name)
         and node.value.id == "broker"
     )
-
-
-# What workers/ may use of webapp/: the models and their extension, the turn's modules, the
-# plugin host, the task names, the metrics' series, the app factory, a user's limits and
-# their counts (a tool call spends quotas the web side shows), the bounded tool names
-# that metrics, usage rows and logs take, and the MCP servers' listing (a worker lists their
-# tools). Never the API, the pages or the sign-in.
-WORKERS_MAY_IMPORT = (
-    "webapp.create_app",
-    "webapp.extensions",
-    "webapp.models",
-    "webapp.turn",
-    "webapp.limits",
-    "webapp.quotas",
-    "webapp.plugin_host",
-    "webapp.broker",
-    "webapp.metrics",
-    "webapp.usage.tool_names",
-    "webapp.mcp_servers",
-    "webapp.mcp.tools",  # the tools an MCP client is offered, found again when it calls one
-)
-
-
-def test_workers_use_only_the_models_the_turn_and_the_plugin_host_of_webapp():
-    offences = [
-        f"{path.relative_to(ROOT)} imports {name}"
-        for path in python_files("workers")
-        for name in imported_names(path)
-        if name.split(".")[0] == "webapp"
-        and not any(
-            name == allowed or name.startswith(allowed + ".") for allowed in WORKERS_MAY_IMPORT
-        )
-    ]
-    assert offences == []

@@ -11,6 +11,7 @@ import uuid
 import pytest
 import requests
 
+from core.config import SETTINGS
 from tests.support.processes import (
     ROOT,
     alive,
@@ -20,7 +21,6 @@ from tests.support.processes import (
     stop_process,
     wait_until,
 )
-from webapp.config import SETTINGS
 
 pytestmark = pytest.mark.integration
 

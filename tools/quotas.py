@@ -1,7 +1,7 @@
 """Quotas a user's tool calls draw on, shared by every worker process: ``ToolContext.quotas``.
 
 A host counts them where every process sees the same number (Lookout: Redis, through
-``webapp.quotas.UserQuotas``); a tool asks before it spends, and what it spent is counted when it
+``core.quotas.UserQuotas``); a tool asks before it spends, and what it spent is counted when it
 meters it (``tools.usage.QUOTA_OF``: bytes read count against ``FETCH_BYTES``). ``Quotas``
 itself is what a ToolContext built outside a host gets: nothing is counted, so nothing is
 refused. The quotas a tool may name are ``SEARCHES`` (one per search made on the admin's key)

@@ -3,7 +3,7 @@
 Only a tool knows what it spent: how many searches and on which engine, whether a page came
 from the network or from the turn cache, how many bytes it read. It says so with
 ``ctx.meter.add(metric, amount, detail)``; the host reads the meter when the call ends and
-counts it in the user's usage (``webapp/models/usage.py``), whatever the call's outcome, since
+counts it in the user's usage (``core/models/usage.py``), whatever the call's outcome, since
 bytes read before a timeout were read all the same. Outside a host nothing reads it.
 
 A metric that draws on a daily quota (``QUOTA_OF``) is counted against it as it is metered, in

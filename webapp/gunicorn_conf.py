@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from prometheus_client import multiprocess
 
-from webapp.config import load_settings
+from core.config import load_settings
 
 
 def child_exit(server, worker) -> None:

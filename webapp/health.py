@@ -22,8 +22,9 @@ import redis
 from flask import Blueprint, Flask, current_app, jsonify
 from sqlalchemy import text
 
-from webapp import broker, queue
-from webapp.extensions import db
+from core import broker
+from core.extensions import db
+from webapp import queue
 
 bp = Blueprint("health", __name__)
 log = logging.getLogger("lookout.health")

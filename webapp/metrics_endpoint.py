@@ -1,4 +1,4 @@
-"""GET /metrics: the series of webapp/metrics.py in Prometheus' text format, for operators only.
+"""GET /metrics: the series of core/metrics.py in Prometheus' text format, for operators only.
 
 Metrics tell how busy Lookout is and which models and tools people use, so they are off until
 an operator opens them: a scraper sends ``METRICS_TOKEN`` as a bearer token, or scrapes from an
@@ -26,15 +26,14 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from sqlalchemy import func
 from sqlalchemy.exc import SQLAlchemyError
 
+from core import metrics
+from core.extensions import db, get_redis
+from core.models import Turn
+from core.models.base import aware, utcnow
 from tools import net
 from tools.api import on_search_failure
-from webapp import metrics
 from webapp.errors import json_error
-from webapp.extensions import db
-from webapp.models import Turn
-from webapp.models.base import aware, utcnow
 from webapp.security import client_address, forwarded_by_untrusted_proxy
-from webapp.turn.state import get_redis
 
 bp = Blueprint("metrics", __name__)
 

@@ -13,11 +13,8 @@ from celery.exceptions import TimeoutError as CeleryTimeout
 from flask import Flask, current_app
 from kombu.exceptions import OperationalError
 
-from webapp import broker
-
-
-class QueueError(RuntimeError):
-    """Work could not be sent, or its answer did not come back in time."""
+from core import broker
+from core.broker import QueueError
 
 
 def make_client(app: Flask) -> Celery:
@@ -90,3 +87,13 @@ def call(name: str, *args: Any, timeout: float) -> Any:
         ) from None
     finally:
         result.forget()
+
+
+def send_first_step(turn_id: str) -> str:
+    """Send a stored turn's first step to the workers; return its task id."""
+    return enqueue(broker.RUN_TURN_STEP, turn_id, 0)
+
+
+def revoke(task_id: str) -> None:
+    """Tell the workers to drop a task that has not run yet (a cancelled turn's work)."""
+    get_client().control.revoke(task_id)

@@ -19,12 +19,12 @@ from typing import Any
 from flask import current_app
 from marshmallow import ValidationError
 
+from core import broker, plugin_host
+from core.extensions import db
+from core.models import Provider, User
+from core.models.encrypted import decrypt
 from tools.api import IngesterRegistry, PluginConfigError, ToolError
 from tools.host import start
-from webapp import broker, plugin_host
-from webapp.extensions import db
-from webapp.models import Provider, User
-from webapp.models.encrypted import decrypt
 from workers.celery_app import celery
 from workers.context import make_trial_context
 from workers.providers import (
@@ -182,7 +182,7 @@ def probe_provider(provider_id: str) -> dict[str, Any]:
 @celery.task(name=broker.PROBE_PROVIDER_SETTINGS)
 def probe_provider_settings(name: str, base_url: str, sealed_key: str | None) -> dict[str, Any]:
     """Return the outcome of testing a provider not saved yet; ``sealed_key`` is its key as
-    ``webapp.models.encrypted.encrypt`` sealed it, or None."""
+    ``core.models.encrypted.encrypt`` sealed it, or None."""
     api_key = decrypt(sealed_key) if sealed_key else None
     if sealed_key and api_key is None:
         return {"ok": False, "error": UNSEALED}

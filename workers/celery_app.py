@@ -28,7 +28,7 @@ def get_flask_app() -> Flask:
     if _flask_app is None:
         with _app_lock:
             if _flask_app is None:
-                from webapp import create_app
+                from core.app import create_app
 
                 _flask_app = create_app()
     return _flask_app

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from flask import current_app
 
+from core.extensions import get_redis
+from core.models import ToolCall, Turn
+from core.plugin_host import find_settings
+from core.quotas import UserQuotas
+from core.turn.replies import cited_urls
+from core.turn.sources import Sources
+from core.turn.state import turn_state
 from tools.api import Signal, ToolContext
 from tools.citations import CitationList
 from tools.net import make_session
 from tools.rates import RedisRates
-from webapp.models import ToolCall, Turn
-from webapp.plugin_host import find_settings
-from webapp.quotas import UserQuotas
-from webapp.turn.replies import cited_urls
-from webapp.turn.sources import Sources
-from webapp.turn.state import get_redis, turn_state
 from workers.offer import Offered, owner_id
 
 

@@ -3,7 +3,7 @@ step; the model step and the reaper (a turn whose calls wait in the queue) both 
 
 The tasks are named, not imported, so the reaper needs no task module: a call or a step sent
 twice runs once (each claims its work atomically), so sending again is always safe. Every
-task sent, here or by the chord, marks its work queued (``webapp.turn.queued``).
+task sent, here or by the chord, marks its work queued (``core.turn.queued``).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import uuid
 
 from celery import chord
 
-from webapp import broker
-from webapp.turn.state import turn_state
+from core import broker
+from core.turn.state import turn_state
 from workers.celery_app import celery
 
 

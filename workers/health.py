@@ -1,6 +1,6 @@
 """The health ping task, which proves a worker takes tasks from the queue and answers."""
 
-from webapp import broker
+from core import broker
 from workers.celery_app import celery
 
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from webapp import broker
-from webapp.extensions import db
-from webapp.mcp_servers import list_tools_now
-from webapp.models import McpServer
+from core import broker
+from core.extensions import db
+from core.mcp_servers import list_tools_now
+from core.models import McpServer
 from workers.celery_app import celery
 
 

@@ -3,7 +3,7 @@ switches say; and the one tool a stored call names, found again by its name and 
 
 A step works out its offer (its generation's tool names, the model's capability, the user's
 switches) and stores each call with the tool's owner (a plugin, or a tool source) and whether
-its output is untrusted (``webapp.turn.calls.store_calls``). A tool-call task never works the
+its output is untrusted (``core.turn.calls.store_calls``). A tool-call task never works the
 offer out again: it finds the one tool the call names (``resolve_call``).
 """
 
@@ -13,12 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.extensions import db
+from core.models import Conversation, Provider, ToolCall, Turn
+from core.models.providers import find_model
+from core.plugin_host import enabled_tools, get_host
 from tools.api import Tool
 from tools.host import PluginHost
-from webapp.extensions import db
-from webapp.models import Conversation, Provider, ToolCall, Turn
-from webapp.models.providers import find_model
-from webapp.plugin_host import enabled_tools, get_host
 
 
 class TurnFailed(Exception):

@@ -14,7 +14,7 @@ import logging
 
 from celery.app import trace
 
-from webapp import broker
+from core import broker
 
 # The loggers of celery/worker/strategy.py ("Task ... received") and celery/app/trace.py
 # ("Task ... succeeded in ..."); both pass the task's name in a dict of formatting arguments.

@@ -5,7 +5,7 @@ fresh boundary; tool results beyond the tool budget are replaced by a note (the 
 trimmed, never the record).
 
 The whole prompt is then kept within the model's context (``context_chars``, from its context
-size, see ``webapp.models.providers.prompt_chars``), so a conversation never outgrows its model:
+size, see ``core.models.providers.prompt_chars``), so a conversation never outgrows its model:
 first older tool results are cleared and the newest one cut, then attached files' text is cut,
 each with a note; then the oldest turns are left out, which the system prompt says; last the
 newest message itself is cut.
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from core.turn.parts import ATTACHMENT, TEXT, TOOL_CALL, TOOL_RESULT, kind_of, of_kind
 from tools.untrusted import serialise, wrap
-from webapp.turn.parts import ATTACHMENT, TEXT, TOOL_CALL, TOOL_RESULT, kind_of, of_kind
 from workers.providers.tokens import message_chars
 
 SYSTEM_PROMPT = (

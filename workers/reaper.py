@@ -25,12 +25,11 @@ from datetime import datetime, timedelta
 from celery.signals import worker_ready
 from flask import current_app
 
-from webapp import metrics
-from webapp.extensions import db
-from webapp.models import Turn
-from webapp.models.base import aware, utcnow
-from webapp.turn.lifecycle import finish_turn
-from webapp.turn.state import get_redis
+from core import metrics
+from core.extensions import db, get_redis
+from core.models import Turn
+from core.models.base import aware, utcnow
+from core.turn.lifecycle import finish_turn
 from workers.stale import Waiting, find_waiting, judge_waiting
 from workers.turn_task import GAVE_UP, gave_up_since
 

@@ -8,11 +8,10 @@ import threading
 from celery.signals import worker_ready
 from flask import Flask, current_app
 
-from webapp.extensions import db
-from webapp.models import Provider
-from webapp.plugin_host import get_parsers
-from webapp.turn.lifecycle import record_heartbeats
-from webapp.turn.state import get_redis
+from core.extensions import db, get_redis
+from core.models import Provider
+from core.plugin_host import get_parsers
+from core.turn.lifecycle import record_heartbeats
 from workers.providers import OpenAICompatibleProvider
 from workers.watch import TurnWatcher
 

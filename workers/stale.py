@@ -6,7 +6,7 @@ beats while a turn's next task waits. So a running turn whose heartbeat is stale
 when its current step's work is held by someone: the step's model call (no tool calls stored
 yet) or a call started and never finished. Otherwise it is waiting: calls nobody started, or
 every call finished and the next step not yet claimed; a queued turn waits for its first step.
-The reaper sends the waiting work again only when it is not in the queue (``webapp.turn.
+The reaper sends the waiting work again only when it is not in the queue (``core.turn.
 queued``: a Redis restart lost it, or its task gave up before claiming it), at most once per
 (turn, step) per ``TURN_STALE_SECONDS``; work merely waiting behind other work is left alone,
 as sending it again would only lengthen the queue. The turn fails once it has waited
@@ -21,12 +21,11 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from webapp import metrics
-from webapp.extensions import db
-from webapp.models import ToolCall
-from webapp.turn import queued
-from webapp.turn.lifecycle import finish_turn
-from webapp.turn.state import get_redis
+from core import metrics
+from core.extensions import db, get_redis
+from core.models import ToolCall
+from core.turn import queued
+from core.turn.lifecycle import finish_turn
 from workers.fanout import dispatch, send_step
 from workers.turn_task import GAVE_UP, gave_up_since
 

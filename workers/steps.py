@@ -14,18 +14,18 @@ import time
 from flask import current_app
 from sqlalchemy.exc import OperationalError
 
+from core import broker, metrics
+from core.extensions import db
+from core.models import Message, Turn
+from core.models.providers import context_tokens, max_tokens
+from core.models.uploads import with_attachment_texts
+from core.turn import events
+from core.turn.calls import store_calls, stored_call_ids
+from core.turn.lifecycle import claim_step, finish_turn, record_usage
+from core.turn.replies import StepOutput, cited_urls, step_shown, write_reply
+from core.turn.sources import Sources
+from core.turn.state import turn_state
 from tools.api import Signal
-from webapp import broker, metrics
-from webapp.extensions import db
-from webapp.models import Message, Turn
-from webapp.models.providers import context_tokens, max_tokens
-from webapp.models.uploads import with_attachment_texts
-from webapp.turn import events
-from webapp.turn.calls import store_calls, stored_call_ids
-from webapp.turn.lifecycle import claim_step, finish_turn, record_usage
-from webapp.turn.replies import StepOutput, cited_urls, step_shown, write_reply
-from webapp.turn.sources import Sources
-from webapp.turn.state import turn_state
 from workers.celery_app import celery
 from workers.fanout import dispatch
 from workers.offer import (

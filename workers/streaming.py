@@ -9,10 +9,10 @@ from typing import Any
 
 import redis
 
+from core.turn import events
+from core.turn.sources import Sources
+from core.turn.state import TurnState
 from tools.api import Signal
-from webapp.turn import events
-from webapp.turn.sources import Sources
-from webapp.turn.state import TurnState
 from workers.providers import (
     ChatProvider,
     ProviderCancelled,

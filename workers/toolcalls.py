@@ -12,16 +12,16 @@ from typing import Any
 
 from flask import current_app
 
+from core import broker, metrics
+from core.extensions import db
+from core.models import ToolCall, Turn
+from core.tool_names import tool_label
+from core.turn import events
+from core.turn.calls import claim_call, finish_call
+from core.turn.state import turn_state
+from core.turn.states import CallOutcome
 from tools.api import Cancelled, Signal, Tool, ToolContext, ToolError, ToolRefused
 from tools.parser_shares import acting_for
-from webapp import broker, metrics
-from webapp.extensions import db
-from webapp.models import ToolCall, Turn
-from webapp.turn import events
-from webapp.turn.calls import claim_call, finish_call
-from webapp.turn.state import turn_state
-from webapp.turn.states import CallOutcome
-from webapp.usage.tool_names import tool_label
 from workers.abandoned import abandoned
 from workers.celery_app import celery
 from workers.context import make_tool_context

@@ -1,6 +1,6 @@
 """The base of the step and tool-call tasks: how such a task leaves the queue and runs again.
 
-A task of a turn clears its work's queued marker as it starts (``webapp.turn.queued``): from
+A task of a turn clears its work's queued marker as it starts (``core.turn.queued``): from
 then on, work nobody claimed is lost unless this task runs again. A task the worker drops
 unrun clears it too (Celery's signals): revoked (a Stop revokes its turn's queued tasks, an
 operator may revoke one), expired, or rejected (a message the worker cannot read). Its work
@@ -40,9 +40,10 @@ from flask import current_app
 from kombu.exceptions import KombuError
 from sqlalchemy.exc import OperationalError
 
-from webapp.models.base import aware
-from webapp.turn import queued
-from webapp.turn.state import SAFETY_TTL_SECONDS, get_redis, key
+from core.extensions import get_redis
+from core.models.base import aware
+from core.turn import queued
+from core.turn.state import SAFETY_TTL_SECONDS, key
 from workers.celery_app import AppContextTask, get_flask_app
 
 # A message header: [when the database first failed this task, in epoch seconds, and how many

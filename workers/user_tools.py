@@ -7,16 +7,15 @@ import logging
 import time
 from typing import Any
 
+from core import broker, metrics
+from core.extensions import db, get_redis
+from core.mcp_tools import NOT_OFFERED, find_offered
+from core.models import User
+from core.models.usage import add_usage
+from core.plugin_host import get_host
+from core.tool_names import tool_label
+from core.turn.states import FAILED_OUTCOMES
 from tools.api import Signal, ToolError
-from webapp import broker, metrics
-from webapp.extensions import db
-from webapp.mcp.tools import NOT_OFFERED, find_offered
-from webapp.models import User
-from webapp.models.usage import add_usage
-from webapp.plugin_host import get_host
-from webapp.turn.state import get_redis
-from webapp.turn.states import FAILED_OUTCOMES
-from webapp.usage.tool_names import tool_label
 from workers.celery_app import celery
 from workers.context import make_user_tool_context
 from workers.runtime import get_watcher

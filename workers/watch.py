@@ -19,8 +19,8 @@ from contextlib import contextmanager
 
 import redis
 
+from core.turn.state import key
 from tools.api import Signal
-from webapp.turn.state import key
 
 POLL_SECONDS = 0.1
 log = logging.getLogger("lookout.workers")

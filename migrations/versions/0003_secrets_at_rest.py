@@ -2,7 +2,7 @@
 
 The columns keep their types: an API key becomes an encrypted string in its text column, and a
 plugin's options or a user's settings one encrypted string in their JSON column (see
-webapp/models/encrypted.py). The key is the app's SECRETS_KEY, or SECRET_KEY.
+core/models/encrypted.py). The key is the app's SECRETS_KEY, or SECRET_KEY.
 
 Revision ID: 0003
 Revises: 0002
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 from flask import current_app
 
-from webapp.models.encrypted import decrypt, encrypt, is_encrypted
+from core.models.encrypted import decrypt, encrypt, is_encrypted
 
 revision = "0003"
 down_revision = "0002"

@@ -3,7 +3,7 @@
 A reply's parts were built up in ``messages.parts`` as the turn went, and the tool results and
 sources kept there were also kept in ``tool_calls``. Now a step stores its own output in
 ``turn_steps`` beside its calls, and the reply's parts are derived from the two
-(``webapp/turn/replies.py``). Replies stored before keep their stored parts: the reply of an
+(``core/turn/replies.py``). Replies stored before keep their stored parts: the reply of an
 ended turn is never derived again, so nothing needs filling in.
 
 Revision ID: 0011

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import redis
 
+from core import broker
+from core.extensions import get_redis
+from core.turn.state import key, turn_state
 from tests.faults.conftest import Stack
 from tests.faults.test_queue_wait import LEFT_TO_WAIT
 from tests.support.fake_model import Reply
 from tests.support.processes import wait_until
 from tests.support.workers import CeleryWorker
-from webapp import broker, queue
-from webapp.turn.state import get_redis, key, turn_state
+from webapp import queue
 
 
 def markers(stack: Stack, turn_id: str) -> set[str]:

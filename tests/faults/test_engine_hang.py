@@ -9,10 +9,10 @@ import threading
 
 import pytest
 
+from core.plugin_host import save_options
 from tests.faults.conftest import Follower, Stopwatch, record_recovery
 from tests.support.fake_model import Reply
 from tests.support.sites import Site
-from webapp.plugin_host import save_options
 
 # The shared stack's user is no admin, and reads what happened all the same (issue 24): a
 # time-out is nothing only an administrator can fix.

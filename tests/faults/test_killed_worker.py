@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from core import broker
 from tests.faults.conftest import Stopwatch, record_recovery
 from tests.support.fake_model import Reply
 from tests.workers.test_failed_turns import reloaded
-from webapp import broker
 
 DIED = "The worker answering this turn stopped before it finished."
 

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core import broker
+from core.extensions import db
+from core.models import ToolCall
+from core.turn.lifecycle import OPEN_STATUSES
 from tests.faults.conftest import Stack, Stopwatch, record_recovery
 from tests.faults.test_killed_worker import assert_next_turn_completes
 from tests.support.fake_model import Reply
@@ -17,10 +21,7 @@ from tests.support.processes import wait_until
 from tests.support.workers import CeleryWorker
 from tests.workers.test_cancel import EventReader
 from tests.workers.test_failed_turns import reloaded
-from webapp import broker, queue
-from webapp.extensions import db
-from webapp.models import ToolCall
-from webapp.turn.lifecycle import OPEN_STATUSES
+from webapp import queue
 
 LEFT_TO_WAIT = "waits in the queue for step"
 BUSY = "The server was too busy to answer this message in time. Send it again in a few minutes."

@@ -12,11 +12,11 @@ import time
 
 import pytest
 
+from core import broker
 from tests.faults.conftest import Stopwatch, record_recovery
 from tests.support.fake_model import Reply
 from tests.support.processes import wait_until
 from tests.workers.test_failed_turns import reloaded, streamed_text, wait_for_text
-from webapp import broker
 
 DIED = "The worker answering this turn stopped before it finished."
 ORDERS = {

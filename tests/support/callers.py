@@ -16,9 +16,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from sqlalchemy import update
 
-from tests.support.accounts import csrf_token_from, sign_in
-from webapp.extensions import db
-from webapp.models import (
+from core.extensions import db
+from core.models import (
     ApiToken,
     Conversation,
     McpServer,
@@ -28,7 +27,8 @@ from webapp.models import (
     Upload,
     User,
 )
-from webapp.models.base import utcnow
+from core.models.base import utcnow
+from tests.support.accounts import csrf_token_from, sign_in
 
 
 @dataclass

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import uuid
 
+from core.extensions import db
+from core.models import ApiToken, User
 from tests.support.pages import sign_in_page
-from webapp.extensions import db
-from webapp.models import ApiToken, User
 
 WAIT_MS = 15000
 

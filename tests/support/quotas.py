@@ -2,7 +2,7 @@
 and refused, and a window of the host's Redis counts held open, for turn tests.
 
 The host counts a window limit in a Redis key whose expiry is the window's end
-(``webapp.quotas``), on Redis's clock, in whichever process runs the turn. A test that counts
+(``core.quotas``), on Redis's clock, in whichever process runs the turn. A test that counts
 and then checks cannot freeze that clock; it opens the window itself instead (``hold_window``),
 to end far enough away that the hour or the day cannot change while it counts. A provider's
 daily cap is counted under the day's name, which cannot be held: its tests wait clear of
@@ -48,7 +48,7 @@ class DayQuotas(Quotas):
 
 def hold_window(client: redis.Redis, counter: str, window_seconds: int) -> datetime:
     """Open the window count at the Redis key ``counter`` (empty) to end at the first end of its
-    window (``webapp.quotas.WINDOW_SECONDS``, UTC) at least a tenth of a window away; return
+    window (``core.quotas.WINDOW_SECONDS``, UTC) at least a tenth of a window away; return
     that end.
 
     The count ends on a window's boundary as ever, so the sentences still say the hour it frees

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from flask import Flask
 
-from webapp.extensions import db
-from webapp.models import Conversation, Message, Turn
-from webapp.turn.parts import text_part
+from core.extensions import db
+from core.models import Conversation, Message, Turn
+from core.turn.parts import text_part
 
 
 def stored_turn(

@@ -11,9 +11,10 @@ from pathlib import Path
 
 from flask import Flask
 
+from core import broker
+from core.config import SETTINGS, to_environ
 from tests.support.processes import ROOT, start_process, stop_process, wait_until
-from webapp import broker, queue
-from webapp.config import SETTINGS, to_environ
+from webapp import queue
 
 
 def worker_environ(app: Flask, extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -10,6 +10,8 @@ import uuid
 
 import pytest
 
+from core.extensions import db
+from core.models import Provider
 from tests.conftest import RUN_ID
 from tests.support.chat import ChatClient
 from tests.support.chat_page import token_for
@@ -18,8 +20,6 @@ from tests.support.live_server import LiveServer
 from tests.support.sites import Site
 from tests.support.workers import CeleryWorker
 from webapp import create_app
-from webapp.extensions import db
-from webapp.models import Provider
 
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"

@@ -39,6 +39,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from core.extensions import db
+from core.models import ApiToken, Conversation, Message, Provider, Turn, User
 from tests.conftest import RUN_ID
 from tests.support import accounts, loopback
 from tests.support.fake_model import FakeModel
@@ -46,8 +48,6 @@ from tests.support.live_server import LiveServer
 from tests.support.workers import CeleryWorker
 from webapp import create_app
 from webapp.api.openapi import make_spec
-from webapp.extensions import db
-from webapp.models import ApiToken, Conversation, Message, Provider, Turn, User
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "10"))
 # One example of every operation in both modes took up to 10 s on two busy cores: twice that.

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 from marshmallow import Schema, fields, validate
 
+from core.extensions import db
+from core.models import Provider
 from webapp.api.field_errors import sentence, titles_of
-from webapp.extensions import db
-from webapp.models import Provider
 
 PLUGINS = "tests.tools.sample_plugins.alpha,tools.web_search,tools.web_fetch"
 OPTIONS = "/api/admin/plugins/web_search/options"

@@ -35,6 +35,8 @@ from dataclasses import dataclass, replace
 
 import pytest
 
+from core.extensions import db
+from core.models import Provider, User
 from tests.conftest import RUN_ID
 from tests.support.callers import (
     Caller,
@@ -50,8 +52,6 @@ from tests.support.workers import CeleryWorker
 from webapp import create_app
 from webapp.api.openapi import openapi_path
 from webapp.errors import CSRF_REFUSED
-from webapp.extensions import db
-from webapp.models import Provider, User
 
 pytestmark = pytest.mark.integration
 

@@ -12,6 +12,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from core.extensions import db
+from core.models import Conversation, Message, Provider, User
 from tests.support.chat_page import (
     WAIT_MS,
     last_reply,
@@ -23,8 +25,6 @@ from tests.support.chat_page import (
 from tests.support.fake_model import Reply
 from tests.support.processes import wait_until
 from webapp.auth import accounts
-from webapp.extensions import db
-from webapp.models import Conversation, Message, Provider, User
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
 

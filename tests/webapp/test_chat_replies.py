@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from core.extensions import db
+from core.models import Conversation, Message
 from tests.support.chat_page import WAIT_MS, last_reply, open_chat, send, sign_in, wait_status
 from tests.support.fake_model import Reply
-from webapp.extensions import db
-from webapp.models import Conversation, Message
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
 

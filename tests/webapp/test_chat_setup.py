@@ -11,10 +11,10 @@ import uuid
 import pytest
 from playwright.sync_api import expect
 
+from core.extensions import db
+from core.models import Provider
 from tests.support.chat_page import open_chat, send, sign_in, wait_status
 from tests.support.fake_model import Reply
-from webapp.extensions import db
-from webapp.models import Provider
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
 

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from playwright.sync_api import expect
 
+from core.extensions import db
+from core.models import Conversation
 from tests.support.chat_page import sign_in
 from tests.support.node import run_node
-from webapp.extensions import db
-from webapp.models import Conversation
 
 NOW = "2026-11-30T12:00:00Z"
 

@@ -2,9 +2,9 @@
 
 from datetime import timedelta
 
-from webapp.extensions import db
-from webapp.models import ApiToken, User
-from webapp.models.base import aware, utcnow
+from core.extensions import db
+from core.models import ApiToken, User
+from core.models.base import aware, utcnow
 
 
 def find_user(app, name):

@@ -5,11 +5,11 @@ import sys
 
 import pytest
 
+from core.config import SETTINGS, ConfigError, load_config
 from tests.support.processes import ROOT
-from webapp.config import SETTINGS, ConfigError, load_config
 
 NAMES = [setting.name for setting in SETTINGS]
-MAIN = "import sys; from webapp.config import main; sys.exit(main(sys.argv[1:]))"
+MAIN = "import sys; from core.config import main; sys.exit(main(sys.argv[1:]))"
 
 
 @pytest.mark.parametrize("setting", SETTINGS, ids=NAMES)
@@ -99,7 +99,7 @@ def test_public_url_follows_host_and_port():
 
 
 def test_the_secret_key_is_generated_once_and_kept(tmp_path):
-    from webapp.config import find_secret_key
+    from core.config import find_secret_key
 
     first = find_secret_key(tmp_path)
     assert len(first) == 64
@@ -141,20 +141,20 @@ def test_the_export_command_validates_and_prints_shell_assignments():
 
 
 def test_the_readme_table_is_the_generated_one():
-    from webapp.config import markdown_table
+    from core.config import markdown_table
 
     assert markdown_table() in (ROOT / "README.md").read_text()
 
 
 # Run in a fresh interpreter whose instance folder is argv[1]: imports celeryconfig, every module
-# of webapp and workers, and the workers' Celery app with its task modules.
+# of core, webapp and workers, and the workers' Celery app with its task modules.
 IMPORT_ALL = """
 import importlib, pkgutil, sys
 from pathlib import Path
-import webapp.config
-webapp.config.INSTANCE_DIR = Path(sys.argv[1])
+import core.config
+core.config.INSTANCE_DIR = Path(sys.argv[1])
 import celeryconfig
-import webapp, workers
+import core, webapp, workers
 for package in (webapp, workers):
     for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         importlib.import_module(module.name)
@@ -188,8 +188,8 @@ def test_importing_celeryconfig_and_every_module_writes_nothing(tmp_path):
 def test_the_app_still_creates_its_secret_key_when_it_starts(tmp_path):
     instance_dir = tmp_path / "instance"
     start = (
-        "import sys; from pathlib import Path; import webapp.config\n"
-        "webapp.config.INSTANCE_DIR = Path(sys.argv[1])\n"
+        "import sys; from pathlib import Path; import core.config\n"
+        "core.config.INSTANCE_DIR = Path(sys.argv[1])\n"
         "from webapp import create_app\n"
         f"app = create_app({{'DATABASE_URL': 'sqlite:///{tmp_path}/lookout.db'}})\n"
         "print(app.config['SECRET_KEY'])"

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from webapp.extensions import db
-from webapp.models import Message, Turn
+from core.extensions import db
+from core.models import Message, Turn
 
 HINT = 'Send the new title as {"title": ...}.'
 
@@ -78,7 +78,7 @@ def test_a_conversation_names_the_model_of_its_newest_turn(app, client, conversa
 @pytest.fixture
 def first_message(app, client, make_user, bearer):
     """Headers of a new user and a stored model id, for starting a first message."""
-    from webapp.models import Provider
+    from core.models import Provider
 
     with app.app_context():
         db.session.add(

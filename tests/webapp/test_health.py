@@ -10,11 +10,11 @@ import redis
 import requests
 from sqlalchemy import event
 
+from core.extensions import db
 from tests.support.live_server import LiveServer
 from tests.support.redis_server import RedisServer
 from tests.support.workers import CeleryWorker
 from webapp import health
-from webapp.extensions import db
 
 pytestmark = pytest.mark.integration
 

@@ -8,10 +8,10 @@ from datetime import timedelta
 from mcp_types import INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
+from core.extensions import db
+from core.models import ApiToken, User
+from core.models.base import utcnow
 from webapp.auth.scopes import EXPIRED, describe_expiry
-from webapp.extensions import db
-from webapp.models import ApiToken, User
-from webapp.models.base import utcnow
 
 
 def rpc(client, headers, method: str, params: dict | None = None, id: int = 1):

@@ -19,6 +19,9 @@ import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
+from core.extensions import db
+from core.models import ApiToken, Message, PluginOptions, Provider, Turn, UsageCount, User
+from core.models.base import utcnow
 from tests.support.chat import ChatClient
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.processes import ROOT, free_port, wait_until
@@ -26,10 +29,7 @@ from tests.support.web_process import WebProcess
 from tests.support.workers import CeleryWorker
 from tests.workers.conftest import make_chat_app
 from webapp import create_app
-from webapp.extensions import db
 from webapp.metrics_endpoint import METRICS_OFF, METRICS_REFUSED
-from webapp.models import ApiToken, Message, PluginOptions, Provider, Turn, UsageCount, User
-from webapp.models.base import utcnow
 
 pytestmark = pytest.mark.integration
 
@@ -324,7 +324,7 @@ import json, sys
 from tools.api import ToolError
 from tools.testing import tool_context_for_test
 from webapp import create_app
-from webapp.plugin_host import get_host
+from core.plugin_host import get_host
 
 app = create_app(json.loads(sys.argv[1]))
 with app.app_context():

@@ -4,8 +4,8 @@ import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
+from core.extensions import db
 from tests.support import databases
-from webapp.extensions import db
 
 
 def schema_differences(app) -> list:
@@ -28,7 +28,7 @@ def test_models_and_migrations_agree_on_postgresql(make_app, postgres_url):
 
 @pytest.mark.postgres
 def test_json_columns_round_trip_on_postgresql(make_app, migrated_postgres_url):
-    from webapp.models import User
+    from core.models import User
 
     app = make_app(DATABASE_URL=migrated_postgres_url)
     with app.app_context():
@@ -65,7 +65,7 @@ def test_tool_calls_stored_before_0005_keep_their_tool_source_and_read_as_untrus
             text("SELECT call_id, plugin, source, untrusted FROM tool_calls ORDER BY call_id")
         ).all()
 
-    from webapp.models import Conversation, Message, Turn, User
+    from core.models import Conversation, Message, Turn, User
 
     with app.app_context():
         user = User.make("pat", "pw")
@@ -113,8 +113,8 @@ def tokens_before_0009_hold_the_chat_scope_only(app) -> None:
     import flask_migrate
     from sqlalchemy import text
 
-    from webapp.models import ApiToken, User
-    from webapp.models.accounts import hash_token
+    from core.models import ApiToken, User
+    from core.models.accounts import hash_token
 
     token = "lk_from-before-scopes"
     with app.app_context():

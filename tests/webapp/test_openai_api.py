@@ -13,6 +13,10 @@ import uuid
 import openai
 import pytest
 
+from core.extensions import db, get_redis
+from core.limits import set_overrides
+from core.models import Conversation, Message, Provider, Turn, UsageCount
+from core.quotas import WINDOW_SECONDS, key
 from tests.conftest import RUN_ID
 from tests.support.chat import ChatClient
 from tests.support.chat_page import token_for
@@ -23,11 +27,6 @@ from tests.support.sites import Site
 from tests.support.workers import CeleryWorker
 from webapp import create_app
 from webapp.api.openapi import make_spec
-from webapp.extensions import db
-from webapp.limits import set_overrides
-from webapp.models import Conversation, Message, Provider, Turn, UsageCount
-from webapp.quotas import WINDOW_SECONDS, key
-from webapp.turn.state import get_redis
 
 pytestmark = pytest.mark.integration
 MODEL = "fake/m"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from core.extensions import db
+from core.models import Provider
 from tests.support.chat_page import sign_in
-from webapp.extensions import db
-from webapp.models import Provider
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
 

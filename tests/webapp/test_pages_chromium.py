@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from core.extensions import db
+from core.models import User, UserPluginSettings
 from tests.support.pages import key_fields, sign_in_page
 from webapp.auth import accounts
-from webapp.extensions import db
-from webapp.models import User, UserPluginSettings
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
 

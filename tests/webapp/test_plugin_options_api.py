@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from webapp.extensions import db
-from webapp.models import PluginOptions
+from core.extensions import db
+from core.models import PluginOptions
 
 PLUGINS = ",".join(
     [

@@ -6,9 +6,9 @@ import time
 
 import pytest
 
+from core.extensions import db
+from core.models import Provider
 from tests.support.fake_model import FakeModel, Reply
-from webapp.extensions import db
-from webapp.models import Provider
 
 pytestmark = pytest.mark.integration
 

@@ -8,11 +8,11 @@ import json
 
 import pytest
 
+from core.extensions import db
+from core.models import PluginOptions
 from tests.support.pages import sign_in_page
 from tests.support.processes import free_port
 from tests.support.sites import Site
-from webapp.extensions import db
-from webapp.models import PluginOptions
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
 

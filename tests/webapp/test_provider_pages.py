@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from core.extensions import db
+from core.models import Provider
 from tests.support.fake_model import FakeModel
 from tests.support.layout import layout_faults
 from tests.support.pages import key_fields, sign_in_page
-from webapp.extensions import db
-from webapp.models import Provider
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
+from core.extensions import db
+from core.limits import set_overrides
+from core.models import Conversation, Turn
 from tests.support.chat_page import WAIT_MS, open_chat, send
 from tests.support.fake_model import Reply
-from webapp.extensions import db
-from webapp.limits import set_overrides
-from webapp.models import Conversation, Turn
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
 

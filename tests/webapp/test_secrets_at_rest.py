@@ -9,8 +9,8 @@ import flask_migrate
 import pytest
 from sqlalchemy import text
 
-from webapp.extensions import db
-from webapp.models import PluginOptions, Provider, UserPluginSettings
+from core.extensions import db
+from core.models import PluginOptions, Provider, UserPluginSettings
 
 PLUGINS = "tests.tools.sample_plugins.alpha,tools.web_search"
 KEY = "sk-very-secret-provider-key"

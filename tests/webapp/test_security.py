@@ -39,8 +39,8 @@ def test_the_session_cookie_is_http_only_and_same_site(client, make_user):
 def test_the_session_cookie_is_secure_when_lookout_is_served_over_https(make_app, make_user):
     app = make_app(PUBLIC_URL="https://lookout.example")
     with app.app_context():
-        from webapp.extensions import db
-        from webapp.models import User
+        from core.extensions import db
+        from core.models import User
 
         db.session.add(User.make("bob", "password"))
         db.session.commit()

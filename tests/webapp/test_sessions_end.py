@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from core.extensions import db
+from core.models import User
+from core.models import accounts as account_models
 from tests.support.accounts import csrf_token_from, sign_in
-from webapp.extensions import db
-from webapp.models import User
-from webapp.models import accounts as account_models
 
 
 def copy_of(app, client):

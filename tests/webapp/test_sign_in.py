@@ -4,9 +4,9 @@ import time
 
 import pytest
 
+from core.extensions import db
+from core.models import User
 from tests.support.accounts import csrf_token_from, sign_in
-from webapp.extensions import db
-from webapp.models import User
 
 
 def test_sign_in_with_the_right_password_opens_the_home_page(client, make_user):
@@ -206,8 +206,8 @@ def test_unknown_names_are_counted_too_so_the_answer_reveals_nothing(client):
 
 
 def test_the_lock_ends_with_its_window(app, client, make_user):
+    from core.extensions import get_redis
     from webapp.auth.throttle import _key
-    from webapp.turn.state import get_redis
 
     make_user("alice")
     for _ in range(5):

@@ -4,10 +4,11 @@ import hashlib
 import re
 from datetime import datetime, timedelta
 
-from webapp.auth.scopes import SCOPES, needed_scope
-from webapp.extensions import db
-from webapp.models import ApiToken, User
-from webapp.models.base import utcnow
+from core.extensions import db
+from core.models import ApiToken, User
+from core.models.base import utcnow
+from core.scopes import SCOPES
+from webapp.auth.scopes import needed_scope
 
 
 def test_creating_a_token_shows_it_once_and_stores_only_its_hash(app, signed_in_client):

@@ -1,7 +1,7 @@
 """Tool names bounded before metrics, usage rows and log lines take them."""
 
-from webapp.plugin_host import get_host
-from webapp.usage.tool_names import NAME_MAX, UNKNOWN, clean, tool_label
+from core.plugin_host import get_host
+from core.tool_names import NAME_MAX, UNKNOWN, clean, tool_label
 
 
 def test_control_characters_are_stripped_and_long_names_cut():

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from webapp.turn import events
-from webapp.turn.state import TurnState
+from core.turn import events
+from core.turn.state import TurnState
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS_MODULE = ROOT / "webapp" / "turn" / "events.py"
@@ -25,7 +25,7 @@ def state(redis_url) -> TurnState:
 def test_the_page_script_lists_the_same_events_as_the_server():
     written = events.PAGE_SCRIPT.read_text(encoding="utf-8")
     assert written == events.page_script(), (
-        "webapp/static/events.js is out of date: run `python -m webapp.turn.events`."
+        "webapp/static/events.js is out of date: run `python -m core.turn.events`."
     )
     for name in events.NAMES:
         assert f'"{name}"' in written

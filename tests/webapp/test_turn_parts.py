@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from webapp.turn import parts as turn_parts
-from webapp.turn.parts import (
+from core.turn import parts as turn_parts
+from core.turn.parts import (
     attachment_part,
     source_part,
     text_part,

@@ -7,9 +7,11 @@ import uuid
 
 import redis
 
-from webapp import broker, queue
-from webapp.turn import queued
-from webapp.turn.state import get_redis, key, turn_state
+from core import broker
+from core.extensions import get_redis
+from core.turn import queued
+from core.turn.state import key, turn_state
+from webapp import queue
 
 
 def test_a_published_step_or_call_is_queued_until_its_task_starts(app):

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from core.extensions import db
+from core.models import Conversation, Message, ToolCall, Turn
+from core.turn.calls import claim_call, finish_call, store_calls
+from core.turn.lifecycle import cancel_turn, claim_step
+from core.turn.parts import source_part, text_part, tool_call_part, tool_result_part
+from core.turn.replies import UNFINISHED_CALL, StepOutput, cited_urls, reply_parts
 from tests.support.turns import stored_turn
-from webapp.extensions import db
-from webapp.models import Conversation, Message, ToolCall, Turn
-from webapp.turn.calls import claim_call, finish_call, store_calls
-from webapp.turn.lifecycle import cancel_turn, claim_step
-from webapp.turn.parts import source_part, text_part, tool_call_part, tool_result_part
-from webapp.turn.replies import UNFINISHED_CALL, StepOutput, cited_urls, reply_parts
+from webapp import queue
 from workers.providers import ToolCallRequest
 
 MODEL_SOURCE = {"url": "https://model.example/", "title": "Model"}
@@ -54,7 +55,7 @@ def test_a_result_that_arrives_after_a_stop_takes_its_place_in_the_reply(app, ma
 def test_a_result_that_arrives_after_a_stop_takes_its_place_on_postgresql(
     make_app, migrated_postgres_url
 ):
-    from webapp.models import User
+    from core.models import User
 
     app = make_app(DATABASE_URL=migrated_postgres_url)
     with app.app_context():
@@ -71,7 +72,7 @@ def a_late_result_takes_its_place(app, user_id: str) -> None:
     with app.app_context():
         ask_for_two_calls(turn_id, user_id)
         finish(turn_id, "a", "A said", [PAGE_SOURCE])
-        assert cancel_turn(db.session.get(Turn, turn_id))  # call b still runs
+        assert cancel_turn(db.session.get(Turn, turn_id), revoke=queue.revoke)  # call b still runs
         shown_at_stop = stored_reply(turn_id)
         finish(turn_id, "b", "B said late", [])
         assert claim_step(turn_id, 1)[0] == "ended"  # the chord's callback closes the step

@@ -7,11 +7,11 @@ import uuid
 import pytest
 import redis
 
+from core.turn.events import SOURCE_ADDED
+from core.turn.parts import source_part, source_urls, text_part
+from core.turn.sources import Sources
+from core.turn.state import TurnState
 from tools.api import Citation
-from webapp.turn.events import SOURCE_ADDED
-from webapp.turn.parts import source_part, source_urls, text_part
-from webapp.turn.sources import Sources
-from webapp.turn.state import TurnState
 
 
 @pytest.fixture

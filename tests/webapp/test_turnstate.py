@@ -7,7 +7,7 @@ import uuid
 import pytest
 import redis
 
-from webapp.turn.state import SAFETY_TTL_SECONDS, TurnState, key
+from core.turn.state import SAFETY_TTL_SECONDS, TurnState, key
 
 
 @pytest.fixture
@@ -72,5 +72,5 @@ def test_the_turns_end_deletes_the_note_that_its_task_gave_up_on_the_database(st
 
 
 def test_a_turn_key_that_is_not_named_in_the_state_module_is_refused(state):
-    with pytest.raises(ValueError, match="name it in webapp/turn/state.py"):
+    with pytest.raises(ValueError, match="name it in core/turn/state.py"):
         key(state.turn_id, "scratch")

@@ -9,11 +9,11 @@ import io
 
 import pytest
 
+from core import plugin_host
+from core.extensions import db
+from core.limits import set_overrides
+from core.quotas import remaining
 from tests.tools.pdf.documents import encrypt_pdf, make_dense_pdf, make_pdf
-from webapp import plugin_host
-from webapp.extensions import db
-from webapp.limits import set_overrides
-from webapp.quotas import remaining
 
 
 def upload(client, data: bytes, filename: str, mime_type: str = "text/plain"):
@@ -92,8 +92,8 @@ def test_a_user_over_their_room_is_refused_before_the_file_is_read(make_app, mak
     """Issue 24: the room was checked only once the parser had read the file."""
     app = make_app(PARSER_MAX_CHARS=1_234_567)  # parser processes of this test's own
     client = app.test_client()
+    from core.models import User
     from tests.support import accounts
-    from webapp.models import User
 
     with app.app_context():
         user = User.make("full", "password")
@@ -149,8 +149,8 @@ def uploads_stored_before_0010_count_their_text(app) -> None:
     import flask_migrate
     from sqlalchemy import text
 
-    from webapp.models import User
-    from webapp.quotas import stored_upload_room
+    from core.models import User
+    from core.quotas import stored_upload_room
 
     with app.app_context():
         user = User.make("early", "pw")

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import requests
 
+from core import plugin_host
+from core.extensions import db
+from core.models import ApiToken, User
 from tests.support.live_server import LiveServer
 from tests.support.processes import wait_until
 from tests.tools.sample_plugins.gated import MIME_TYPE, gated_file, open_gate, started
-from webapp import plugin_host
-from webapp.extensions import db
-from webapp.models import ApiToken, User
 
 
 def make_token(app, name: str) -> tuple[str, str]:

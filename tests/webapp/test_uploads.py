@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import io
 
+from core.extensions import db
+from core.models import Message, Provider
 from tests.tools.pdf.documents import encrypt_pdf, make_pdf
-from webapp.extensions import db
-from webapp.models import Message, Provider
 
 
 def upload(client, data: bytes, filename: str, mime_type: str):
@@ -50,7 +50,7 @@ def test_a_file_over_the_limit_is_refused(make_app, make_user):
     from tests.support import accounts
 
     with app.app_context():
-        from webapp.models import User
+        from core.models import User
 
         db.session.add(User.make("big", "password"))
         db.session.commit()
@@ -107,9 +107,9 @@ def test_a_hostile_pdf_is_refused_in_time_while_the_web_process_keeps_answering(
 
     import requests
 
+    from core.models import ApiToken, User
     from tests.support.live_server import LiveServer
     from tests.tools.pdf.documents import make_pdf, make_shared_stream_pdf
-    from webapp.models import ApiToken, User
 
     seconds = 4
     app = make_app(UPLOAD_PARSE_SECONDS=seconds, PARSER_CPU_SECONDS=60)

@@ -10,9 +10,9 @@ from datetime import date
 
 import pytest
 
-from webapp.extensions import db
-from webapp.models import UsageCount
-from webapp.models.usage import add_usage
+from core.extensions import db
+from core.models import UsageCount
+from core.models.usage import add_usage
 
 pytestmark = pytest.mark.usefixtures("usage_day")
 THREADS = 8
@@ -86,7 +86,7 @@ def test_counts_added_at_once_from_many_threads_are_all_kept_on_postgresql(
 ):
     app = make_app(DATABASE_URL=migrated_postgres_url)
     with app.app_context():
-        from webapp.models import User
+        from core.models import User
 
         user = User.make("busy", "password")
         db.session.add(user)

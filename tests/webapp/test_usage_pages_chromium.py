@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from core.extensions import db
+from core.models.usage import add_usage
 from tests.support.pages import sign_in_page
-from webapp.extensions import db
-from webapp.models.usage import add_usage
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
 

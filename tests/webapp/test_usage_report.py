@@ -9,8 +9,8 @@ from datetime import date, timedelta
 
 import pytest
 
-from webapp.extensions import db
-from webapp.models.usage import add_usage
+from core.extensions import db
+from core.models.usage import add_usage
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from core.limits import setting_value
 from tests.support.pages import sign_in_page
-from webapp.limits import setting_value
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
 

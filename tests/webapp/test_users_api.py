@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from core.extensions import db
+from core.models import User
 from tests.support.accounts import sign_in
-from webapp.extensions import db
-from webapp.models import User
 
 
 @pytest.fixture

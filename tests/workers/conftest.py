@@ -12,14 +12,14 @@ import uuid
 import pytest
 from flask import Flask
 
+from core.extensions import db
+from core.models import ApiToken, Provider, User
 from tests.conftest import RUN_ID
 from tests.support.chat import ChatClient
 from tests.support.fake_model import FakeModel
 from tests.support.live_server import LiveServer
 from tests.support.workers import CeleryWorker
 from webapp import create_app
-from webapp.extensions import db
-from webapp.models import ApiToken, Provider, User
 
 CHAT_SETTINGS = {
     "LOOKOUT_PLUGINS": "tests.workers.turn_plugins",

@@ -6,11 +6,11 @@ import logging
 
 import pytest
 
+from core.extensions import db
+from core.models import Provider
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.processes import free_port
 from webapp.api import providers as providers_api
-from webapp.extensions import db
-from webapp.models import Provider
 from workers import admin_tasks
 
 KEY = "sk-right-key-123456"

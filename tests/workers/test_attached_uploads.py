@@ -4,8 +4,8 @@ time the message is replayed, and deleting the upload takes its text from the co
 
 from __future__ import annotations
 
-from webapp.models.uploads import DELETED_TEXT
-from webapp.quotas import remaining
+from core.models.uploads import DELETED_TEXT
+from core.quotas import remaining
 
 NOTES = b"The secret word is plover."
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import threading
 import time
 
+from core.extensions import db, get_redis
+from core.models import Provider, User
+from core.turn.state import TurnState
 from tests.support.chat import ChatClient
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.live_server import LiveServer
 from tests.support.workers import CeleryWorker
 from tests.workers.conftest import CHAT_SETTINGS, private_chat
-from webapp.extensions import db
-from webapp.models import Provider, User
-from webapp.turn.state import TurnState, get_redis
 
 
 class EventReader(threading.Thread):
@@ -165,9 +165,10 @@ def test_a_step_redelivered_after_its_worker_died_is_taken_over_and_finished(mak
     by the next delivery of its task, instead of being refused as already claimed."""
     from datetime import timedelta
 
-    from webapp import broker, queue
-    from webapp.models import Conversation, Message, Turn
-    from webapp.models.base import utcnow
+    from core import broker
+    from core.models import Conversation, Message, Turn
+    from core.models.base import utcnow
+    from webapp import queue
 
     app = make_app(
         LOOKOUT_PLUGINS="tests.workers.turn_plugins",

@@ -11,10 +11,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from core.extensions import db
+from core.models import ToolCall, Turn
 from tests.support.fake_model import Reply
 from tests.workers.conftest import make_chat_app
-from webapp.extensions import db
-from webapp.models import ToolCall, Turn
 
 TURNS = 5
 

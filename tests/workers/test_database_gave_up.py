@@ -12,10 +12,10 @@ from __future__ import annotations
 import time
 from datetime import timedelta
 
+from core.extensions import db
+from core.models import Turn
+from core.models.base import utcnow
 from tests.support.turns import stored_turn
-from webapp.extensions import db
-from webapp.models import Turn
-from webapp.models.base import utcnow
 from workers.reaper import reap_queued_turns, reap_stale_turns
 from workers.turn_task import note_gave_up
 

@@ -5,8 +5,9 @@ import re
 import pytest
 
 import celeryconfig
-from webapp import broker, queue
-from webapp.config import load_settings
+from core import broker
+from core.config import load_settings
+from webapp import queue
 from workers import celery
 
 

@@ -14,14 +14,14 @@ import psutil
 import pytest
 import requests
 
+from core.extensions import db, get_redis
+from core.models import Provider
+from core.turn.state import key
 from tests.support.chat import ChatClient, parse_sse
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.sites import Site
 from tests.tools.web_fetch.test_hostile import CASES
 from tests.workers.conftest import make_chat_app
-from webapp.extensions import db
-from webapp.models import Provider
-from webapp.turn.state import get_redis, key
 
 SPACING = 0.05  # the streaming model's own time between pieces
 BASELINE_SECONDS = 2  # the other turn streams alone this long first

@@ -15,6 +15,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
+from core.extensions import db, get_redis
+from core.limits import set_overrides
+from core.mcp_tools import NOT_OFFERED
+from core.models import ApiToken, UsageCount, User
+from core.quotas import WINDOW_SECONDS, key, remaining
 from tests.support.chat import ChatClient
 from tests.support.chat_page import token_for
 from tests.support.coroutines import run_coroutine
@@ -24,13 +29,7 @@ from tests.support.sites import Site
 from tests.support.workers import CeleryWorker
 from tools.untrusted import NOTICE
 from webapp.auth.scopes import MISSING_SCOPE
-from webapp.extensions import db
-from webapp.limits import set_overrides
 from webapp.mcp.server import NO_TOKEN
-from webapp.mcp.tools import NOT_OFFERED
-from webapp.models import ApiToken, UsageCount, User
-from webapp.quotas import WINDOW_SECONDS, key, remaining
-from webapp.turn.state import get_redis
 
 pytestmark = pytest.mark.integration
 

@@ -10,13 +10,13 @@ from datetime import timedelta
 
 import pytest
 
+from core.extensions import db
+from core.models import McpServer, Provider, UsageCount
 from tests.support.chat import ChatClient
 from tests.support.chat_page import token_for
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.mcp_server import MCPTestServer
 from tests.support.processes import free_port, wait_until
-from webapp.extensions import db
-from webapp.models import McpServer, Provider, UsageCount
 
 ENVELOPE = re.compile(r'^<untrusted_tool_output id="([0-9a-f]{32})">\n', re.M)
 

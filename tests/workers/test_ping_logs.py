@@ -12,7 +12,7 @@ import pytest
 from celery.app import trace
 
 import workers  # noqa: F401  (the Celery app installs the filter when it is made)
-from webapp import broker
+from core import broker
 
 
 def log_task_lines(task_name: str) -> None:

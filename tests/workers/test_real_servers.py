@@ -12,11 +12,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from core.extensions import db
+from core.models import Provider, UsageCount
+from core.models.providers import DEFAULT_MAX_TOKENS
 from tests.support.fake_model import FakeModel, Reply
 from tests.workers.conftest import make_chat_app
-from webapp.extensions import db
-from webapp.models import Provider, UsageCount
-from webapp.models.providers import DEFAULT_MAX_TOKENS
 from workers.prompts import EARLIER_LEFT_OUT
 
 CUT = "The answer above was cut off."

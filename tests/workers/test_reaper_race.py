@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from core.extensions import db
+from core.models import ToolCall, Turn
+from core.models.base import utcnow
+from core.turn.calls import claim_call
 from tests.support.turns import stored_turn
-from webapp.extensions import db
-from webapp.models import ToolCall, Turn
-from webapp.models.base import utcnow
-from webapp.turn.calls import claim_call
 from workers.reaper import fail_dead_turn
 
 

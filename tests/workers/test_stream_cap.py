@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
+from core.extensions import db
+from core.limits import set_overrides
+from core.quotas import remaining
 from tests.support.fake_model import Reply
-from webapp.extensions import db
-from webapp.limits import set_overrides
-from webapp.quotas import remaining
 
 
 def open_events(chat, turn_id: str):

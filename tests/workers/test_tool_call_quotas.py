@@ -3,9 +3,9 @@ past them get an error result the model reads, and the next answer starts afresh
 
 from __future__ import annotations
 
+from core.extensions import db
+from core.limits import set_overrides
 from tests.support.fake_model import Reply
-from webapp.extensions import db
-from webapp.limits import set_overrides
 
 TURN_SENTENCE = (
     "This answer has made 3 tool calls, the most one answer may make, so this one was not run. "

@@ -11,13 +11,14 @@ import threading
 
 import pytest
 
+from core.extensions import db
+from core.models import Turn
+from core.turn.events import TERMINAL_EVENTS
+from core.turn.lifecycle import cancel_turn, claim_step, finish_turn
+from core.turn.replies import StepOutput
+from core.turn.state import key, turn_state
 from tests.support.turns import stored_turn
-from webapp.extensions import db
-from webapp.models import Turn
-from webapp.turn.events import TERMINAL_EVENTS
-from webapp.turn.lifecycle import cancel_turn, claim_step, finish_turn
-from webapp.turn.replies import StepOutput
-from webapp.turn.state import key, turn_state
+from webapp import queue
 from workers.steps import end
 
 
@@ -36,7 +37,7 @@ def endings(app, turn_id: str) -> list[str]:
 def test_a_cancelled_turn_keeps_its_flag_up_whatever_ends_it_after(app, running_turn):
     turn_id = running_turn()
     with app.app_context():
-        assert cancel_turn(db.session.get(Turn, turn_id))
+        assert cancel_turn(db.session.get(Turn, turn_id), revoke=queue.revoke)
         # The step that noticed the cancel ends the turn as it does, the chord's callback
         # closes the cancelled step, a late ending tries too: all of them lose, and none
         # hides the cancel from the turn's work still running.
@@ -55,7 +56,7 @@ def test_a_turn_that_ends_otherwise_raises_no_cancel(app, running_turn):
     turn_id = running_turn()
     with app.app_context():
         assert finish_turn(turn_id, "completed", output=StepOutput("done"))
-        assert not cancel_turn(db.session.get(Turn, turn_id))
+        assert not cancel_turn(db.session.get(Turn, turn_id), revoke=queue.revoke)
         assert not turn_state(turn_id).cancel_requested()
 
 
@@ -72,7 +73,7 @@ def test_a_cancel_racing_the_turns_end_has_one_winner_and_a_flag_only_if_cancell
             with app.app_context():
                 turn = db.session.get(Turn, turn_id)
                 barrier.wait()
-                won["cancel"] = cancel_turn(turn)
+                won["cancel"] = cancel_turn(turn, revoke=queue.revoke)
 
         def complete(turn_id=turn_id, won=won, barrier=barrier) -> None:
             with app.app_context():

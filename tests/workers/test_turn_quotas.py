@@ -7,17 +7,16 @@ import re
 import threading
 from datetime import UTC, datetime
 
+from core.extensions import db, get_redis
+from core.limits import set_overrides
+from core.models import User
+from core.quotas import WINDOW_SECONDS, key, open_turn_count, remaining
 from tests.support.chat import ChatClient
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.quotas import hold_window
 from tests.support.web_process import WebProcess
 from tests.support.workers import CeleryWorker
 from tests.workers.conftest import CHAT_SETTINGS, private_chat
-from webapp.extensions import db
-from webapp.limits import set_overrides
-from webapp.models import User
-from webapp.quotas import WINDOW_SECONDS, key, open_turn_count, remaining
-from webapp.turn.state import get_redis
 
 OPEN_TURNS_SENTENCE = (
     "You have 3 answers running. Wait for one to finish, or stop one, then send again."

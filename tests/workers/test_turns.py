@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 import time
 
+from core.extensions import db
+from core.models import Message, ToolCall, UserToolSetting
 from tests.support.chat import parse_sse
 from tests.support.fake_model import Reply
-from webapp.extensions import db
-from webapp.models import Message, ToolCall, UserToolSetting
 
 BOUNDARY = re.compile(r'<untrusted_tool_output id="([0-9a-f]{32})">')
 
@@ -308,7 +308,8 @@ def test_replayed_output_of_a_tool_no_longer_registered_is_wrapped(
 
 def test_a_step_delivered_twice_runs_once(chat, chat_app, fake_model, model_ids):
     """Late acks mean a task can arrive again (redelivery); the claimed step must not re-run."""
-    from webapp import broker, queue
+    from core import broker
+    from webapp import queue
 
     fake_model.script(Reply.tool_calls([("echo", {"text": "x"})]), Reply.text("ok"))
     turn = chat.run(chat.new_conversation(), "hi", model_ids[0])

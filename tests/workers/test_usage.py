@@ -8,14 +8,14 @@ import json
 
 import pytest
 
+from core.extensions import db
+from core.models import Provider, UsageCount
 from tests.support.chat import ChatClient
 from tests.support.chat_page import token_for
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.live_server import LiveServer
 from tests.support.sites import Site
 from tests.support.workers import CeleryWorker
-from webapp.extensions import db
-from webapp.models import Provider, UsageCount
 
 ARTICLE = b"<html><head><title>Tides</title></head><body><p>High tide is at noon.</p></body></html>"
 

@@ -9,6 +9,10 @@ import json
 
 import pytest
 
+from core.extensions import db, get_redis
+from core.limits import set_overrides
+from core.models import Provider, UsageCount
+from core.quotas import WINDOW_SECONDS, key, remaining
 from tests.support.chat import ChatClient
 from tests.support.chat_page import token_for
 from tests.support.fake_model import FakeModel, Reply
@@ -16,11 +20,6 @@ from tests.support.live_server import LiveServer
 from tests.support.quotas import hold_window
 from tests.support.sites import Site
 from tests.support.workers import CeleryWorker
-from webapp.extensions import db
-from webapp.limits import set_overrides
-from webapp.models import Provider, UsageCount
-from webapp.quotas import WINDOW_SECONDS, key, remaining
-from webapp.turn.state import get_redis
 
 SEARCH_USED = "Today's web search quota is used up; it resets at 00:00 UTC."
 FETCH_USED = "Today's quota of pages to fetch is used up; it resets at 00:00 UTC."

@@ -8,12 +8,12 @@ import re
 
 import pytest
 
+from core.extensions import db
+from core.models import Provider
 from tests.support.chat import ChatClient
 from tests.support.chat_page import token_for
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.sites import Site
-from webapp.extensions import db
-from webapp.models import Provider
 
 ARTICLE = """<html><head><title>Lighthouses of Brittany</title></head><body>
 <nav>Home | About</nav>

@@ -5,11 +5,11 @@ from __future__ import annotations
 from flask import Blueprint, jsonify
 from flask_login import current_user
 
+from core.models import User
 from webapp.api.operations import operation
 from webapp.api.schemas.accounts import UserSchema
 from webapp.auth.guards import api_login_required
 from webapp.auth.scopes import any_scope
-from webapp.models import User
 
 bp = Blueprint("api_accounts", __name__, url_prefix="/api")
 

@@ -7,6 +7,10 @@ from typing import Any
 from flask import Blueprint, jsonify, request
 from flask_login import current_user
 
+from core.extensions import db
+from core.models import Conversation, Turn
+from core.turn.lifecycle import cancel_turn, open_turns
+from webapp import queue
 from webapp.api.bodies import json_object, load_object
 from webapp.api.operations import NO_CONTENT, operation
 from webapp.api.schemas.conversations import (
@@ -17,9 +21,6 @@ from webapp.api.schemas.conversations import (
 )
 from webapp.auth.guards import api_login_required
 from webapp.errors import ApiError
-from webapp.extensions import db
-from webapp.models import Conversation, Turn
-from webapp.turn.lifecycle import cancel_turn, open_turns
 
 bp = Blueprint("api_conversations", __name__, url_prefix="/api/conversations")
 
@@ -126,7 +127,7 @@ def delete_conversation(conversation_id: str):
     """Delete a conversation, cancelling its running turn first."""
     conversation = get_conversation(conversation_id)
     for turn in db.session.scalars(open_turns(conversation.id)).all():
-        cancel_turn(turn)
+        cancel_turn(turn, revoke=queue.revoke)
     db.session.delete(db.session.get(Conversation, conversation_id))
     db.session.commit()
     return "", 204

@@ -3,11 +3,16 @@ write-only); users list the tools they may name in ``generation.tools``."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from flask import Blueprint, jsonify
+import redis
+from flask import Blueprint, current_app, jsonify
 
-from webapp import broker, mcp_servers, plugin_host, queue
+from core import broker, mcp_servers, plugin_host
+from core.extensions import db, get_redis
+from core.models import McpServer
+from webapp import queue
 from webapp.api.bodies import load_json
 from webapp.api.operations import NO_CONTENT, operation
 from webapp.api.schemas.mcp_servers import (
@@ -18,14 +23,14 @@ from webapp.api.schemas.mcp_servers import (
 )
 from webapp.auth.guards import admin_required, api_login_required
 from webapp.errors import ApiError
-from webapp.extensions import db
-from webapp.models import McpServer
-from webapp.turn.state import get_redis
 
 bp = Blueprint("api_mcp_servers", __name__, url_prefix="/api")
 
 # How long saving waits for a worker's listing (the listing gives up sooner).
 LIST_WAIT_SECONDS = mcp_servers.LIST_SECONDS + 5
+# Set while a stale listing is being refreshed; per queue, as apps sharing a Redis have their own.
+REFRESHING_KEY = "lookout:mcp:refreshing:{queue}:{name}"
+log = logging.getLogger("lookout.mcp")
 
 
 def show(server: McpServer) -> dict[str, Any]:
@@ -96,7 +101,7 @@ def list_and_show(server: McpServer) -> dict[str, Any]:
 @operation(answers={200: McpServerListSchema})
 def list_servers():
     """List the MCP servers with their status and tools; stale listings are listed again."""
-    mcp_servers.refresh_stale()
+    refresh_stale()
     servers = [show(server) for server in mcp_servers.find_servers()]
     answer = {"servers": servers, "stdioAllowed": mcp_servers.stdio_allowed()}
     return jsonify(McpServerListSchema().dump(answer))
@@ -157,10 +162,25 @@ def remove_server(server_name: str):
 def list_source_tools():
     """List the tools of tool sources (MCP servers among them) that a message may name in
     ``generation.tools``: never offered otherwise."""
-    mcp_servers.refresh_stale()
+    refresh_stale()
     host = plugin_host.get_host()
     tools = [
         {"name": name, "source": source.id, "description": tool.description}
         for name, (source, tool) in sorted(host.source_tools().items())
     ]
     return jsonify(SourceToolListSchema().dump({"tools": tools}))
+
+
+def refresh_stale() -> None:
+    """Have a worker list again each server whose listing is stale, once per period."""
+    period = current_app.config["MCP_REFRESH_SECONDS"]
+    queue_name = current_app.config["CELERY_QUEUE"]
+    for server in mcp_servers.find_servers():
+        if not mcp_servers.is_stale(server):
+            continue
+        key = REFRESHING_KEY.format(queue=queue_name, name=server.name)
+        try:
+            if get_redis().set(key, 1, nx=True, ex=period):
+                queue.enqueue(broker.LIST_MCP_TOOLS, server.name)
+        except (redis.RedisError, queue.QueueError):
+            log.warning("mcp listing of %s not sent: the queue is away", server.name)

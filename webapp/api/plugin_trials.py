@@ -13,17 +13,18 @@ from flask import Blueprint, current_app, jsonify
 from flask_login import current_user
 from marshmallow import ValidationError
 
+from core import broker, plugin_host
+from core.models.encrypted import encrypt
 from tools.api import IngesterRegistry, PluginConfigError
 from tools.host import start
 from tools.settings import merge_save
-from webapp import broker, plugin_host, queue
+from webapp import queue
 from webapp.api.bodies import load_json
 from webapp.api.operations import operation
 from webapp.api.plugins import config_error
 from webapp.api.schemas.trials import ToolTrialBody, ToolTrialSchema
 from webapp.auth.guards import admin_required
 from webapp.errors import ApiError
-from webapp.models.encrypted import encrypt
 
 bp = Blueprint("api_plugin_trials", __name__, url_prefix="/api")
 

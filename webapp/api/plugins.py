@@ -7,11 +7,14 @@ from typing import Any
 from flask import Blueprint, current_app, jsonify
 from flask_login import current_user
 
+from core import plugin_host
+from core.extensions import db
+from core.models import UserPluginSettings, UserToolSetting
+from core.models.base import utcnow
 from tools.api import IngesterRegistry, PluginConfigError, validate_options
 from tools.host import PluginState, is_enabled, start
 from tools.schema import json_schema
 from tools.settings import mask, merge_save
-from webapp import plugin_host
 from webapp.api.bodies import json_object, load_json
 from webapp.api.field_errors import plain_error, titles_of
 from webapp.api.operations import NO_CONTENT, operation
@@ -27,9 +30,6 @@ from webapp.api.schemas.plugins import (
 )
 from webapp.auth.guards import admin_required, api_login_required
 from webapp.errors import ApiError
-from webapp.extensions import db
-from webapp.models import UserPluginSettings, UserToolSetting
-from webapp.models.base import utcnow
 
 bp = Blueprint("api_plugins", __name__, url_prefix="/api")
 

@@ -8,7 +8,11 @@ from typing import Any
 from flask import Blueprint, jsonify
 from sqlalchemy.exc import IntegrityError
 
-from webapp import broker, queue
+from core import broker
+from core.extensions import db
+from core.models import Provider
+from core.models.encrypted import encrypt
+from webapp import queue
 from webapp.api.bodies import load_json
 from webapp.api.operations import NO_CONTENT, operation
 from webapp.api.schemas.providers import (
@@ -22,9 +26,6 @@ from webapp.api.schemas.providers import (
 )
 from webapp.auth.guards import admin_required, api_login_required
 from webapp.errors import ApiError
-from webapp.extensions import db
-from webapp.models import Provider
-from webapp.models.encrypted import encrypt
 
 bp = Blueprint("api_providers", __name__, url_prefix="/api")
 

@@ -11,6 +11,8 @@ from types import SimpleNamespace
 from flask import Blueprint, jsonify
 from flask_login import current_user
 
+from core.extensions import db
+from core.models import ApiToken
 from webapp.api.bodies import load_json
 from webapp.api.operations import NO_CONTENT, operation
 from webapp.api.schemas.tokens import NewTokenSchema, TokenBody, TokenListSchema
@@ -18,8 +20,6 @@ from webapp.auth import accounts
 from webapp.auth.guards import api_login_required
 from webapp.auth.scopes import any_scope, browser_only
 from webapp.errors import ApiError
-from webapp.extensions import db
-from webapp.models import ApiToken
 
 bp = Blueprint("api_tokens", __name__, url_prefix="/api/tokens")
 

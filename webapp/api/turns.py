@@ -10,7 +10,18 @@ import redis
 from flask import Blueprint, Response, current_app, jsonify, request
 from flask_login import current_user
 
-from webapp import metrics
+from core import metrics
+from core.extensions import db
+from core.limits import allowed
+from core.models import Conversation, Message, Turn
+from core.models.providers import find_model
+from core.streams import open_stream
+from core.turn import lifecycle
+from core.turn.events import STREAM_CLOSED, TERMINAL_EVENTS, ending_event
+from core.turn.lifecycle import OPEN_STATUSES, TurnRefused, cancel_turn
+from core.turn.parts import text_part
+from core.turn.state import turn_state
+from webapp import queue
 from webapp.api.bodies import load_json
 from webapp.api.conversations import get_conversation
 from webapp.api.operations import EVENT_STREAM, operation
@@ -23,16 +34,6 @@ from webapp.api.schemas.turns import (
 from webapp.api.uploads import attachment_parts
 from webapp.auth.guards import api_login_required
 from webapp.errors import ApiError
-from webapp.extensions import db
-from webapp.limits import allowed
-from webapp.models import Conversation, Message, Turn
-from webapp.models.providers import find_model
-from webapp.streams import open_stream
-from webapp.turn import lifecycle
-from webapp.turn.events import STREAM_CLOSED, TERMINAL_EVENTS, ending_event
-from webapp.turn.lifecycle import OPEN_STATUSES, TurnRefused, cancel_turn
-from webapp.turn.parts import text_part
-from webapp.turn.state import turn_state
 
 bp = Blueprint("api_turns", __name__, url_prefix="/api")
 KEEPALIVE_MS = 15000
@@ -88,9 +89,9 @@ def find_parent(conversation: Conversation, data: dict[str, Any]) -> Message | N
 @bp.post("/conversations/<conversation_id>/turns")
 @api_login_required
 @operation(body=TurnRequest, answers={202: TurnStartedSchema}, errors=(409, 429, 503))
-def start_turn(conversation_id: str):
+def post_turn(conversation_id: str):
     """Store the user's message at once and queue the turn; answer 202 with its events URL."""
-    return queue_turn(get_conversation(conversation_id), read_turn_request())
+    return open_turn(get_conversation(conversation_id), read_turn_request())
 
 
 @bp.post("/turns")
@@ -102,10 +103,10 @@ def start_conversation():
     conversation = Conversation(owner_id=current_user.id, title="")
     db.session.add(conversation)
     db.session.flush()
-    return queue_turn(conversation, read_turn_request())  # committed only once all checks pass
+    return open_turn(conversation, read_turn_request())  # committed only once all checks pass
 
 
-def queue_turn(conversation: Conversation, data: dict[str, Any]):
+def open_turn(conversation: Conversation, data: dict[str, Any]):
     """Check the request, then start the turn; 202 with the turn and its events URL."""
     if find_model(data["model"]) is None:
         raise ApiError(
@@ -135,7 +136,12 @@ def queue_turn(conversation: Conversation, data: dict[str, Any]):
         )
     try:
         turn = lifecycle.start_turn(
-            conversation, user_message, data["model"], data["generation"], current_user.roles
+            conversation,
+            user_message,
+            data["model"],
+            data["generation"],
+            current_user.roles,
+            send=queue.send_first_step,
         )
     except TurnRefused as refused:
         raise ApiError(
@@ -172,7 +178,7 @@ def read_turn(turn_id: str):
 def cancel(turn_id: str):
     """Cancel a queued or running turn; 409 when it has already ended."""
     turn = get_turn(turn_id)
-    if turn.status not in OPEN_STATUSES or not cancel_turn(turn):
+    if turn.status not in OPEN_STATUSES or not cancel_turn(turn, revoke=queue.revoke):
         db.session.refresh(turn)
         raise ApiError(
             f"This turn has already ended ({turn.status}), so there is nothing to cancel.", 409
@@ -188,7 +194,7 @@ def stream_events(turn_id: str):
     """Stream the turn's events as Server-Sent Events, resuming after ``Last-Event-ID``.
 
     The stream counts against the user's ``QUOTA_EVENT_STREAMS`` while it is served: past it,
-    the user's oldest stream gets ``stream.closed`` and ends (webapp/streams.py).
+    the user's oldest stream gets ``stream.closed`` and ends (core/streams.py).
     """
     turn = get_turn(turn_id)
     after = request.headers.get("Last-Event-ID") or request.args.get("after") or "0"

@@ -5,17 +5,17 @@ from __future__ import annotations
 from flask import Blueprint, current_app, jsonify, request
 from flask_login import current_user
 
+from core import plugin_host, quotas
+from core.extensions import db
+from core.models import Upload
+from core.models.usage import add_usage
+from core.turn.parts import attachment_part
 from tools.api import Cancelled, IngestError, IngestInput, Signal, ToolError, normalise_mime_type
 from tools.parser_shares import ParsersBusy, acting_for
-from webapp import plugin_host, quotas
 from webapp.api.operations import MULTIPART, NO_CONTENT, operation
 from webapp.api.schemas.uploads import UploadBody, UploadListSchema, UploadSchema
 from webapp.auth.guards import api_login_required
 from webapp.errors import ApiError
-from webapp.extensions import db
-from webapp.models import Upload
-from webapp.models.usage import add_usage
-from webapp.turn.parts import attachment_part
 
 bp = Blueprint("api_uploads", __name__, url_prefix="/api/uploads")
 TEXT_TYPES = {"text/plain", "text/markdown", "text/csv", "application/json"}

@@ -7,15 +7,15 @@ from typing import Any
 from flask import Blueprint, current_app, jsonify
 from marshmallow import Schema, fields, validate
 
+from core.extensions import db
+from core.limits import LIMITS, MEGABYTE, overrides, set_overrides
+from core.models import User
+from core.quotas import remaining
 from webapp.api.bodies import load_json
 from webapp.api.operations import operation
 from webapp.api.schemas.limits import UserLimitsSchema
 from webapp.auth.guards import admin_required
 from webapp.errors import ApiError
-from webapp.extensions import db
-from webapp.limits import LIMITS, MEGABYTE, overrides, set_overrides
-from webapp.models import User
-from webapp.quotas import remaining
 
 bp = Blueprint("api_user_limits", __name__, url_prefix="/api/admin/users")
 LARGEST = 10_000_000  # the largest value any limit's setting takes

@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from flask import Blueprint, jsonify
 from marshmallow import Schema, fields, validate
 
+from core.extensions import db
+from core.models import User
 from webapp.api.bodies import load_json
 from webapp.api.operations import operation
 from webapp.api.schemas.accounts import (
@@ -22,8 +24,6 @@ from webapp.api.schemas.accounts import (
 from webapp.auth import accounts
 from webapp.auth.guards import admin_required
 from webapp.errors import ApiError
-from webapp.extensions import db
-from webapp.models import User
 from webapp.usage.report import monthly_usage
 
 bp = Blueprint("api_users", __name__, url_prefix="/api/admin/users")

@@ -15,11 +15,11 @@ from datetime import timedelta
 
 from flask import current_app
 
+from core.extensions import db
+from core.models import ApiToken, User
+from core.models.base import utcnow
 from webapp.auth import throttle
 from webapp.auth.scopes import scope_problem
-from webapp.extensions import db
-from webapp.models import ApiToken, User
-from webapp.models.base import utcnow
 
 NAME_MAX_LENGTH = 100
 TOKEN_MAX_DAYS = 3650

@@ -9,10 +9,11 @@ import click
 from flask import Flask
 from flask.cli import AppGroup
 
+from core.extensions import db
+from core.models import User
+from core.scopes import DEFAULT_SCOPES, SCOPES
 from webapp.auth import accounts
-from webapp.auth.scopes import DEFAULT_SCOPES, SCOPES, describe_scopes
-from webapp.extensions import db
-from webapp.models import User
+from webapp.auth.scopes import describe_scopes
 
 users_cli = AppGroup("users", help="Create, list, disable and enable accounts; set passwords.")
 tokens_cli = AppGroup("tokens", help="Create API tokens.")

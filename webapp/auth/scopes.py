@@ -21,14 +21,10 @@ from datetime import datetime
 from flask import Flask, abort, current_app, g, request
 from flask_login import current_user
 
+from core.scopes import SCOPES
 from webapp.auth.guards import audience_of
 from webapp.errors import ApiError, wants_json
 
-SCOPES = {
-    "chat": "Conversations, answers, uploads, models and tools, and your own settings.",
-    "admin": "The administrators' API: accounts, providers, plugins, usage and health.",
-}
-DEFAULT_SCOPES = ("chat",)
 # The scope a guarded view needs, by its audience (webapp.auth.guards).
 NEEDED = {"user": "chat", "admin": "admin"}
 
@@ -63,11 +59,6 @@ def any_scope(view: Callable) -> Callable:
     """Mark a signed-in view that a token of any scope may use."""
     view.any_scope = True
     return view
-
-
-def scopes_allowed(user) -> list[str]:
-    """Return every scope a token of this account may hold."""
-    return [scope for scope in SCOPES if scope != "admin" or user.is_admin]
 
 
 def scope_problem(user, scopes: list[str]) -> str | None:

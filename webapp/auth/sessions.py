@@ -8,12 +8,12 @@ from flask import Flask, current_app, g, request, session
 from flask_login import AnonymousUserMixin
 from sqlalchemy import update
 
+from core.extensions import csrf, db, login_manager
+from core.models import ApiToken, User
+from core.models.accounts import hash_token
+from core.models.base import aware, utcnow
 from webapp.auth.guards import refuse_anonymous
 from webapp.auth.scopes import init_scopes
-from webapp.extensions import csrf, db, login_manager
-from webapp.models import ApiToken, User
-from webapp.models.accounts import hash_token
-from webapp.models.base import aware, utcnow
 
 LAST_USED_PRECISION = timedelta(minutes=1)
 

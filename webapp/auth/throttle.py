@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import redis
 from flask import current_app
 
-from webapp.turn.state import get_redis
+from core.extensions import get_redis
 
 log = logging.getLogger("lookout.auth")
 

@@ -10,10 +10,10 @@ from flask_wtf import FlaskForm
 from wtforms import PasswordField, StringField
 from wtforms.validators import DataRequired
 
+from core.models.accounts import password_matches
 from webapp.auth import accounts, throttle
 from webapp.auth.scopes import browser_only
 from webapp.auth.sessions import renew_csrf_token
-from webapp.models.accounts import password_matches
 from webapp.security import client_address
 
 bp = Blueprint("auth", __name__)

@@ -12,9 +12,11 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+from core import broker
+from core.extensions import get_redis
+from core.turn.state import key
 from tools.api import Tool
-from webapp import broker, queue
-from webapp.turn.state import get_redis, key
+from webapp import queue
 
 # Beyond the tool's own deadline: a worker to take the call, and the tool's grace to stop.
 QUEUE_SLACK_SECONDS = 15

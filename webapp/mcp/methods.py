@@ -13,8 +13,8 @@ from typing import Any
 from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND, TextContent
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
+from core.mcp_tools import NOT_OFFERED, describe_tool, find_offered, offered_tools, result_text
 from webapp.mcp.calls import run_tool
-from webapp.mcp.tools import NOT_OFFERED, describe_tool, find_offered, offered_tools, result_text
 
 INSTRUCTIONS = (
     "Lookout's web_search and web_fetch, run as your Lookout account: its engines, switches, "

@@ -11,8 +11,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from webapp.models import Turn
-from webapp.turn.parts import SOURCE, TEXT, of_kind
+from core.models import Turn
+from core.turn.parts import SOURCE, TEXT, of_kind
 
 OBJECT = "chat.completion"
 CHUNK = "chat.completion.chunk"

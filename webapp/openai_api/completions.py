@@ -15,11 +15,16 @@ import redis
 from flask import Flask, Response, current_app, jsonify, request
 from flask_login import current_user
 
+from core.models import Turn
+from core.models.providers import find_model
+from core.turn import lifecycle
+from core.turn.events import TEXT_DELTA
+from core.turn.lifecycle import TurnRefused
+from core.turn.state import TurnState, turn_state
+from webapp import queue
 from webapp.api.bodies import load_json
 from webapp.api.operations import EVENT_STREAM, JSON, operation
 from webapp.auth.guards import api_login_required
-from webapp.models import Turn
-from webapp.models.providers import find_model
 from webapp.openai_api import answers
 from webapp.openai_api.conversations import CLIENT_TOOLS, make_conversation
 from webapp.openai_api.errors import OpenAIError, error_body
@@ -36,10 +41,6 @@ from webapp.openai_api.schemas import (
     CompletionSchema,
     OpenAIErrorSchema,
 )
-from webapp.turn import lifecycle
-from webapp.turn.events import TEXT_DELTA
-from webapp.turn.lifecycle import TurnRefused
-from webapp.turn.state import TurnState, turn_state
 
 FOLLOW_LOST = (
     "Lookout lost track of the answer because Redis could not be read. The answer goes on in "
@@ -77,7 +78,12 @@ def start(data: dict[str, Any]) -> Turn:
     generation = {} if tools is None else {"tools": tools}
     try:
         return lifecycle.start_turn(
-            conversation, question, data["model"], generation, current_user.roles
+            conversation,
+            question,
+            data["model"],
+            generation,
+            current_user.roles,
+            send=queue.send_first_step,
         )
     except TurnRefused as refused:
         raise OpenAIError(

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.extensions import db
+from core.models import Conversation, Message
+from core.turn.parts import text_part
 from webapp.api.schemas.turns import MAX_CONTENT
-from webapp.extensions import db
-from webapp.models import Conversation, Message
 from webapp.openai_api.errors import OpenAIError
-from webapp.turn.parts import text_part
 
 TITLE_PREFIX = "API: "
 TITLE_CHARS = 60
@@ -27,7 +27,7 @@ CLIENT_TOOLS = (
 
 
 def _is_text_content(part: Any) -> bool:
-    # An OpenAI request's content part, not a Lookout message part (webapp.turn.parts).
+    # An OpenAI request's content part, not a Lookout message part (core.turn.parts).
     return (
         isinstance(part, dict)
         and set(part) == {"type", "text"}

@@ -13,11 +13,12 @@ from typing import Any
 
 from flask import Flask
 
-from webapp.extensions import db
-from webapp.models import Message, Turn
-from webapp.turn.events import TERMINAL_EVENTS, ending_event
-from webapp.turn.lifecycle import OPEN_STATUSES, cancel_turn
-from webapp.turn.state import TurnState
+from core.extensions import db
+from core.models import Message, Turn
+from core.turn.events import TERMINAL_EVENTS, ending_event
+from core.turn.lifecycle import OPEN_STATUSES, cancel_turn
+from core.turn.state import TurnState
+from webapp import queue
 
 POLL_MS = 1000
 Event = tuple[str, dict[str, Any]]
@@ -66,7 +67,7 @@ def stop_turn(app: Flask, turn_id: str) -> None:
     with app.app_context():
         turn = db.session.get(Turn, turn_id)
         if turn is not None and turn.status in OPEN_STATUSES:
-            cancel_turn(turn)
+            cancel_turn(turn, revoke=queue.revoke)
 
 
 def client_gone(environ: dict[str, Any]) -> bool:

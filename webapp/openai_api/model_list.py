@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from flask import jsonify
 
+from core.extensions import db
+from core.models.providers import Provider
 from webapp.api.operations import operation
 from webapp.auth.guards import api_login_required
-from webapp.extensions import db
-from webapp.models.providers import Provider
 from webapp.openai_api.routes import bp
 from webapp.openai_api.schemas import OpenAIErrorSchema, OpenAIModelListSchema
 

@@ -12,10 +12,10 @@ from flask_login import current_user, login_user, logout_user
 from flask_wtf import FlaskForm
 from wtforms import PasswordField
 
+from core.quotas import remaining
 from webapp.auth import accounts
 from webapp.auth.guards import login_required
 from webapp.auth.scopes import browser_only
-from webapp.quotas import remaining
 from webapp.security import client_address
 from webapp.usage.display import limit_lines, usage_lines
 from webapp.usage.report import own_usage

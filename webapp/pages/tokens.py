@@ -9,8 +9,8 @@ from __future__ import annotations
 from flask import Blueprint, render_template, url_for
 from flask_login import current_user
 
+from core.scopes import DEFAULT_SCOPES, SCOPES, scopes_allowed
 from webapp.auth.guards import login_required
-from webapp.auth.scopes import DEFAULT_SCOPES, SCOPES, scopes_allowed
 
 bp = Blueprint("tokens_page", __name__, url_prefix="/settings/tokens")
 # The expiries offered (days; None: never); the API takes any number of days.

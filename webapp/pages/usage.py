@@ -10,10 +10,10 @@ from datetime import date, timedelta
 
 from flask import Blueprint, render_template, request, url_for
 
+from core.extensions import db
+from core.models import User
+from core.models import usage as usage_counts
 from webapp.auth.guards import admin_required
-from webapp.extensions import db
-from webapp.models import User
-from webapp.models import usage as usage_counts
 from webapp.usage.chart import daily_chart
 from webapp.usage.display import size
 from webapp.usage.report import (

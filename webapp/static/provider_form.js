@@ -14,7 +14,7 @@
   var api = LookoutApi;
   var MODELS_ERROR = "Check the models: each needs a name of at most 200 characters, max " +
     "tokens of at least 16 and below its context, and a context of at least 512 tokens.";
-  // The defaults of webapp/models/providers.py, shown as placeholders (README: "Models and
+  // The defaults of core/models/providers.py, shown as placeholders (README: "Models and
   // their settings").
   var DEFAULT_MAX_TOKENS = 2048;
   var DEFAULT_CONTEXT_TOKENS = 16384;

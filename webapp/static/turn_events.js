@@ -1,5 +1,5 @@
-/* The names of a turn's events, written by `python -m webapp.turn.events` from
- * webapp/turn/events.py; a test keeps the two equal. Do not edit by hand.
+/* The names of a turn's events, written by `python -m core.turn.events` from
+ * core/turn/events.py; a test keeps the two equal. Do not edit by hand.
  */
 window.LookoutTurnEvents = {
   "TURN_STARTED": "turn.started",

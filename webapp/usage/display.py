@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from webapp.limits import get_limit
+from core.limits import get_limit
 
 
 def size(amount: int) -> str:
@@ -37,7 +37,7 @@ def usage_lines(*summaries: dict[str, Any]) -> list[tuple[str, list[str]]]:
 
 
 def limit_lines(limits: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """Return the user's limits (``webapp.quotas.remaining``) in words: label, used, allowed,
+    """Return the user's limits (``core.quotas.remaining``) in words: label, used, allowed,
     left and when the count starts again."""
     lines = []
     for limit in limits:

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from webapp.extensions import db
-from webapp.models import UsageCount, User
-from webapp.models import usage as usage_counts
-from webapp.models.usage import METRICS
+from core.extensions import db
+from core.models import UsageCount, User
+from core.models import usage as usage_counts
+from core.models.usage import METRICS
 
 # The metrics whose detail is worth a breakdown, and the summary key it goes under.
 BREAKDOWNS = {

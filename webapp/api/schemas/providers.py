@@ -6,7 +6,7 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate, validates, validates_schema
 
-from webapp.models.providers import DEFAULT_CONTEXT_TOKENS, DEFAULT_MAX_TOKENS
+from core.models.providers import DEFAULT_CONTEXT_TOKENS, DEFAULT_MAX_TOKENS
 
 KINDS = ["openai-compatible"]
 MOST_TOKENS = 10_000_000

@@ -12,7 +12,7 @@ from typing import Any
 
 from marshmallow import fields
 
-from webapp.models.base import aware
+from core.models.base import aware
 
 
 class UtcTime(fields.DateTime):

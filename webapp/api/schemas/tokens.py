@@ -7,9 +7,10 @@ from typing import Any
 
 from marshmallow import Schema, fields, pre_load, validate
 
+from core.scopes import DEFAULT_SCOPES, SCOPES
 from webapp.api.schemas.times import UtcTime
 from webapp.auth.accounts import TOKEN_MAX_DAYS
-from webapp.auth.scopes import DEFAULT_SCOPES, SCOPES, describe_scopes
+from webapp.auth.scopes import describe_scopes
 
 MAX_NAME = 100
 

@@ -1,0 +1,197 @@
+"""A tool call's whole life in the database: stored (within the step's and the turn's limits),
+claimed by the task that runs it, finished with its outcome.
+
+    store_calls   a step stores the calls the model asked for, with its own output, at once
+    claim_call    the first delivery of a call's task claims it; only that task runs it again
+    finish_call   the raw output or the error, stored once, and what the call spent counted
+
+A call's task can be delivered more than once: the reaper sends again the calls of a turn that
+waits in the queue (a restarted Redis may have lost them), and a step taken over sends its
+calls again. Each delivery claims the call with one conditional UPDATE, so one of them runs
+the tool; the claim stores the task's id, so that task's own retries (the database did not
+answer) and its redelivery by Redis (its worker died) run the call again, and nothing else does.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from sqlalchemy import func, update
+
+from core.extensions import db
+from core.limits import setting_value
+from core.models import ToolCall, Turn
+from core.models.base import utcnow
+from core.models.usage import add_usage
+from core.turn.replies import StepOutput, record_step, write_reply
+from core.turn.states import FAILED_OUTCOMES, CallClaim, CallOutcome
+
+BAD_ARGUMENTS = "The arguments were not valid JSON."
+
+
+class Requested(Protocol):
+    """A tool call the model asked for (``workers.providers.ToolCallRequest``)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | None
+
+
+class OfferedTool(Protocol):
+    """The tool as the step offered it (``workers.offer.Offered``)."""
+
+    plugin: str | None
+    source: str | None
+    untrusted: bool
+
+
+def over_limit(limit: int) -> str:
+    """Return the error of a call past the step's ``TOOL_CALLS_PER_STEP``."""
+    calls = "tool call runs" if limit == 1 else "tool calls run"
+    return (
+        f"Only {limit} {calls} per step, so this one was not run. "
+        "Call it again in your next step if you still need it."
+    )
+
+
+def over_turn_limit(limit: int) -> str:
+    """Return the error of a call past the turn's ``QUOTA_TOOL_CALLS_PER_TURN``."""
+    return (
+        f"This answer has made {limit} tool calls, the most one answer may make, so this one "
+        "was not run. Answer with what you have found."
+    )
+
+
+def store_calls(
+    turn_id: str,
+    step: int,
+    user_id: str,
+    output: StepOutput,
+    offered: Mapping[str, OfferedTool],
+    requested: Sequence[Requested],
+) -> list[str]:
+    """Store the step's output and the tool calls the model asked for (each with the tool as
+    ``offered`` by name), and write the reply; return the call ids in order (uncommitted).
+
+    A call with arguments that are not JSON, past the step's ``TOOL_CALLS_PER_STEP`` or past
+    the turn's ``QUOTA_TOOL_CALLS_PER_TURN`` (the user's own values when an admin set them) is
+    stored with an error result the model reads, and never runs: one step, or one answer,
+    cannot fan out into unbounded work. A call of a tool the step did not offer is stored
+    without an owner, and its task answers that it was not offered.
+    """
+    per_step = setting_value(user_id, "toolCallsPerStep")
+    per_turn = setting_value(user_id, "toolCallsPerTurn")
+    taken = set(db.session.scalars(db.select(ToolCall.call_id).filter_by(turn_id=turn_id)))
+    ran = calls_run(turn_id, step)
+    ids = []
+    record_step(turn_id, step, output)
+    for position, call in enumerate(requested):
+        call_id = call.id if call.id and call.id not in taken else f"call_{uuid.uuid4().hex}"
+        taken.add(call_id)
+        ids.append(call_id)
+        offer = offered.get(call.name)
+        error = (
+            BAD_ARGUMENTS if call.arguments is None
+            else over_limit(per_step) if position >= per_step
+            else over_turn_limit(per_turn) if ran >= per_turn
+            else None
+        )  # fmt: skip
+        ran += error is None
+        db.session.add(
+            ToolCall(
+                turn_id=turn_id,
+                call_id=call_id,
+                step=step,
+                position=position,
+                name=call.name,
+                plugin=offer.plugin if offer else None,
+                source=offer.source if offer else None,
+                untrusted=offer.untrusted if offer else True,
+                input=call.arguments or {},
+                citations=[],
+                **({"outcome": "error", "error": error} if error else {}),
+            )
+        )
+    write_reply(turn_id)
+    return ids
+
+
+def calls_run(turn_id: str, step: int) -> int:
+    """Return how many tool calls the turn's steps before ``step`` ran (calls refused when
+    they were stored never started)."""
+    return db.session.scalar(
+        db.select(func.count())
+        .select_from(ToolCall)
+        .filter(ToolCall.turn_id == turn_id, ToolCall.step < step, ToolCall.started_at.is_not(None))
+    )
+
+
+def stored_call_ids(turn_id: str, step: int) -> list[str]:
+    """Return the ids of a step's stored tool calls, in order."""
+    return list(
+        db.session.scalars(
+            db.select(ToolCall.call_id)
+            .filter_by(turn_id=turn_id, step=step)
+            .order_by(ToolCall.position)
+        )
+    )
+
+
+def claim_call(turn_id: str, call_id: str, task_id: str) -> CallClaim:
+    """Claim a tool call for the task ``task_id``: "claimed", "again" (this task claimed it
+    before), "busy" (another task runs it), "done" (it has its outcome) or "gone".
+
+    A claim also beats for the turn: from here on the call's work is held by this worker.
+    Uncommitted: the caller commits it with the call's reads, before the tool runs.
+    """
+    now = utcnow()
+    claimed = db.session.execute(
+        update(ToolCall)
+        .where(
+            ToolCall.turn_id == turn_id,
+            ToolCall.call_id == call_id,
+            ToolCall.started_at.is_(None),
+            ToolCall.outcome.is_(None),
+        )
+        .values(started_at=now, task_id=task_id)
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    call = db.session.get(ToolCall, (turn_id, call_id), populate_existing=True)
+    if call is None:
+        return "gone"
+    if not claimed:
+        if call.outcome is not None:
+            return "done"
+        if call.task_id != task_id:
+            return "busy"
+        call.started_at = now
+    db.session.execute(
+        update(Turn)
+        .where(Turn.id == turn_id, Turn.status == "running")
+        .values(heartbeat_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return "claimed" if claimed else "again"
+
+
+def finish_call(
+    call: ToolCall,
+    outcome: CallOutcome,
+    output: Any,
+    error: str | None,
+    spent: Sequence[tuple[str, str, int]],
+    user_id: str,
+    tool_label: str,
+) -> None:
+    """Store a call's raw output (for ``ok``) or its error, once, and count what it spent in
+    the user's usage in the same transaction (a failed call counts as a tool error under
+    ``tool_label``); commits."""
+    call.outcome = outcome
+    call.output = output if outcome == "ok" else None
+    call.error = error
+    call.finished_at = utcnow()
+    failed = [("toolErrors", tool_label, 1)] if outcome in FAILED_OUTCOMES else []
+    add_usage(user_id, [*spent, *failed])
+    db.session.commit()

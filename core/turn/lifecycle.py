@@ -1,0 +1,365 @@
+"""A turn's lifecycle: every write of its status (and of its heartbeat), in the order they happen.
+
+    queued     ``start_turn``       the user's message and the turn stored, the first step queued
+    running    ``claim_step``       a worker claims step 0 (and makes the reply), or step n
+               ``take_over``        a step whose worker stopped beating is claimed again
+    completed  ``finish_turn``      the one way a turn ends, whoever ends it: a worker
+    failed                          (completed, failed), the reaper (failed), the web side
+    cancelled  ``cancel_turn``      (cancelled; a queue that could not be reached: failed)
+
+Each change is one conditional UPDATE, so two processes racing for the same change see one win.
+The lifecycle owns the cancel flag: ``finish_turn`` raises it when the turn ends cancelled, in
+the same Redis round trip as the end, and nothing lowers it (it expires with the event stream),
+so a later ending can never hide the cancel from work of the turn still running.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+import redis
+from flask import current_app
+from sqlalchemy import or_, update
+
+from core import metrics, quotas
+from core.broker import QueueError
+from core.extensions import db
+from core.models import Conversation, Message, Turn
+from core.models.base import aware, utcnow
+from core.models.usage import add_usage
+from core.turn import events
+from core.turn.calls import stored_call_ids
+from core.turn.parts import TEXT, kind_of
+from core.turn.replies import StepOutput, record_step, shown_output, write_reply
+from core.turn.state import turn_state
+from core.turn.states import OPEN_STATUSES, StepClaim, TurnStatus
+
+CUT_OFF = "The answer above was cut off."
+# A failed reply that kept only tool calls and their results: no answer text to call cut off.
+NO_ANSWER_TEXT = "No answer was written: the model stopped after its tool calls, kept above."
+QUEUE_DOWN = "The task queue could not be reached. Send it again soon."
+LIMITS_DOWN = (
+    "Lookout could not check your limits because Redis could not be reached. Send it again in "
+    "a moment."
+)
+log = logging.getLogger("lookout.turns")
+
+
+class TurnRefused(Exception):
+    """The turn cannot start; ``message`` is the sentence the user reads, ``status`` the HTTP
+    status the API answers with, ``fields`` per-field messages, ``retry_after`` the seconds
+    after which trying again may pass (over a limit)."""
+
+    def __init__(
+        self,
+        message: str,
+        status: int,
+        fields: dict[str, list[str]] | None = None,
+        retry_after: int | None = None,
+    ):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.fields = fields
+        self.retry_after = retry_after
+
+
+def open_turns(conversation_id: str):
+    """Return the select of a conversation's queued or running turns."""
+    return db.select(Turn).filter(
+        Turn.conversation_id == conversation_id, Turn.status.in_(OPEN_STATUSES)
+    )
+
+
+def start_turn(
+    conversation: Conversation,
+    user_message: Message,
+    model: str,
+    generation: dict[str, Any],
+    roles: list[str],
+    send: Callable[[str], str],
+) -> Turn:
+    """Store the user's message (new or answered again) and a queued turn, commit, and queue the
+    first step with ``send`` (the turn's id → the task's id; ``broker.QueueError`` when the
+    queue cannot be reached: the web side's ``webapp.queue.send_first_step``); raise
+    TurnRefused while the conversation has an open turn (409), when the user is over a turn
+    limit (429), or (after failing the stored turn) when the queue cannot be reached (503).
+
+    The checks and the store run under the user's start lock (``quotas.starting``): two
+    requests at the same instant see each other's turn, so neither limit can be passed.
+    """
+    try:
+        with quotas.starting(conversation.owner_id):
+            if db.session.scalar(open_turns(conversation.id)) is not None:
+                raise TurnRefused(
+                    "A turn is still running in this conversation. Wait for it, or cancel it "
+                    "first.",
+                    409,
+                )
+            quotas.check_turn(conversation.owner_id)
+            turn = store_turn(conversation, user_message, model, generation, roles)
+    except quotas.QuotaExceeded as over:
+        raise TurnRefused(over.message, 429, retry_after=over.retry_after) from over
+    except redis.RedisError as exc:
+        raise TurnRefused(LIMITS_DOWN, 503) from exc
+    return enqueue_first_step(turn, send)
+
+
+def store_turn(
+    conversation: Conversation,
+    user_message: Message,
+    model: str,
+    generation: dict[str, Any],
+    roles: list[str],
+) -> Turn:
+    """Store the user's message and a queued turn, and commit."""
+    db.session.add(user_message)
+    db.session.flush()
+    turn = Turn(
+        conversation_id=conversation.id,
+        user_message_id=user_message.id,
+        model=model,
+        generation=generation,
+        roles=list(roles),
+        status="queued",
+    )
+    db.session.add(turn)
+    conversation.updated_at = db.func.now()
+    db.session.commit()
+    return turn
+
+
+def enqueue_first_step(turn: Turn, send: Callable[[str], str]) -> Turn:
+    """Queue a stored turn's first step with ``send``; fail the turn and raise TurnRefused
+    (503) when the queue cannot be reached."""
+    try:
+        task_id = send(turn.id)
+    except QueueError as exc:
+        finish_turn(turn.id, "failed", QUEUE_DOWN)
+        raise TurnRefused(
+            "Your message was saved, but no worker could be reached to answer it. "
+            "Try again in a moment.",
+            503,
+        ) from exc
+    turn_state(turn.id).remember_task(task_id)
+    return turn
+
+
+def claim_step(turn_id: str, step: int) -> tuple[StepClaim, Turn | None]:
+    """Claim a step for this worker: "claimed", "started" (claimed, and its reply made),
+    "taken" (claimed from a worker that stopped beating), "busy" (another worker runs it), or
+    why it will not run ("gone", "ended", "stale-task"); with the turn.
+
+    The claim and the reply it makes stay in the session's transaction, committed by the
+    caller with the step's reads, before the model is called.
+    """
+    now = utcnow()
+    if step == 0:
+        where = [Turn.status == "queued"]
+        values: dict[str, Any] = {"status": "running", "started_at": now, "step": 0}
+    else:
+        where = [Turn.status == "running", Turn.step == step - 1]
+        values = {"step": step}
+    turn = db.session.scalars(
+        update(Turn)
+        .where(Turn.id == turn_id, *where)
+        .values(heartbeat_at=now, **values)
+        .returning(Turn),
+        execution_options={"populate_existing": True},
+    ).one_or_none()
+    if turn is not None:
+        if step == 0:
+            start_reply(turn)
+            return "started", turn
+        return "claimed", turn
+    turn = db.session.get(Turn, turn_id)
+    if turn is None:
+        return "gone", None
+    if turn.status == "cancelled" and step > 0:
+        close_cancelled(turn, step)
+        return "ended", turn
+    if turn.status != "running" or turn.step != step:
+        return ("ended" if turn.status not in OPEN_STATUSES else "stale-task"), turn
+    return take_over(turn, step), turn
+
+
+def close_cancelled(turn: Turn, step: int) -> None:
+    """Derive the reply again, once, now that the tool calls a cancel interrupted have their
+    results (the cancel showed them unfinished)."""
+    claimed = db.session.execute(
+        update(Turn)
+        .where(Turn.id == turn.id, Turn.status == "cancelled", Turn.step == step - 1)
+        .values(step=step)
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    if claimed:
+        write_reply(turn.id)
+    db.session.commit()
+
+
+def take_over(turn: Turn, step: int) -> StepClaim:
+    """Claim again a step whose worker stopped beating: "taken", or "started" when it had not
+    made the reply yet; "busy" while its heartbeat is fresh or another worker took it. Stale
+    means what it means to the reaper (``TURN_STALE_SECONDS``)."""
+    stale_before = utcnow() - timedelta(seconds=current_app.config["TURN_STALE_SECONDS"])
+    if turn.heartbeat_at is not None and aware(turn.heartbeat_at) > stale_before:
+        return "busy"
+    taken = db.session.execute(
+        update(Turn)
+        .where(Turn.id == turn.id, Turn.step == step, Turn.heartbeat_at == turn.heartbeat_at)
+        .values(heartbeat_at=utcnow())
+        .execution_options(synchronize_session=False)
+    ).rowcount
+    db.session.commit()
+    if not taken:
+        return "busy"
+    log.warning("turn %s: taking over step %s from a worker that stopped", turn.id, step)
+    if step == 0 and turn.assistant_message_id is None:
+        start_reply(turn)
+        return "started"
+    return "taken"
+
+
+def start_reply(turn: Turn) -> None:
+    """Add the assistant message the turn writes into (committed with the step's reads)."""
+    message = Message(
+        conversation_id=turn.conversation_id,
+        parent_id=turn.user_message_id,
+        role="assistant",
+        parts=[],
+        status="running",
+    )
+    db.session.add(message)
+    db.session.flush()
+    turn.assistant_message_id = message.id
+
+
+def record_heartbeats(turn_ids: list[str]) -> None:
+    """Record that work on these running turns is alive (one statement for all; committed):
+    the reaper fails a running turn whose heartbeat is older than ``TURN_STALE_SECONDS``."""
+    db.session.execute(
+        update(Turn)
+        .where(Turn.id.in_(turn_ids), Turn.status == "running")
+        .values(heartbeat_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    db.session.commit()
+
+
+def record_usage(turn_id: str, usage: dict | None) -> bool:
+    """Set a running turn's token usage (uncommitted); False when the turn has ended."""
+    return bool(
+        db.session.execute(
+            update(Turn)
+            .where(Turn.id == turn_id, Turn.status == "running")
+            .values(usage=usage)
+            .execution_options(synchronize_session=False)
+        ).rowcount
+    )
+
+
+def finish_turn(
+    turn_id: str,
+    status: TurnStatus,
+    error: str | None = None,
+    usage: dict | None = None,
+    output: StepOutput | None = None,
+    stale_before: datetime | None = None,
+) -> bool:
+    """End an open turn with ``status``; return False when it had already ended (or, given
+    ``stale_before``, when something beat for it since: the reaper's ending, which work
+    claimed meanwhile must win).
+
+    ``output`` is what the step ending the turn said, stored with the ending; without it the
+    reply keeps what the page showed of the last step (``shown_output``). The reply is derived
+    (``write_reply``); a failure that keeps anything says so in its error. Nothing is written
+    when someone else ended the turn first. Commits, with whatever the session holds besides.
+    ``usage`` replaces the turn's token usage. A turn ended ``cancelled`` raises its cancel flag.
+    """
+    now = utcnow()
+    values: dict[str, Any] = {
+        "status": status, "error": error, "finished_at": now, "heartbeat_at": now
+    }  # fmt: skip
+    if usage is not None:
+        values["usage"] = usage
+    where = [Turn.id == turn_id, Turn.status.in_(OPEN_STATUSES)]
+    if stale_before is not None:  # a queued turn never beat: a claim would have beaten
+        where.append(or_(Turn.heartbeat_at.is_(None), Turn.heartbeat_at < stale_before))
+    ended = db.session.execute(
+        update(Turn)
+        .where(*where)
+        .values(**values)
+        .returning(
+            Turn.assistant_message_id, Turn.step, Turn.conversation_id, Turn.model, Turn.usage
+        )
+        .execution_options(synchronize_session=False)
+    ).first()
+    if ended is not None:
+        count_turn(ended, status)
+    if ended is not None and ended.assistant_message_id:
+        if output is not None:
+            record_step(turn_id, ended.step, output)
+        shown = None
+        if output is None and not stored_call_ids(turn_id, ended.step):  # cut off mid-stream
+            shown = shown_output(turn_state(turn_id))
+        parts = write_reply(turn_id, shown, status)
+        if status == "failed" and parts and error:
+            error = f"{kept_note(parts)} {error}"
+            db.session.execute(
+                update(Turn)
+                .where(Turn.id == turn_id)
+                .values(error=error)
+                .execution_options(synchronize_session=False)
+            )
+    db.session.commit()
+    if ended is None:
+        return False
+    metrics.turn_finished(status)
+    state = turn_state(turn_id)
+    events.turn_ended(state, status, error)
+    state.end(current_app.config["EVENT_STREAM_TTL_SECONDS"], cancelled=status == "cancelled")
+    log.info("turn=%s status=%s", turn_id, status)
+    return True
+
+
+def kept_note(parts: list[dict[str, Any]]) -> str:
+    """The sentence before the error of a failed reply that keeps ``parts``: CUT_OFF when they
+    hold answer text, else NO_ANSWER_TEXT."""
+    wrote = any(kind_of(p) == TEXT and str(p.get("text", "")).strip() for p in parts)
+    return CUT_OFF if wrote else NO_ANSWER_TEXT
+
+
+def count_turn(ended: Any, status: str) -> None:
+    """Count the ended turn and its model's tokens in its owner's usage, in the ending's
+    transaction: a turn ends once, so it is counted once."""
+    owner = db.session.scalar(db.select(Conversation.owner_id).filter_by(id=ended.conversation_id))
+    tokens = ended.usage or {}
+    add_usage(
+        owner,
+        [
+            ("turns", status, 1),
+            ("inputTokens", ended.model, tokens.get("inputTokens") or 0),
+            ("outputTokens", ended.model, tokens.get("outputTokens") or 0),
+            ("estimatedTokens", ended.model, tokens.get("estimatedTokens") or 0),
+        ],
+    )
+
+
+def cancel_turn(turn: Turn, revoke: Callable[[str], None]) -> bool:
+    """Cancel an open turn at once: end it, keeping what its reply showed (its running work
+    sees the flag the ending raised), then revoke its queued work with ``revoke`` (a task's
+    id; the web side's ``webapp.queue.revoke``); False if it had already ended.
+
+    Ending first means a step that notices the flag cannot end the turn itself in between and
+    turn the user's Stop into a conflict.
+    """
+    state = turn_state(turn.id)
+    task_ids = state.task_ids()  # the ending forgets them
+    if not finish_turn(turn.id, "cancelled"):
+        return False
+    for task_id in task_ids:
+        revoke(task_id)
+    return True

@@ -1,0 +1,230 @@
+"""A turn's state in Redis: its event stream, its cancel flag and its tools' turn cache.
+
+Keys, all under ``lookout:turn:<id>:``
+    events   a Redis Stream of turn events; the entry id is the SSE ``id:``
+    cancel   raised when the turn ends cancelled; every step and tool call watches it
+    tasks    the ids of the turn's queued Celery tasks, revoked on cancel
+    queued   the turn's work whose task waits in the queue (``core.turn.queued``)
+    cited    the URLs the reply cites, so parallel tool calls add each source once
+    cache    a hash of JSON values, one field per ``<tool>\\0<key>``
+    ended    set when the turn ends: later events, cache writes, tasks and markers are dropped
+    database_gave_up  when a task of the turn gave up on the database (``workers.turn_task``)
+Only ``key`` makes a turn's key, and only of these names. The cache, the task ids, the cited
+URLs, the queued markers and the database note are deleted when the turn ends; the stream and
+the cancel flag expire a while later (the flag is never deleted: work still running must see
+it). Other TTLs are only the safety net. Nothing outlives its turn: work that finishes late
+(a tool call abandoned at its deadline) neither recreates the cache, the task list or the
+markers nor extends the stream.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, MutableMapping
+from typing import Any
+
+import redis
+
+from core.extensions import get_redis
+
+SAFETY_TTL_SECONDS = 24 * 3600
+
+# KEYS: the stream, the ended marker; ARGV: event, data, safety TTL. The TTL is set only on a
+# stream without one, so an event never pushes out the expiry the turn's end set.
+_PUBLISH = """
+if redis.call('exists', KEYS[2]) == 1 then return false end
+local id = redis.call('xadd', KEYS[1], '*', 'event', ARGV[1], 'data', ARGV[2])
+if redis.call('ttl', KEYS[1]) == -1 then redis.call('expire', KEYS[1], ARGV[3]) end
+return id
+"""
+# KEYS: one of the turn's sets (tasks, queued, cited), the ended marker; ARGV: member, safety
+# TTL. Answers 1 when the member was added.
+_ADD_UNLESS_ENDED = """
+if redis.call('exists', KEYS[2]) == 1 then return 0 end
+local added = redis.call('sadd', KEYS[1], ARGV[1])
+if redis.call('ttl', KEYS[1]) == -1 then redis.call('expire', KEYS[1], ARGV[2]) end
+return added
+"""
+# KEYS: the cache hash, the ended marker; ARGV: field, value, safety TTL.
+_CACHE_SET = """
+if redis.call('exists', KEYS[2]) == 1 then return 0 end
+redis.call('hset', KEYS[1], ARGV[1], ARGV[2])
+if redis.call('ttl', KEYS[1]) == -1 then redis.call('expire', KEYS[1], ARGV[3]) end
+return 1
+"""
+
+
+def turn_state(turn_id: str) -> TurnState:
+    """Return the Redis side of a turn, through the current app's client."""
+    return TurnState(get_redis(), turn_id)
+
+
+KEY_NAMES = (
+    "events", "cancel", "tasks", "queued", "cited", "cache", "ended", "database_gave_up"
+)  # fmt: skip
+
+
+def key(turn_id: str, name: str) -> str:
+    """Return the Redis key of one part of a turn's state; raise ValueError for a name that
+    is not one of ``KEY_NAMES`` (add it there, with what it holds, and to ``TurnState.end``)."""
+    if name not in KEY_NAMES:
+        raise ValueError(f"{name!r} is not a turn key; name it in core/turn/state.py first.")
+    return f"lookout:turn:{turn_id}:{name}"
+
+
+class TurnState:
+    """The Redis side of one turn."""
+
+    def __init__(self, client: redis.Redis, turn_id: str) -> None:
+        self.client = client
+        self.turn_id = turn_id
+
+    def publish(self, event: str, data: dict[str, Any] | None = None) -> str | None:
+        """Append an event to the turn's stream and return its id; None once the turn ended."""
+        script = self.client.register_script(_PUBLISH)
+        entry_id = script(
+            keys=[key(self.turn_id, "events"), key(self.turn_id, "ended")],
+            args=[event, json.dumps(data or {}, ensure_ascii=False), SAFETY_TTL_SECONDS],
+        )
+        return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+
+    def read(
+        self,
+        after: str = "0",
+        block_ms: int | None = None,
+        count: int = 500,
+        control: str | None = None,
+    ) -> list[tuple[str, str, dict[str, Any]]]:
+        """Return the events after ``after`` as (id, event, data), waiting up to ``block_ms``.
+
+        With ``control`` (a Redis stream of one reader's own, ``core/streams.py``), the wait
+        also ends when an entry is added there; its entries come first, as (id, event, data)
+        from their ``event`` and ``data`` fields, with nothing of the turn's after them.
+        """
+        streams = {key(self.turn_id, "events"): after}
+        if control is not None:
+            streams[control] = "0"
+        answer = self.client.xread(streams, count=count, block=block_ms)
+        if control is not None:
+            for stream, entries in answer or []:
+                if stream.decode() == control and entries:
+                    answer = [(stream, entries[:1])]
+        events = []
+        for _stream, entries in answer or []:
+            for entry_id, fields in entries:
+                name = fields[b"event"].decode()
+                events.append((entry_id.decode(), name, json.loads(fields[b"data"])))
+        return events
+
+    def events_since(
+        self, names: tuple[str, ...], page: int = 500
+    ) -> list[tuple[str, str, dict[str, Any]]]:
+        """Return the events after the last one named in ``names`` (all of them when none is),
+        oldest first, as (id, event, data); read from the end, so a long stream costs its tail."""
+        stream = key(self.turn_id, "events")
+        found: list[tuple[str, str, dict[str, Any]]] = []
+        upper = "+"
+        while True:
+            entries = self.client.xrevrange(stream, max=upper, min="-", count=page)
+            for entry_id, fields in entries:
+                name = fields[b"event"].decode()
+                if name in names:
+                    return found[::-1]
+                found.append((entry_id.decode(), name, json.loads(fields[b"data"])))
+            if len(entries) < page:
+                return found[::-1]
+            upper = "(" + entries[-1][0].decode()
+
+    def claim_citation(self, url: str) -> bool:
+        """Record that the reply cites ``url``; False when a parallel call already did, or
+        when the turn has ended."""
+        return self.add_unless_ended("cited", url)
+
+    def remember_task(self, task_id: str) -> None:
+        """Record a queued task of the turn, so a cancel can revoke it; nothing once the turn
+        has ended (a Stop's revoke of it is done by then)."""
+        self.add_unless_ended("tasks", task_id)
+
+    def add_unless_ended(self, name: str, member: str) -> bool:
+        """Add ``member`` to the turn's set ``name``; False when it was there or the turn has
+        ended, so that a late publish never brings back a set the end deleted."""
+        script = self.client.register_script(_ADD_UNLESS_ENDED)
+        keys = [key(self.turn_id, name), key(self.turn_id, "ended")]
+        return bool(script(keys=keys, args=[member, SAFETY_TTL_SECONDS]))
+
+    def task_ids(self) -> list[str]:
+        """Return the ids of the turn's recorded tasks."""
+        return [t.decode() for t in self.client.smembers(key(self.turn_id, "tasks"))]
+
+    def cancel_requested(self) -> bool:
+        """Whether the cancel flag is up."""
+        return bool(self.client.exists(key(self.turn_id, "cancel")))
+
+    def cache(self, tool: str) -> RedisTurnCache:
+        """Return the turn cache private to ``tool``."""
+        return RedisTurnCache(self.client, self.turn_id, tool)
+
+    def end(self, stream_ttl_seconds: int, cancelled: bool = False) -> None:
+        """Mark the turn ended, raising its cancel flag when it ended ``cancelled``; delete the
+        turn cache; let the event stream and the flag expire after ``stream_ttl_seconds``.
+
+        Only ``core.turn.lifecycle.finish_turn`` calls this. The flag goes up in the same
+        round trip as the end and is never lowered, so no later ending (a step that noticed the
+        cancel, a late callback) can hide the cancel from work of the turn still running.
+        """
+        pipe = self.client.pipeline(transaction=True)
+        pipe.set(key(self.turn_id, "ended"), "1", ex=SAFETY_TTL_SECONDS)
+        if cancelled:
+            pipe.set(key(self.turn_id, "cancel"), "1", ex=stream_ttl_seconds)
+        pipe.delete(
+            key(self.turn_id, "cache"),
+            key(self.turn_id, "tasks"),
+            key(self.turn_id, "cited"),
+            key(self.turn_id, "queued"),
+            key(self.turn_id, "database_gave_up"),
+        )
+        pipe.expire(key(self.turn_id, "events"), stream_ttl_seconds)
+        pipe.execute()
+
+    def exists(self, name: str) -> bool:
+        """Whether the key ``name`` (events, cancel, cache) exists; for checks and tests."""
+        return bool(self.client.exists(key(self.turn_id, name)))
+
+
+class RedisTurnCache(MutableMapping[str, Any]):
+    """``ToolContext.turn_cache``: a mapping of JSON values private to one tool in one turn."""
+
+    def __init__(self, client: redis.Redis, turn_id: str, tool: str) -> None:
+        self._client = client
+        self._key = key(turn_id, "cache")
+        self._ended = key(turn_id, "ended")
+        self._prefix = f"{tool}\0"
+
+    def __getitem__(self, name: str) -> Any:
+        raw = self._client.hget(self._key, self._prefix + name)
+        if raw is None:
+            raise KeyError(name)
+        return json.loads(raw)
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        encoded = json.dumps(value, ensure_ascii=False)  # raises TypeError for non-JSON values
+        # Dropped once the turn ended: a late write must not recreate the deleted cache.
+        script = self._client.register_script(_CACHE_SET)
+        script(
+            keys=[self._key, self._ended], args=[self._prefix + name, encoded, SAFETY_TTL_SECONDS]
+        )
+
+    def __delitem__(self, name: str) -> None:
+        if not self._client.hdel(self._key, self._prefix + name):
+            raise KeyError(name)
+
+    def _names(self) -> list[str]:
+        fields = self._client.hkeys(self._key)
+        prefix = self._prefix.encode()
+        return [f[len(prefix) :].decode() for f in fields if f.startswith(prefix)]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
