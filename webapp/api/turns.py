@@ -91,7 +91,7 @@ def find_parent(conversation: Conversation, data: dict[str, Any]) -> Message | N
 @operation(body=TurnRequest, answers={202: TurnStartedSchema}, errors=(409, 429, 503))
 def post_turn(conversation_id: str):
     """Store the user's message at once and queue the turn; answer 202 with its events URL."""
-    return open_turn(get_conversation(conversation_id), read_turn_request())
+    return start_from_request(get_conversation(conversation_id), read_turn_request())
 
 
 @bp.post("/turns")
@@ -103,10 +103,12 @@ def start_conversation():
     conversation = Conversation(owner_id=current_user.id, title="")
     db.session.add(conversation)
     db.session.flush()
-    return open_turn(conversation, read_turn_request())  # committed only once all checks pass
+    return start_from_request(
+        conversation, read_turn_request()
+    )  # committed only once all checks pass
 
 
-def open_turn(conversation: Conversation, data: dict[str, Any]):
+def start_from_request(conversation: Conversation, data: dict[str, Any]):
     """Check the request, then start the turn; 202 with the turn and its events URL."""
     if find_model(data["model"]) is None:
         raise ApiError(
