@@ -10,7 +10,7 @@ from pathlib import Path
 from flask import Flask
 
 from tests.support.processes import free_port, start_process, stop_process, wait_for_port
-from tests.support.workers import worker_environ
+from tests.support.workers import START_SECONDS, worker_environ
 
 
 class WebProcess:
@@ -23,7 +23,7 @@ class WebProcess:
         self.env = worker_environ(app)
         self.process: subprocess.Popen | None = None
 
-    def start(self, timeout: float = 30) -> WebProcess:
+    def start(self, timeout: float = START_SECONDS) -> WebProcess:
         """Start serving and wait until the port accepts connections; return self."""
         args = [
             sys.executable,

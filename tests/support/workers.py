@@ -53,6 +53,9 @@ def celery_config_dir(directory: Path, overrides: dict) -> Path:
     return directory
 
 
+START_SECONDS = 180
+
+
 class CeleryWorker:
     """A worker subprocess consuming the app's queue; `log` is its output file.
 
@@ -82,7 +85,9 @@ class CeleryWorker:
             )
         self.process: subprocess.Popen | None = None
 
-    def start(self, timeout: float = 30) -> CeleryWorker:
+    # A guard against a process that never comes up, not a speed limit: on a busy 2-core
+    # machine importing the app alone has taken over a minute.
+    def start(self, timeout: float = START_SECONDS) -> CeleryWorker:
         """Start the worker and wait until it answers the ping; return self."""
         args = [
             sys.executable,
