@@ -20,15 +20,24 @@ MARKER = re.compile(
 )
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})", re.MULTILINE)
 _TICKS = re.compile(r"`+")
-# A sentence ends at . ! ? (with closing quotes and its markers) before a space, or at a line end.
-_END = re.compile(
-    r"(?<![.!?])[.!?]+[\"'”’)\]]*(?:\[[\d ,;\-–—]{1,200}\])*(?=\s)|\n",
+_ABBREVIATIONS = (
+    "mr mrs ms dr prof st mt jr sr vs etc fig approx inc ltd co corp dept est gen gov"
+    " jan feb mar apr jun jul aug sep sept oct nov dec"
+).split()
+# A sentence ends at . ! ? (with closing quotes and its markers) before a space and a word not in
+# lower case, unless the stop ends an initial (J. Smith, e.g.) or a short form (Dr. Smith); or at
+# a line break before a blank line or a Markdown block (a list item, heading, quote, table row,
+# code fence): a line break inside a paragraph is a soft wrap. The regexes open with the
+# character they look for, so the engine skips ahead to it.
+_STOP = re.compile(
+    r"[.!?](?<![.!?][.!?])(?<!\b[A-Za-z]\.)"
+    + "".join(rf"(?<!\b(?i:{word})\.)" for word in _ABBREVIATIONS)
+    + r"[.!?]*[\"'”’)\]]*(?:\[[\d ,;\-–—]{1,200}\])*(?=\s+[^\sa-z]|\s*\Z)"
 )
-_ABBREVIATIONS = frozenset(
-    "mr mrs ms dr prof st mt jr sr vs etc eg ie no fig approx inc ltd co corp dept est gen gov"
-    " jan feb mar apr jun jul aug sep sept oct nov dec".split()
+# Two passes, not one alternation: each regex then skips ahead to its first character.
+_BREAK = re.compile(
+    r"\n(?:(?=[ \t]*(?:\n|[#>|*+\-`~]|\d{1,9}[.)][ \t]|\Z))|(?<=```\n)|(?<=~~~\n))"
 )
-_WORD_BEFORE = re.compile(r"([^\W\d_]+)[.!?]*$")
 
 
 @dataclass(frozen=True)
@@ -106,24 +115,12 @@ def find_markers(text: str, limit: int) -> list[Marker]:
 
 def sentence_ends(text: str) -> list[int]:
     """Return the offsets where the sentences of ``text`` end, the text's end last."""
-    ends = []
-    for match in _END.finditer(text):
-        if match.group() != "\n":
-            before = _WORD_BEFORE.search(text, max(0, match.start() - 20), match.start() + 1)
-            if before and match.group()[0] == "." and _is_abbreviation(before.group(1)):
-                continue
-            following = text[match.end() : match.end() + 3].lstrip()
-            if following[:1].islower():
-                continue
-        ends.append(match.end())
+    ends = sorted(
+        {m.end() for m in _STOP.finditer(text)} | {m.end() for m in _BREAK.finditer(text)}
+    )
     if not ends or ends[-1] != len(text):
         ends.append(len(text))
     return ends
-
-
-def _is_abbreviation(word: str) -> bool:
-    # An initial ("J. Smith") or a known short form ("Dr. Smith", "e.g. this").
-    return len(word) == 1 or word.lower() in _ABBREVIATIONS
 
 
 def sentence_around(text: str, ends: list[int], start: int) -> tuple[int, int]:
