@@ -96,7 +96,8 @@ def timing(reps: int) -> None:
     assert len(checks) == PAGES and all(c.status == "supported" for c in checks), checks
     print(
         f"\nCPU per answer (10 cited sentences, 10 pages of {PAGE_CHARS:,} characters): "
-        f"{warm * 1000:.1f} ms (mean of {reps}); first call, stem cache empty: {cold * 1000:.1f} ms."
+        f"{warm * 1000:.1f} ms (mean of {reps}); "
+        f"first call, stem cache empty: {cold * 1000:.1f} ms."
     )
 
 

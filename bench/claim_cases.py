@@ -30,8 +30,9 @@ _DAY_MONTH = re.compile(r"\b([0-9]{1,2}) (" + "|".join(MONTH_NAMES) + r")\b")
 _NUMBER = re.compile(r"(?<![\w.,])([0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(\.[0-9]+)?(?![\w])")
 _WORD_NUMBERS = ("two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 _NAME = re.compile(r"\b[A-Z][a-zà-ÿ]+(?: (?:of |de )?[A-Z][a-zà-ÿ]+)*")
-_NOT_NAMES = frozenset(MONTH_NAMES) | {"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday",
-                                        "Friday", "Saturday", "I", "Dr", "Mr", "Professor"}  # fmt: skip
+_NOT_NAMES = frozenset(MONTH_NAMES) | frozenset(
+    "Sunday Monday Tuesday Wednesday Thursday Friday Saturday I Dr Mr Professor".split()
+)
 
 
 @dataclass(frozen=True)

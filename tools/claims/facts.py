@@ -87,6 +87,8 @@ _SCALES = {
 }
 NUMBER = re.compile(
     r"(?<![\w.,])(?:(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<frac>\d+))?(?:st|nd|rd|th)?"
+    r"|(?P<tens>twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)[- ]"
+    r"(?P<unit>one|two|three|four|five|six|seven|eight|nine)\b"
     r"|(?P<word>(?:" + "|".join(NUMBER_WORDS) + r")\b))"
     r"(?:[ \t]?(?P<scale>" + "|".join(_SCALES) + r")\b)?",
     re.IGNORECASE,
@@ -128,7 +130,9 @@ def merge_facts(parts: list[Facts]) -> Facts:
 
 
 def _number_value(match: re.Match[str]) -> float:
-    if match["word"]:
+    if match["tens"]:
+        value = float(NUMBER_WORDS[match["tens"].lower()] + NUMBER_WORDS[match["unit"].lower()])
+    elif match["word"]:
         value = float(NUMBER_WORDS[match["word"].lower()])
     else:
         value = float(match["int"].replace(",", "") + ("." + (match["frac"] or "0")))

@@ -35,9 +35,7 @@ _STOP = re.compile(
     + r"[.!?]*[\"'”’)\]]*(?:\[[\d ,;\-–—]{1,200}\])*(?=\s+[^\sa-z]|\s*\Z)"
 )
 # Two passes, not one alternation: each regex then skips ahead to its first character.
-_BREAK = re.compile(
-    r"\n(?:(?=[ \t]*(?:\n|[#>|*+\-`~]|\d{1,9}[.)][ \t]|\Z))|(?<=```\n)|(?<=~~~\n))"
-)
+_BREAK = re.compile(r"\n(?:(?=[ \t]*(?:\n|[#>|*+\-`~]|\d{1,9}[.)][ \t]|\Z))|(?<=```\n)|(?<=~~~\n))")
 
 
 @dataclass(frozen=True)
