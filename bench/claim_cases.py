@@ -51,9 +51,18 @@ class Case:
 
 
 def sentences(article: str) -> list[str]:
-    """Return the article's sentences, headings left out."""
-    paragraphs = [p for p in article.split("\n\n") if p.strip() and not p.startswith("#")]
-    return [s for p in paragraphs for s in _SENTENCE.split(" ".join(p.split())) if s]
+    """Return the article's sentences, headings and table rules left out; a list item or a
+    table row is one sentence."""
+    found = []
+    for paragraph in article.split("\n\n"):
+        if not paragraph.strip() or paragraph.startswith("#"):
+            continue
+        lines = paragraph.splitlines()
+        if all(line.startswith(("- ", "|")) for line in lines[1:]) and len(lines) > 1:
+            found += [line for line in lines if line.strip() and not line.startswith("| ---")]
+            continue
+        found += [s for s in _SENTENCE.split(" ".join(paragraph.split())) if s]
+    return found
 
 
 def change_number(sentence: str) -> str | None:

@@ -9,7 +9,8 @@ source that shares the most of the claim's content words (``tools.claims.passage
 compares the facts a reader would check (``tools.claims.facts``: numbers, dates, names, a
 negation). Statuses:
 
-- ``supported``: the passage holds most of the claim's content words and every one of its facts.
+- ``supported``: the passage holds every one of the claim's facts and half of its content words
+  (by rarity), or 30 % of them when the claim has two facts or more.
 - ``partly``: the passage shares the claim's subject but lacks some of its facts or words.
 - ``not_found``: no passage of what was read shares the claim's subject.
 - ``snippet_only``: the source is a search result never fetched and its snippet supports the
@@ -39,6 +40,10 @@ MAX_CHECKS = 200
 # Shares of a claim's content stems (weighted by rarity in the source) a passage must hold.
 SUPPORTED_COVERAGE = 0.5
 PARTLY_COVERAGE = 0.25
+# A claim whose two or more facts all stand in the passage needs fewer of its words there: a
+# paraphrase changes the verbs ("grew" for "rose"), seldom the figures.
+FACTS_FOR_LOWER_COVERAGE = 2
+FACTS_COVERAGE = 0.3
 # A clause between two markers is checked alone when it has this many content words.
 MIN_CLAUSE_STEMS = 3
 
@@ -159,6 +164,9 @@ def _check(
 def _status(passage: Passage | None, snippet_only: bool) -> Status:
     if passage is None or passage.coverage < PARTLY_COVERAGE:
         return "not_found"
-    if passage.coverage >= SUPPORTED_COVERAGE and not passage.missing:
+    supported = passage.coverage >= SUPPORTED_COVERAGE or (
+        passage.facts_held >= FACTS_FOR_LOWER_COVERAGE and passage.coverage >= FACTS_COVERAGE
+    )
+    if supported and not passage.missing:
         return "snippet_only" if snippet_only else "supported"
     return "not_found" if snippet_only else "partly"

@@ -90,7 +90,7 @@ NUMBER = re.compile(
     r"|(?P<tens>twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)[- ]"
     r"(?P<unit>one|two|three|four|five|six|seven|eight|nine)\b"
     r"|(?P<word>(?:" + "|".join(NUMBER_WORDS) + r")\b))"
-    r"(?:[ \t]?(?P<scale>" + "|".join(_SCALES) + r")\b)?",
+    r"(?:\s?(?P<scale>" + "|".join(_SCALES) + r")\b)?",
     re.IGNORECASE,
 )
 NAME_TOKEN = re.compile(r"[^\W_]+(?:['’\-.][^\W_]+)*")
@@ -113,7 +113,12 @@ class Facts:
     dates: dict[Date, str]
     names: dict[tuple[str, ...], str]  # lower-case words of a name -> the name as written
     negated: bool
-    words: frozenset[str]  # every lower-case word, for names to be found in
+    words: frozenset[str]  # every lower-case word (and a passage's acronyms), for names
+
+    @property
+    def count(self) -> int:
+        """How many facts a passage must hold to support the claim."""
+        return len(self.numbers) + len(self.dates) + len(self.names) + self.negated
 
 
 def merge_facts(parts: list[Facts]) -> Facts:
@@ -221,8 +226,19 @@ def find_facts(text: str, claim: bool, with_dates: bool = True) -> Facts:
         dates=dates,
         names=_names(text) if claim else {},
         negated=any(word in NEGATIONS for word in words),
-        words=frozenset(words),
+        words=frozenset(words) if claim else frozenset(words) | _initials(words),
     )
+
+
+def _initials(words: list[str]) -> set[str]:
+    """The acronyms the passage spells out: "European Space Agency" gives "esa", so a claim's
+    ESA is found in it."""
+    content = [word for word in words if word not in STOP_WORDS and not word.isdigit()]
+    return {
+        "".join(word[0] for word in content[start : start + size])
+        for size in range(2, 6)
+        for start in range(len(content) - size + 1)
+    }
 
 
 def _date_held(date: Date, passage: Facts) -> bool:

@@ -38,8 +38,8 @@ class Passage:
 
     span: tuple[int, int]
     coverage: float  # share of the claim's content stems (weighted by rarity) the window holds
-    plain_coverage: float  # the same share, every stem counted once
     missing: tuple[str, ...]
+    facts_held: int  # how many of the claim's facts the window holds
 
 
 class SourceIndex:
@@ -110,12 +110,11 @@ class SourceIndex:
                         coverage = sum(weight[s] for s in shared) / whole
                         windows[first, last] = coverage - _LENGTH_COST * (last - first)
         shortlist = sorted(windows, key=lambda w: -windows[w])[:SHORTLIST]
-        fact_count = len(facts.numbers) + len(facts.dates) + len(facts.names) + facts.negated
         best: tuple[float, Passage] | None = None
         for first, last in shortlist:
             shared = set().union(*(matched.get(i, ()) for i in range(first, last + 1)))
             candidate = self._passage(first, last, shared, weight, whole, stems, facts)
-            held = 1.0 - len(candidate.missing) / fact_count if fact_count else 1.0
+            held = candidate.facts_held / facts.count if facts.count else 1.0
             rank = windows[first, last] + _FACT_WEIGHT * held
             if best is None or rank > best[0]:
                 best = (rank, candidate)
@@ -145,15 +144,15 @@ class SourceIndex:
     ) -> Passage:
         span = _strip(self.text, self.spans[first][0], self.spans[last][1])
         missing: tuple[str, ...] = ()
-        if facts.numbers or facts.dates or facts.names or facts.negated:
+        if facts.count:
             dated = bool(facts.dates)
             parts = [self._sentence_facts(i, dated) for i in range(first, last + 1)]
             missing = missing_facts(facts, merge_facts(parts), self.title)
         return Passage(
             span=span,
             coverage=sum(weight[s] for s in shared) / whole,
-            plain_coverage=len(shared) / len(stems),
             missing=missing,
+            facts_held=facts.count - len(missing),
         )
 
     def _sentence_facts(self, index: int, dated: bool) -> Facts:
