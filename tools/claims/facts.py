@@ -113,7 +113,8 @@ class Facts:
     dates: dict[Date, str]
     names: dict[tuple[str, ...], str]  # lower-case words of a name -> the name as written
     negated: bool
-    words: frozenset[str]  # every lower-case word (and a passage's acronyms), for names
+    words: frozenset[str]  # every lower-case word, for names to be found in
+    sequence: tuple[str, ...] = ()  # a passage's words in order, for the acronyms they spell
 
     @property
     def count(self) -> int:
@@ -131,6 +132,7 @@ def merge_facts(parts: list[Facts]) -> Facts:
         names={k: v for part in parts for k, v in part.names.items()},
         negated=any(part.negated for part in parts),
         words=frozenset().union(*(part.words for part in parts)),
+        sequence=tuple(word for part in parts for word in part.sequence),
     )
 
 
@@ -226,7 +228,8 @@ def find_facts(text: str, claim: bool, with_dates: bool = True) -> Facts:
         dates=dates,
         names=_names(text) if claim else {},
         negated=any(word in NEGATIONS for word in words),
-        words=frozenset(words) if claim else frozenset(words) | _initials(words),
+        words=frozenset(words),
+        sequence=() if claim else tuple(words),
     )
 
 
@@ -255,19 +258,18 @@ def _date_held(date: Date, passage: Facts) -> bool:
     return date.month is None and date.day is None and float(date.year or -1) in passage.numbers
 
 
-def _word_held(word: str, words: frozenset[str]) -> bool:
-    """A name's word is held as written, or as a form that adds or drops up to three letters at
-    its end (German and Germany, Curie and Curie's)."""
+def _word_held(word: str, passage: Facts) -> bool:
+    """A name's word is held as written; as a form that adds or drops up to three letters at
+    its end (German and Germany); or, for an acronym, spelled out (ESA)."""
+    words = passage.words
     if word in words:
         return True
-    if len(word) < 4:
-        return False
-    return any(
-        (other.startswith(word) or word.startswith(other))
-        and len(other) >= 4
-        and abs(len(other) - len(word)) <= 3
-        for other in words
-    )
+    if len(word) >= 4:
+        if any(word[:-cut] in words for cut in (1, 2, 3) if len(word) - cut >= 4):
+            return True
+        if any(other.startswith(word) and len(other) - len(word) <= 3 for other in words):
+            return True
+    return 2 <= len(word) <= 5 and word.isalpha() and word in _initials(passage.sequence)
 
 
 def missing_facts(
@@ -281,7 +283,7 @@ def missing_facts(
     missing += [
         text
         for words, text in claim.names.items()
-        if not all(_word_held(word, passage.words) or word in title for word in words)
+        if not all(word in title or _word_held(word, passage) for word in words)
     ]
     if claim.negated and not passage.negated:
         missing.append("not")

@@ -167,19 +167,23 @@ class SourceIndex:
 def _sentence_spans(text: str) -> list[tuple[int, int]]:
     """Cut ``text`` into sentences, long runs without a full stop into pieces at spaces.
     Spans keep their surrounding spaces: a passage is trimmed once it is chosen."""
-    spans: list[tuple[int, int]] = []
-    start = 0
-    for end in sentence_ends(text):
-        while end - start > MAX_SENTENCE_CHARS:
-            cut = text.rfind(" ", start + MAX_SENTENCE_CHARS // 2, start + MAX_SENTENCE_CHARS)
-            cut = cut if cut > start else start + MAX_SENTENCE_CHARS
-            spans.append((start, cut))
-            start = cut
-        spans.append((start, end))
-        start = end
-        if len(spans) >= MAX_SENTENCES:
-            break
+    ends = sentence_ends(text)
+    spans = list(zip([0, *ends[:-1]], ends, strict=True))
+    if any(end - start > MAX_SENTENCE_CHARS for start, end in spans):
+        spans = [piece for span in spans for piece in _pieces(text, *span)]
     return spans[:MAX_SENTENCES]
+
+
+def _pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Cut a run longer than a sentence may be at spaces (or anywhere, when it has none)."""
+    pieces = []
+    while end - start > MAX_SENTENCE_CHARS:
+        cut = text.rfind(" ", start + MAX_SENTENCE_CHARS // 2, start + MAX_SENTENCE_CHARS)
+        cut = cut if cut > start else start + MAX_SENTENCE_CHARS
+        pieces.append((start, cut))
+        start = cut
+    pieces.append((start, end))
+    return pieces
 
 
 def _strip(text: str, start: int, end: int) -> tuple[int, int]:
