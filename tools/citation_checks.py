@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from tools.claims.facts import Facts, find_facts
+from tools.claims.facts import NO_FACTS, Facts, find_facts, missing_facts
 from tools.claims.markers import MARKER, Marker, find_markers, sentence_around, sentence_ends
 from tools.claims.passages import Passage, SourceIndex
 from tools.claims.words import content_stems
@@ -115,11 +115,8 @@ def _claim_span(
         start = before[-1].end
     if after and answer[marker.end : after[0].start].strip() and marker.end < end:
         end = marker.end
-    if (start, end) != sentence and len(
-        content_stems(_plain(answer[start:end]))
-    ) < MIN_CLAUSE_STEMS:
-        return sentence
-    return start, end
+    clause_words = content_stems(_plain(answer[start:end]))
+    return (start, end) if len(clause_words) >= MIN_CLAUSE_STEMS else sentence
 
 
 def _plain(text: str) -> str:
@@ -157,7 +154,8 @@ def _check(
         sentence=claim.span,
         status=status,
         passage=passage.span if shown and passage else None,
-        missing=passage.missing if passage else (),
+        # Without a passage shown, every fact of the claim is one the reader cannot find.
+        missing=passage.missing if shown and passage else missing_facts(claim.facts, NO_FACTS),
     )
 
 

@@ -89,10 +89,23 @@ def test_a_negation_the_passage_lacks_is_missing():
     assert "not" in result.missing
 
 
-def test_a_claim_on_another_subject_is_not_found():
-    result = only("Quantum computers factor large integers with Shor's algorithm [1].")
+def test_a_claim_on_another_subject_is_not_found_and_all_its_facts_are_missing():
+    result = only("In 1994 quantum computers factored integers with Shor's algorithm [1].")
     assert result.status == "not_found"
     assert result.passage is None
+    assert result.missing == ("1994", "Shor's")
+
+
+def test_a_soft_wrapped_source_is_read_in_whole_sentences_and_acronyms_spelled_out():
+    text = (
+        "The European Space Agency will launch its Comet Interceptor\nspacecraft in 2029.\n\n"
+        "- Orbital period: about 11,800 years\n- Speed at perihelion: 64 km per second\n"
+    )
+    result = only("ESA will launch Comet Interceptor in 2029 [1].", text)
+    assert result.status == "supported"
+    assert passage_text(result, text).endswith("Interceptor\nspacecraft in 2029.")
+    result = only("Its orbital period is about 11,800 years [1].", text)
+    assert passage_text(result, text) == "Orbital period: about 11,800 years"
 
 
 def test_a_number_no_source_has_is_reported_as_such():

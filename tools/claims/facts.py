@@ -122,6 +122,9 @@ class Facts:
         return len(self.numbers) + len(self.dates) + len(self.names) + self.negated
 
 
+NO_FACTS = Facts(numbers={}, dates={}, names={}, negated=False, words=frozenset())
+
+
 def merge_facts(parts: list[Facts]) -> Facts:
     """Return the facts of consecutive sentences read as one passage."""
     if len(parts) == 1:

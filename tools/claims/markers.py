@@ -131,17 +131,15 @@ def sentence_around(text: str, ends: list[int], start: int) -> tuple[int, int]:
             index -= 1
             opening = ends[index - 1] if index else 0
     closing = ends[index] if index < len(ends) else len(text)
-    return _trim(text, opening, closing)
+    return trim_span(text, opening, closing)
 
 
 _ONLY_MARKERS = re.compile(r"(?:\s|\[[\d ,;\-–—]{1,200}\])*")
 _LEAD = re.compile(r"\s*(?:(?:[-*+>]|\d{1,9}[.)]|#{1,6})[ \t]+)?")
 
 
-def _trim(text: str, start: int, end: int) -> tuple[int, int]:
-    """Cut surrounding whitespace and a list bullet, quote mark or heading mark."""
+def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """Return the span without surrounding whitespace and its list bullet, quote or heading mark."""
     lead = _LEAD.match(text, start, end)
     start = lead.end() if lead else start
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
+    return start, start + len(text[start:end].rstrip())

@@ -1,10 +1,10 @@
 """Finds the passage of a source that best supports a claim: a window of one to three sentences.
 
-A source is indexed once per answer (``SourceIndex``): its sentences, each as a set of
-lower-case words, and its words grouped by stem. A claim's content stems are weighted by how
-rare they are among the source's sentences (inverse document frequency), the sentences that
-share the most weight are the candidates, and the windows around them are ranked by the weight
-they share plus the share of the claim's facts they hold.
+A source is cut into sentences once per answer (``SourceIndex``); a claim's content stems are
+looked up in it with ``str.find`` (a stem is a prefix of its words), weighted by how rare they
+are among the source's sentences (inverse document frequency). The windows around the sentences
+that share the most weight are ranked by the weight they share, and the best few by the share
+of the claim's facts they hold too.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 
 from tools.claims.facts import Facts, find_facts, merge_facts, missing_facts
-from tools.claims.markers import sentence_ends
+from tools.claims.markers import sentence_ends, trim_span
 from tools.claims.words import WORD, stem
 
 MAX_SOURCE_CHARS = 200_000
@@ -98,9 +98,29 @@ class SourceIndex:
         total = len(self.spans) + 1
         weight = {s: math.log(1 + total / (counts[s] + 0.5)) for s in stems}
         whole = sum(weight.values()) or 1.0
+        windows = self._windows(matched, weight, whole, facts)
+        shortlist = sorted(windows, key=lambda w: -windows[w])[:SHORTLIST]
+        best: tuple[float, Passage] | None = None
+        for first, last in shortlist:
+            shared = set().union(*(matched.get(i, ()) for i in range(first, last + 1)))
+            candidate = self._passage(first, last, shared, weight, whole, facts)
+            held = candidate.facts_held / facts.count if facts.count else 1.0
+            rank = windows[first, last] + _FACT_WEIGHT * held
+            if best is None or rank > best[0]:
+                best = (rank, candidate)
+        return best[1] if best else None
+
+    def _windows(
+        self,
+        matched: dict[int, set[str]],
+        weight: dict[str, float],
+        whole: float,
+        facts: Facts,
+    ) -> dict[tuple[int, int], float]:
+        """Rank by shared words alone the windows around the best sentences; the claim's facts
+        are looked for in the best few only (reading a sentence's facts is the dear part)."""
         best_sentences = sorted(matched, key=lambda i: -sum(weight[s] for s in matched[i]))
         named = {stem(word) for words in facts.names for word in words}
-        # First by shared words alone; the claim's facts are looked for in the best few windows.
         windows: dict[tuple[int, int], float] = {}
         for centre in best_sentences[:CANDIDATES]:
             for first in range(max(0, centre - MAX_WINDOW + 1), centre + 1):
@@ -109,16 +129,7 @@ class SourceIndex:
                         shared = set().union(*(matched.get(i, ()) for i in range(first, last + 1)))
                         coverage = sum(weight[s] for s in shared) / whole
                         windows[first, last] = coverage - _LENGTH_COST * (last - first)
-        shortlist = sorted(windows, key=lambda w: -windows[w])[:SHORTLIST]
-        best: tuple[float, Passage] | None = None
-        for first, last in shortlist:
-            shared = set().union(*(matched.get(i, ()) for i in range(first, last + 1)))
-            candidate = self._passage(first, last, shared, weight, whole, stems, facts)
-            held = candidate.facts_held / facts.count if facts.count else 1.0
-            rank = windows[first, last] + _FACT_WEIGHT * held
-            if best is None or rank > best[0]:
-                best = (rank, candidate)
-        return best[1] if best else None
+        return windows
 
     @staticmethod
     def _earns(first: int, last: int, matched: dict[int, set[str]], named: set[str]) -> bool:
@@ -139,10 +150,10 @@ class SourceIndex:
         shared: set[str],
         weight: dict[str, float],
         whole: float,
-        stems: set[str],
         facts: Facts,
     ) -> Passage:
-        span = _strip(self.text, self.spans[first][0], self.spans[last][1])
+        """The window from sentence ``first`` to ``last``, with the claim's facts it lacks."""
+        span = trim_span(self.text, self.spans[first][0], self.spans[last][1])
         missing: tuple[str, ...] = ()
         if facts.count:
             dated = bool(facts.dates)
@@ -156,6 +167,7 @@ class SourceIndex:
         )
 
     def _sentence_facts(self, index: int, dated: bool) -> Facts:
+        """A sentence's facts, read once per answer (with dates only when a claim has one)."""
         facts = self._facts.get((index, dated))
         if facts is None:
             start, end = self.spans[index]
@@ -184,12 +196,3 @@ def _pieces(text: str, start: int, end: int) -> list[tuple[int, int]]:
         start = cut
     pieces.append((start, end))
     return pieces
-
-
-def _strip(text: str, start: int, end: int) -> tuple[int, int]:
-    """Return the span without the spaces that open and close it."""
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
