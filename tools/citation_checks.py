@@ -115,6 +115,8 @@ def _claim_span(
         start = before[-1].end
     if after and answer[marker.end : after[0].start].strip() and marker.end < end:
         end = marker.end
+    if (start, end) == sentence:
+        return sentence
     clause_words = content_stems(_plain(answer[start:end]))
     return (start, end) if len(clause_words) >= MIN_CLAUSE_STEMS else sentence
 
@@ -125,6 +127,7 @@ def _plain(text: str) -> str:
 
 
 def _read_claim(answer: str, span: tuple[int, int]) -> _Claim:
+    """The claim's words and facts, read once however many markers cite it."""
     text = _plain(answer[span[0] : span[1]])
     return _Claim(span=span, stems=content_stems(text), facts=find_facts(text, claim=True))
 

@@ -193,6 +193,28 @@ def test_a_huge_source_is_read_to_a_bounded_size_in_bounded_sentences():
 @pytest.mark.parametrize(
     "answer",
     [
+        "bridge words " * 7_000 + "[1]" * 300,
+        "bridge words [1] " * 5_000,
+        "Bridges are old. [1] " * 4_000,
+    ],
+)
+def test_a_long_answer_is_read_a_bounded_number_of_times(answer, monkeypatch):
+    """However many markers cite one long sentence, its words are read about once."""
+    read: list[int] = []
+    counted = citation_checks.content_stems
+
+    def counting(text):
+        read.append(len(text))
+        return counted(text)
+
+    monkeypatch.setattr(citation_checks, "content_stems", counting)
+    assert len(check(answer)) == citation_checks.MAX_CHECKS
+    assert sum(read) <= 2 * len(answer)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
         "." * 90_000 + " [1]",
         " " * 90_000 + "[1]",
         "a." + " \n" * 40_000 + "[1]",
