@@ -20,7 +20,8 @@ negation). Statuses:
 - ``no_such_source``: the answer cites a number no source has.
 
 Work is bounded whatever the input: the first ``MAX_ANSWER_CHARS`` of the answer, its first
-``MAX_CHECKS`` citations, the first 200,000 characters of each source, each source indexed once.
+``MAX_CHECKS`` citations, the last ``MAX_CLAIM_CHARS`` of each claim, the first 200,000
+characters of each source, each source indexed once.
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ from tools.claims.words import content_stems
 
 MAX_ANSWER_CHARS = 100_000
 MAX_CHECKS = 200
+# A claim is read up to its last 3,000 characters, and looked up by its 64 longest stems (the
+# rarest, mostly): a run-on "sentence" of a whole answer costs no more than a long one.
+MAX_CLAIM_CHARS = 3_000
+MAX_CLAIM_STEMS = 64
 # Shares of a claim's content stems (weighted by rarity in the source) a passage must hold.
 SUPPORTED_COVERAGE = 0.5
 PARTLY_COVERAGE = 0.25
@@ -128,8 +133,9 @@ def _plain(text: str) -> str:
 
 def _read_claim(answer: str, span: tuple[int, int]) -> _Claim:
     """The claim's words and facts, read once however many markers cite it."""
-    text = _plain(answer[span[0] : span[1]])
-    return _Claim(span=span, stems=content_stems(text), facts=find_facts(text, claim=True))
+    text = _plain(answer[max(span[0], span[1] - MAX_CLAIM_CHARS) : span[1]])
+    stems = sorted(content_stems(text), key=lambda s: (-len(s), s))[:MAX_CLAIM_STEMS]
+    return _Claim(span=span, stems=set(stems), facts=find_facts(text, claim=True))
 
 
 def _check(

@@ -212,6 +212,21 @@ def test_a_long_answer_is_read_a_bounded_number_of_times(answer, monkeypatch):
     assert sum(read) <= 2 * len(answer)
 
 
+def test_a_run_on_claim_is_looked_up_by_a_bounded_number_of_words(monkeypatch):
+    looked_up: list[str] = []
+    sentences_with = SourceIndex.sentences_with
+
+    def counting(index, stem):
+        looked_up.append(stem)
+        return sentences_with(index, stem)
+
+    monkeypatch.setattr(SourceIndex, "sentences_with", counting)
+    answer = " ".join(f"word{n}x" for n in range(9_000)) + " [1]"
+    (result,) = check(answer)
+    assert len(looked_up) == citation_checks.MAX_CLAIM_STEMS
+    assert result.status == "not_found"
+
+
 @pytest.mark.parametrize(
     "answer",
     [
