@@ -58,7 +58,9 @@ _URL = re.compile(r"https?://\S{1,2000}")
 
 @dataclass(frozen=True)
 class SourceText:
-    """What was read for source ``number``: a fetched page's stored text, or a search snippet."""
+    """What was read for source ``number``: a fetched page's stored text, or a search snippet.
+    The text may be a tool's output serialised as JSON (``tools.untrusted.serialise``): its
+    escaped line breaks and quotes are read as such, and offsets are into the text as given."""
 
     number: int
     text: str

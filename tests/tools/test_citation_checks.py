@@ -1,5 +1,7 @@
 """Citation checks: each [n] of an answer against the text read for source n, as readers see it."""
 
+import json
+
 import pytest
 
 from tools import citation_checks
@@ -87,6 +89,18 @@ def test_a_negation_the_passage_lacks_is_missing():
     result = only("A flood in the winter of 1823 did not sweep away any of its spans [1].")
     assert result.status != "supported"
     assert "not" in result.missing
+
+
+def test_a_page_stored_as_json_is_read_as_its_text_with_offsets_into_the_json():
+    stored = json.dumps({"url": "https://example.com/", "title": "Harrow Bridge", "text": PAGE})
+    result = only("A flood in the winter of 1823 swept away three of its spans [1].", stored)
+    assert result.status == "supported"
+    assert passage_text(result, stored) == (
+        "A flood in the winter of 1823 swept away three of its spans."
+    )
+    result = only("The engineer Eleanor Marsh designed the stone bridge [1].", stored)
+    assert result.status == "supported"
+    assert passage_text(result, stored).startswith("The engineer\\nEleanor Marsh designed")
 
 
 def test_a_claim_on_another_subject_is_not_found_and_all_its_facts_are_missing():

@@ -46,7 +46,11 @@ class SourceIndex:
     """One source's text, cut into sentences once per answer; words are looked up as asked."""
 
     def __init__(self, text: str) -> None:
-        self.text = text[:MAX_SOURCE_CHARS]
+        # A tool's output may be stored as JSON: its escaped line breaks and quotes are read as
+        # what they stand for, in as many characters, so offsets stay those of the stored text.
+        self.text = (
+            text[:MAX_SOURCE_CHARS].replace("\\n", " \n").replace('\\"', ' "').replace("\\t", "  ")
+        )
         lowered = self.text.lower()
         if len(lowered) != len(self.text):  # a few letters grow when lower-cased (İ)
             lowered = "".join(ch.lower()[0] for ch in self.text)
