@@ -21,7 +21,6 @@ import os
 import re
 import tempfile
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -115,7 +114,7 @@ class Cluster:
     site: Site
     held: HeldPages
     processes: list[CeleryWorker]
-    started: float  # time.time() before any host started
+    checkout: set[str]  # the checkout's files before any host started
 
     def start(self, number: int) -> tuple[str, str]:
         """Ask, in a new conversation, to read /held/``number``; return (conversation, turn)."""
@@ -131,7 +130,7 @@ class Cluster:
 def cluster(network, tmp_path) -> Iterator[Cluster]:
     """Redis and PostgreSQL on "db", gunicorn on "web", a worker on "worker1" and "worker2";
     the test's thread, the fake model and the site on "lab"."""
-    started = time.time()
+    checkout = checkout_files()
     db_host, web_host = network.add_host("db"), network.add_host("web")
     worker_hosts = [network.add_host("worker1"), network.add_host("worker2")]
     lab = network.add_host("lab")
@@ -171,7 +170,9 @@ def cluster(network, tmp_path) -> Iterator[Cluster]:
             user = db.session.scalar(db.select(User).filter_by(name="scale-out"))
             set_overrides(user.id, {"openTurns": 2 * HELD_TURNS})
             db.session.commit()
-        yield Cluster(db_host, web_host, worker_hosts, lab, app, chat, site, held, workers, started)
+        yield Cluster(
+            db_host, web_host, worker_hosts, lab, app, chat, site, held, workers, checkout
+        )
 
 
 def _close_app(app: Flask) -> None:
@@ -219,7 +220,7 @@ def test_turns_run_across_hosts_and_losing_a_worker_host_leaves_every_turn_ended
     again = cluster.chat.run(conversation, f"Read {cluster.site.url('/held/99')}", "fake/m")
     assert again["status"] == "completed", again
     assert_kept_apart(cluster, survivor, cluster.processes[0], own_tmp)
-    assert changed_files(cluster.started) == []  # the checkout every host runs from
+    assert checkout_files() - cluster.checkout == set()  # the checkout every host runs from
 
 
 def assert_kept_apart(
@@ -243,16 +244,13 @@ def assert_kept_apart(
     assert not [n for n in new_tmp if n.startswith((parsers, "lookout-metrics"))]
 
 
-def changed_files(since: float) -> list[str]:
-    """Files of the checkout (bytecode caches aside) changed after ``since``."""
-    changed = []
+def checkout_files() -> set[str]:
+    """The checkout's files, bytecode caches aside (edits made meanwhile are not the hosts')."""
+    found = set()
     for folder, names, files in os.walk(ROOT):
         names[:] = [n for n in names if n not in ("__pycache__", ".pytest_cache", ".venv")]
-        for name in files:
-            path = Path(folder, name)
-            if path.stat().st_mtime > since:
-                changed.append(str(path.relative_to(ROOT)))
-    return changed
+        found.update(str(Path(folder, name).relative_to(ROOT)) for name in files)
+    return found
 
 
 def metric_pids(host: hosts.Host) -> set[int]:
