@@ -32,8 +32,10 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import queue
+import re
 import shutil
 import signal as signals
+import socket
 import tempfile
 import threading
 import weakref
@@ -50,6 +52,9 @@ log = logging.getLogger("lookout.parsers")
 
 _POLL_SECONDS = 0.5
 _WORKDIR_PREFIX = "lookout-parser-"
+# A private directory names its machine as well as its pid: pids are only this machine's (or
+# this container's), so a /tmp shared between them must not let one remove another's.
+_MACHINE = re.sub(r"[^A-Za-z0-9.]", "_", socket.gethostname())[:63]
 
 
 class ParseTimeout(ToolError):
@@ -238,7 +243,7 @@ class _Child:
     """One parser process and the parent's end of its pipe."""
 
     def __init__(self, context: Any, limits: ParserLimits) -> None:
-        self.workdir = tempfile.mkdtemp(prefix=f"{_WORKDIR_PREFIX}{os.getpid()}-")
+        self.workdir = tempfile.mkdtemp(prefix=f"{_WORKDIR_PREFIX}{os.getpid()}-on-{_MACHINE}-")
         parent_end, child_end = context.Pipe(duplex=True)
         self.process = context.Process(
             target=serve, args=(child_end, limits, self.workdir), name="lookout-parser", daemon=True
@@ -333,11 +338,15 @@ def _close_open_pools() -> None:
 
 def _remove_stale_workdirs() -> None:
     # The private directories of a process that was killed (no atexit) name its pid: once no
-    # process has that pid, nothing will use them again.
+    # process has that pid on this machine, nothing will use them again.
     root = tempfile.gettempdir()
     for name in os.listdir(root):
-        pid = name.removeprefix(_WORKDIR_PREFIX).split("-", 1)[0]
-        if name.startswith(_WORKDIR_PREFIX) and pid.isdigit() and not _alive(int(pid)):
+        if not name.startswith(_WORKDIR_PREFIX):
+            continue
+        pid, _, rest = name.removeprefix(_WORKDIR_PREFIX).partition("-")
+        if rest.startswith("on-") and not rest.startswith(f"on-{_MACHINE}-"):
+            continue  # another machine's
+        if pid.isdigit() and not _alive(int(pid)):
             shutil.rmtree(os.path.join(root, name), ignore_errors=True)
 
 

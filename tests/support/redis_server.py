@@ -10,6 +10,7 @@ from pathlib import Path
 
 import redis
 
+from tests.support.hosts import Host
 from tests.support.processes import free_port, start_process, stop_process, wait_until
 
 
@@ -26,11 +27,15 @@ def find_redis_server() -> str | None:
 
 
 class RedisServer:
-    """A redis-server without persistence on 127.0.0.1 and a free port, files in a temp dir."""
+    """A redis-server without persistence on 127.0.0.1 and a free port, files in a temp dir;
+    or on a test host (tests/support/hosts.py), at its address and port 6379, files in its /tmp.
+    """
 
-    def __init__(self) -> None:
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
+    def __init__(self, host: Host | None = None) -> None:
+        self.host = host
+        self.address = host.address if host else "127.0.0.1"
+        self.port = 6379 if host else free_port()  # a test host has its ports to itself
+        self.url = f"redis://{self.address}:{self.port}/0"
         self.directory = Path(tempfile.mkdtemp(prefix="lookout-redis-"))
         self.process: subprocess.Popen | None = None
 
@@ -42,7 +47,7 @@ class RedisServer:
         args = [
             binary,
             "--bind",
-            "127.0.0.1",
+            self.address,
             "--port",
             str(self.port),
             "--save",
@@ -50,8 +55,11 @@ class RedisServer:
             "--appendonly",
             "no",
             "--dir",
-            str(self.directory),
+            "/tmp" if self.host else str(self.directory),
         ]
+        if self.host is not None:
+            # Its address exists only inside the test's namespaces: no client but theirs.
+            args = self.host.command([*args, "--protected-mode", "no"])
         self.process = start_process(args, self.directory / "redis.log")
         wait_until(self.answers, 10, f"redis-server on port {self.port} did not start.")
         return self

@@ -9,18 +9,22 @@ from pathlib import Path
 
 from flask import Flask
 
+from tests.support.hosts import Host
 from tests.support.processes import free_port, start_process, stop_process, wait_for_port
 from tests.support.workers import START_SECONDS, worker_environ
 
 
 class WebProcess:
-    """gunicorn serving the app's settings on 127.0.0.1 and a free port; ``url`` is its base."""
+    """gunicorn serving the app's settings on 127.0.0.1 and a free port, or on a test host's
+    address and port 8000 (tests/support/hosts.py); ``url`` is its base."""
 
-    def __init__(self, app: Flask, log_dir: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+    def __init__(self, app: Flask, log_dir: Path, host: Host | None = None, extra_env=None) -> None:
+        self.host = host
+        self.address = host.address if host else "127.0.0.1"
+        self.port = 8000 if host else free_port()  # a test host has its ports to itself
+        self.url = f"http://{self.address}:{self.port}"
         self.log = log_dir / f"web-{uuid.uuid4().hex[:8]}.log"
-        self.env = worker_environ(app)
+        self.env = worker_environ(app, extra_env)
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = START_SECONDS) -> WebProcess:
@@ -30,7 +34,7 @@ class WebProcess:
             "-m",
             "gunicorn",
             "--bind",
-            f"127.0.0.1:{self.port}",
+            f"{self.address}:{self.port}",
             "--worker-class",
             "gthread",
             "--workers",
@@ -42,8 +46,10 @@ class WebProcess:
             "--no-control-socket",
             "webapp:create_app()",
         ]
+        if self.host is not None:
+            args = self.host.command(args)
         self.process = start_process(args, self.log, env=self.env)
-        wait_for_port("127.0.0.1", self.port, timeout)
+        wait_for_port(self.address, self.port, timeout)
         return self
 
     def restart(self) -> None:

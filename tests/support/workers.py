@@ -13,6 +13,7 @@ from flask import Flask
 
 from core import broker
 from core.config import SETTINGS, to_environ
+from tests.support.hosts import Host
 from tests.support.processes import ROOT, start_process, stop_process, wait_until
 from webapp import queue
 
@@ -59,7 +60,8 @@ START_SECONDS = 180
 class CeleryWorker:
     """A worker subprocess consuming the app's queue; `log` is its output file.
 
-    ``celery_overrides`` replaces Celery settings of celeryconfig.py for this worker only.
+    ``celery_overrides`` replaces Celery settings of celeryconfig.py for this worker only;
+    ``host`` runs it on a test host (tests/support/hosts.py) rather than this one.
     """
 
     def __init__(
@@ -69,8 +71,10 @@ class CeleryWorker:
         concurrency: int = 4,
         extra_env=None,
         celery_overrides: dict | None = None,
+        host: Host | None = None,
     ):
         self.app = app
+        self.host = host
         name = f"worker-{uuid.uuid4().hex[:8]}"
         self.log = log_dir / f"{name}.log"
         # Its node name, for control commands sent to this worker alone.
@@ -108,6 +112,8 @@ class CeleryWorker:
             "--hostname",
             self.hostname,
         ]
+        if self.host is not None:
+            args = self.host.command(args, cwd=self.cwd)
         self.process = start_process(args, self.log, env=self.env, cwd=self.cwd)
         try:
             wait_until(
@@ -121,6 +127,17 @@ class CeleryWorker:
         if self.process.poll() is not None:
             raise RuntimeError(f"The Celery worker exited at start:\n{self.log.read_text()}")
         return self
+
+    def answers(self) -> bool:
+        """Return whether this worker itself answers a control ping (``start`` returns once
+        any worker on the queue answers the ping task, which may be another)."""
+        with self.app.app_context():
+            client = queue.get_client()
+            with client.connection_for_write() as connection:
+                replies = client.control.ping(
+                    destination=[self.hostname], timeout=1, connection=connection
+                )
+        return bool(replies)
 
     def stop(self) -> int | None:
         """Stop the worker (warm shutdown, then SIGKILL) and return its exit code."""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -12,6 +14,7 @@ import psutil
 import pytest
 
 from tests.support.ticker import Ticker
+from tools import parsers
 from tools.api import Cancelled, IngestError, Signal
 from tools.parsers import (
     InlineParsers,
@@ -192,3 +195,27 @@ def test_a_pool_closed_while_it_warms_up_raises_nothing_and_logs_no_traceback(mo
     parsers.warm().join(30)
     assert escaped == []
     assert not [r for r in caplog.records if r.exc_info or r.levelname == "WARNING"]
+
+
+def test_a_dead_process_folder_of_another_machine_in_a_shared_tmp_is_left_alone(
+    monkeypatch, tmp_path
+):
+    """Regression: a worker removed every parser folder whose pid was not alive on its own
+    machine, so a /tmp shared between machines or containers (whose pids are their own) lost
+    another's folders while its parser processes worked in them."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    dead, machine = ended.pid, parsers._MACHINE
+    names = {
+        "ours, dead": f"lookout-parser-{dead}-on-{machine}-a1",
+        "ours, alive": f"lookout-parser-{os.getpid()}-on-{machine}-b2",
+        "before machines were named, dead": f"lookout-parser-{dead}-c3",
+        "another machine's": f"lookout-parser-{dead}-on-{machine}x-d4",
+    }
+    for name in names.values():
+        (tmp_path / name).mkdir()
+    parsers._remove_stale_workdirs()
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        [names["ours, alive"], names["another machine's"]]
+    )
