@@ -22,6 +22,7 @@ from webapp.models.providers import context_tokens, max_tokens
 from webapp.models.uploads import with_attachment_texts
 from webapp.turn import events
 from webapp.turn.calls import store_calls, stored_call_ids
+from webapp.turn.continuation import continues
 from webapp.turn.lifecycle import claim_step, finish_turn, record_usage
 from webapp.turn.replies import StepOutput, cited_urls, step_shown, write_reply
 from webapp.turn.sources import Sources
@@ -117,15 +118,17 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
     # Step 0 has nothing stored to derive from (a step that stored calls is never run again),
     # and no write: on SQLite each write waits for every other turn's.
     said = write_reply(turn.id) if step > 0 else []  # with the previous step's results
-    sources = Sources(state, cited_urls(turn.id) if step > 0 else ())
+    continuing = continues(turn)  # offered no tools, and asked to go on with its reply
+    sources = Sources(state, cited_urls(turn.id) if step > 0 or continuing else ())
     last_step = step >= config["TURN_MAX_STEPS"] - 1
     path = branch(turn.conversation_id, turn.assistant_message_id)
     history = [
         StoredMessage(m.role, parts)
         for m, parts in zip(path, with_attachment_texts(m.parts for m in path), strict=True)
     ]
-    history[-1] = StoredMessage("assistant", said)
-    specs = [] if last_step else [spec_of(o) for o in offers]
+    if step > 0 or not continuing:  # a continuation starts from the reply as stored
+        history[-1] = StoredMessage("assistant", said)
+    specs = [] if last_step or continuing else [spec_of(o) for o in offers]
     answer_tokens = max_tokens(model)
     room = prompt_chars(
         context_tokens(model), answer_tokens, tool_chars(spec.to_openai() for spec in specs)
@@ -136,6 +139,7 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
         config["CONTEXT_TOOL_CHARS"],
         config["APP_NAME"],
         context_chars=room,
+        continuing=continuing,
     )
     provider = provider_client(provider_row)
     turn_id, usage, model_id = turn.id, turn.usage, turn.model
