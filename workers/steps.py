@@ -107,18 +107,20 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
     The previous step's tool results join the reply before the model is called, and whatever
     the stream said is kept however it ends. The tools offered are worked out
     once, here, and stored with the calls. ``announce`` publishes ``turn.started`` once the
-    claim that made the reply is committed.
+    claim that made the reply is committed. A continuation (webapp/turn/continuation.py) is
+    offered no tools and sent its reply as stored, then the instruction to go on.
     """
     config = current_app.config
     state = turn_state(turn.id)
     user_id = owner_id(turn)
     provider_row, model = get_turn_model(turn)
-    offers = offered_tools(turn, model)  # may load plugins: before the reply's write, so the
-    # transaction holds no write lock meanwhile (SQLite would hold back the turn's beats)
+    continuing = continues(turn)  # offered no tools, and asked to go on with its reply
+    # Offers may load plugins: before the reply's write, so the transaction holds no write
+    # lock meanwhile (SQLite would hold back the turn's beats).
+    offers = [] if continuing else offered_tools(turn, model)
     # Step 0 has nothing stored to derive from (a step that stored calls is never run again),
     # and no write: on SQLite each write waits for every other turn's.
     said = write_reply(turn.id) if step > 0 else []  # with the previous step's results
-    continuing = continues(turn)  # offered no tools, and asked to go on with its reply
     sources = Sources(state, cited_urls(turn.id) if step > 0 or continuing else ())
     last_step = step >= config["TURN_MAX_STEPS"] - 1
     path = branch(turn.conversation_id, turn.assistant_message_id)
@@ -128,7 +130,7 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
     ]
     if step > 0 or not continuing:  # a continuation starts from the reply as stored
         history[-1] = StoredMessage("assistant", said)
-    specs = [] if last_step or continuing else [spec_of(o) for o in offers]
+    specs = [] if last_step else [spec_of(o) for o in offers]
     answer_tokens = max_tokens(model)
     room = prompt_chars(
         context_tokens(model), answer_tokens, tool_chars(spec.to_openai() for spec in specs)
