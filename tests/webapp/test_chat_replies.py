@@ -233,6 +233,10 @@ def test_continue_writes_on_at_the_end_of_the_same_reply(
     send(page, "Count")
     stop_when_it_writes(page, "tick")
     last_reply(page).get_by_role("button", name="Continue").click()
+    live = page.locator(".reply[aria-busy] .markdown")
+    expect(live).to_contain_text("tock", timeout=WAIT_MS)
+    page.reload()  # followed again, the reply shows what it held before the continuation too
+    expect(live).to_contain_text("tick tock tock", timeout=WAIT_MS)
     stop_when_it_writes(page, "tock")  # a continuation is stopped like any answer
     assert page.locator(".message-assistant").count() == 1
     assert "tick tock" in last_reply(page).locator(".markdown").inner_text()
