@@ -178,6 +178,7 @@
 
   function startNewChat() {
     stopFollowing();
+    state.loads++;  // a read of the conversation left, still on its way, must not bring it back
     composer.showDraftOf("");
     state.conversation = null;
     state.chosen = {};
