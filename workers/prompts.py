@@ -33,6 +33,14 @@ EARLIER_LEFT_OUT = (
     " The oldest messages of this conversation were left out to fit your context; the user "
     "still sees them. If the user refers to them, say that you no longer see them."
 )
+# Sent after the reply a continuation goes on with (core/turn/continuation.py), as a user
+# message: every provider takes one there, and it is never stored or shown.
+CONTINUE_INSTRUCTION = (
+    "Your answer above was interrupted. Continue it from exactly where it stopped, even "
+    "mid-word or mid-sentence: do not repeat anything already written, do not start over and "
+    "do not mention the interruption. If no answer text was written yet, write the answer now "
+    "from what is above."
+)
 # Characters kept free for the note that says where a text was cut.
 NOTE_ROOM = 200
 
@@ -94,9 +102,17 @@ def build_messages(
     budget_chars: int,
     app_name: str,
     context_chars: int | None = None,
+    continuing: bool = False,
 ) -> list[dict[str, Any]]:
     """Return the chat messages for the model, oldest first, with the system prompt, within
-    ``context_chars`` characters when given (see the module's docstring)."""
+    ``context_chars`` characters when given (see the module's docstring); ``continuing``, with
+    ``CONTINUE_INSTRUCTION`` after the history's last (assistant) message."""
+    if continuing:
+        instruction = {"role": "user", "content": CONTINUE_INSTRUCTION}
+        if context_chars is not None:
+            context_chars -= message_chars([instruction])
+        built = build_messages(history, is_untrusted, budget_chars, app_name, context_chars)
+        return [*built, instruction]
     today = datetime.now(UTC).strftime("%A %d %B %Y")
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": SYSTEM_PROMPT.format(app_name=app_name, today=today)}

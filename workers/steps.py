@@ -21,6 +21,7 @@ from core.models.providers import context_tokens, max_tokens
 from core.models.uploads import with_attachment_texts
 from core.turn import events
 from core.turn.calls import store_calls, stored_call_ids
+from core.turn.continuation import continues
 from core.turn.lifecycle import claim_step, finish_turn, record_usage
 from core.turn.replies import StepOutput, cited_urls, step_shown, write_reply
 from core.turn.sources import Sources
@@ -106,25 +107,29 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
     The previous step's tool results join the reply before the model is called, and whatever
     the stream said is kept however it ends. The tools offered are worked out
     once, here, and stored with the calls. ``announce`` publishes ``turn.started`` once the
-    claim that made the reply is committed.
+    claim that made the reply is committed. A continuation (core/turn/continuation.py) is
+    offered no tools and sent its reply as stored, then the instruction to go on.
     """
     config = current_app.config
     state = turn_state(turn.id)
     user_id = owner_id(turn)
     provider_row, model = get_turn_model(turn)
-    offers = offered_tools(turn, model)  # may load plugins: before the reply's write, so the
-    # transaction holds no write lock meanwhile (SQLite would hold back the turn's beats)
+    continuing = continues(turn)  # offered no tools, and asked to go on with its reply
+    # Offers may load plugins: before the reply's write, so the transaction holds no write
+    # lock meanwhile (SQLite would hold back the turn's beats).
+    offers = [] if continuing else offered_tools(turn, model)
     # Step 0 has nothing stored to derive from (a step that stored calls is never run again),
     # and no write: on SQLite each write waits for every other turn's.
     said = write_reply(turn.id) if step > 0 else []  # with the previous step's results
-    sources = Sources(state, cited_urls(turn.id) if step > 0 else ())
+    sources = Sources(state, cited_urls(turn.id) if step > 0 or continuing else ())
     last_step = step >= config["TURN_MAX_STEPS"] - 1
     path = branch(turn.conversation_id, turn.assistant_message_id)
     history = [
         StoredMessage(m.role, parts)
         for m, parts in zip(path, with_attachment_texts(m.parts for m in path), strict=True)
     ]
-    history[-1] = StoredMessage("assistant", said)
+    if step > 0 or not continuing:  # a continuation starts from the reply as stored
+        history[-1] = StoredMessage("assistant", said)
     specs = [] if last_step else [spec_of(o) for o in offers]
     answer_tokens = max_tokens(model)
     room = prompt_chars(
@@ -136,6 +141,7 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
         config["CONTEXT_TOOL_CHARS"],
         config["APP_NAME"],
         context_chars=room,
+        continuing=continuing,
     )
     provider = provider_client(provider_row)
     turn_id, usage, model_id = turn.id, turn.usage, turn.model

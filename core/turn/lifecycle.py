@@ -91,6 +91,19 @@ def start_turn(
     The checks and the store run under the user's start lock (``quotas.starting``): two
     requests at the same instant see each other's turn, so neither limit can be passed.
     """
+    return begin_turn(
+        conversation,
+        lambda: store_turn(conversation, user_message, model, generation, roles),
+        send,
+    )
+
+
+def begin_turn(
+    conversation: Conversation, store: Callable[[], Turn], send: Callable[[str], str]
+) -> Turn:
+    """Run ``store`` (which stores and commits a queued turn) under the owner's start lock once
+    the conversation has no open turn and the owner is within their turn limits, then queue
+    the turn's first step with ``send``; raise TurnRefused as ``start_turn`` says."""
     try:
         with quotas.starting(conversation.owner_id):
             if db.session.scalar(open_turns(conversation.id)) is not None:
@@ -100,7 +113,7 @@ def start_turn(
                     409,
                 )
             quotas.check_turn(conversation.owner_id)
-            turn = store_turn(conversation, user_message, model, generation, roles)
+            turn = store()
     except quotas.QuotaExceeded as over:
         raise TurnRefused(over.message, 429, retry_after=over.retry_after) from over
     except redis.RedisError as exc:
@@ -224,7 +237,16 @@ def take_over(turn: Turn, step: int) -> StepClaim:
 
 
 def start_reply(turn: Turn) -> None:
-    """Add the assistant message the turn writes into (committed with the step's reads)."""
+    """Add the assistant message the turn writes into, or mark the reply a continuation writes
+    on as being written again (committed with the step's reads)."""
+    if turn.assistant_message_id is not None:  # a continuation: its reply exists
+        db.session.execute(
+            update(Message)
+            .where(Message.id == turn.assistant_message_id)
+            .values(status="running")
+            .execution_options(synchronize_session=False)
+        )
+        return
     message = Message(
         conversation_id=turn.conversation_id,
         parent_id=turn.user_message_id,
@@ -274,7 +296,8 @@ def finish_turn(
     claimed meanwhile must win).
 
     ``output`` is what the step ending the turn said, stored with the ending; without it the
-    reply keeps what the page showed of the last step (``shown_output``). The reply is derived
+    reply keeps what the page showed of the last step (``shown_output``), stored as that step's
+    output unless the step stored its calls. The reply is derived
     (``write_reply``); a failure that keeps anything says so in its error. Nothing is written
     when someone else ended the turn first. Commits, with whatever the session holds besides.
     ``usage`` replaces the turn's token usage. A turn ended ``cancelled`` raises its cancel flag.
@@ -302,10 +325,10 @@ def finish_turn(
     if ended is not None and ended.assistant_message_id:
         if output is not None:
             record_step(turn_id, ended.step, output)
-        shown = None
         if output is None and not stored_call_ids(turn_id, ended.step):  # cut off mid-stream
-            shown = shown_output(turn_state(turn_id))
-        parts = write_reply(turn_id, shown, status)
+            # Stored as the step's output: a continuation derives the reply again from it.
+            record_step(turn_id, ended.step, shown_output(turn_state(turn_id)))
+        parts = write_reply(turn_id, status=status)
         if status == "failed" and parts and error:
             error = f"{kept_note(parts)} {error}"
             db.session.execute(

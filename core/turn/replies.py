@@ -4,16 +4,17 @@ step stored (``TurnStep``) and the turn's tool calls (``ToolCall``).
     record_step    a step's own output, stored with its calls or its ending (one transaction)
     reply_parts    the reply's parts, in order, derived from those records
     write_reply    the one writer of ``Message.parts``
-    cited_urls     the one answer to "what does this turn cite"
+    cited_urls     the one answer to "what does this turn's reply cite"
 
 Step by step, the reply reads: the sources the model cited, its text, the tool calls it asked
 for and, once the step is over (the next step claimed it, or the turn ended), each call's
 result (a call without an outcome reads "cancelled": ``UNFINISHED_CALL``) followed by the
-sources its result cites. A source shows once, where it is first cited. The one special case
-is ``shown``: what the page was shown of a step cut off mid-stream before it stored its output
-(a Stop, a worker that died, a step that crashed), read from the turn's events
-(``shown_output``). A step run twice, or a result that arrives after a Stop, derives the reply
-again: nothing is merged.
+sources its result cites. A source shows once, where it is first cited. A step cut off
+mid-stream before it stored its output (a Stop, a worker that died, a step that crashed) has
+what the page was shown of it, read from the turn's events (``shown_output``), stored as its
+output by the turn's ending. A step run twice, or a result that arrives after a Stop, derives
+the reply again: nothing is merged. A continued reply is derived turn after turn, the
+continuation's text going on in the last text part (core/turn/continuation.py).
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from core.extensions import db
 from core.models import Message, ToolCall, Turn, TurnStep
 from core.turn.events import SOURCE_ADDED, TEXT_DELTA, TOOL_FINISHED
 from core.turn.parts import (
+    TEXT,
     Part,
+    kind_of,
     source_part,
     text_part,
     tool_call_part,
@@ -62,10 +65,37 @@ def record_step(turn_id: str, step: int, output: StepOutput) -> None:
     )
 
 
-def reply_parts(turn_id: str, shown: StepOutput | None = None) -> list[Part]:
-    """Return the parts of a turn's reply, derived from its step records and tool calls;
-    ``shown``: what the page showed of the turn's current step, used when that step stored
-    neither its output nor calls."""
+def reply_parts(turn_id: str) -> list[Part]:
+    """Return the parts of a turn's reply, derived from its step records and tool calls, after
+    those of the earlier turns that wrote into the same reply (a continued reply)."""
+    reply = _Reply()
+    for earlier in earlier_turn_ids(turn_id):
+        _derive(reply, earlier)
+    _derive(reply, turn_id)
+    return reply.parts
+
+
+def earlier_turn_ids(turn_id: str) -> list[str]:
+    """Return the turns that wrote into this turn's reply before it, oldest first: none unless
+    the turn continues a reply (core/turn/continuation.py)."""
+    turn = db.session.execute(
+        db.select(Turn.assistant_message_id, Turn.created_at).filter_by(id=turn_id)
+    ).one()
+    if turn.assistant_message_id is None:
+        return []
+    return list(
+        db.session.scalars(
+            db.select(Turn.id)
+            .filter(
+                Turn.assistant_message_id == turn.assistant_message_id,
+                Turn.created_at < turn.created_at,
+            )
+            .order_by(Turn.created_at)
+        )
+    )
+
+
+def _derive(reply: _Reply, turn_id: str) -> None:
     status, current = db.session.execute(
         db.select(Turn.status, Turn.step).filter_by(id=turn_id)
     ).one()
@@ -77,18 +107,14 @@ def reply_parts(turn_id: str, shown: StepOutput | None = None) -> list[Part]:
         db.select(ToolCall).filter_by(turn_id=turn_id).order_by(ToolCall.step, ToolCall.position)
     ):
         calls.setdefault(call.step, []).append(call)
-    reply = _Reply()
     for step in range(max([current, *records, *calls]) + 1):
         said = records.get(step)
         if said is not None:
             reply.say(said.text, said.sources)
-        elif shown is not None and step == current and step not in calls:
-            reply.say(shown.text, shown.sources)
         step_calls = calls.get(step, [])
         reply.parts.extend(tool_call_part(c.call_id, c.name, c.input) for c in step_calls)
         if step_calls and (status != "running" or step < current):
             reply.add_results(step_calls)
-    return reply.parts
 
 
 class _Reply:
@@ -99,6 +125,13 @@ class _Reply:
         self.cited: set[str] = set()
 
     def say(self, text: str, sources: Iterable[Mapping[str, Any]]) -> None:
+        last = self.parts[-1] if self.parts else None
+        if text and last is not None and kind_of(last) == TEXT:
+            # Only a continuation follows text with text: it goes on in the same words,
+            # mid-sentence as the page showed it, so that Copy copies one answer.
+            self.parts[-1] = text_part(last["text"] + text)
+            self.cite(sources)
+            return
         self.cite(sources)
         if text:
             self.parts.append(text_part(text))
@@ -120,15 +153,13 @@ class _Reply:
             self.cite(call.citations or [])
 
 
-def write_reply(
-    turn_id: str, shown: StepOutput | None = None, status: str | None = None
-) -> list[Part] | None:
+def write_reply(turn_id: str, status: str | None = None) -> list[Part] | None:
     """Set the stored reply's parts to ``reply_parts`` (and its status, when given); return
     them, None for a turn without a reply yet (uncommitted: committed with what follows)."""
     message_id = db.session.scalar(db.select(Turn.assistant_message_id).filter_by(id=turn_id))
     if message_id is None:
         return None
-    parts = reply_parts(turn_id, shown)
+    parts = reply_parts(turn_id)
     values: dict[str, Any] = {"parts": parts}
     if status is not None:
         values["status"] = status
@@ -142,14 +173,13 @@ def write_reply(
 
 
 def cited_urls(turn_id: str) -> set[str]:
-    """Return every URL the turn cites: the model's sources of each step, and the sources of
-    each tool call's result, shown in the reply yet or not."""
-    cited = {
-        s["url"]
-        for sources in db.session.scalars(db.select(TurnStep.sources).filter_by(turn_id=turn_id))
-        for s in sources or []
-    }
-    calls = db.session.scalars(db.select(ToolCall.citations).filter_by(turn_id=turn_id))
+    """Return every URL the turn's reply cites: the model's sources of each step, and the
+    sources of each tool call's result, shown in the reply yet or not (with those of the
+    earlier turns of a continued reply)."""
+    turn_ids = [*earlier_turn_ids(turn_id), turn_id]
+    steps = db.select(TurnStep.sources).filter(TurnStep.turn_id.in_(turn_ids))
+    cited = {s["url"] for sources in db.session.scalars(steps) for s in sources or []}
+    calls = db.session.scalars(db.select(ToolCall.citations).filter(ToolCall.turn_id.in_(turn_ids)))
     cited.update(c["url"] for citations in calls for c in citations or [])
     return cited
 

@@ -127,6 +127,33 @@ class Things:
             db.session.commit()
             return conversation.id, message.id
 
+    def stopped_reply(self, owner: str) -> str:
+        """Return the id of the reply of a new conversation of ``owner``, which a Stop ended
+        with some text written."""
+        conversation_id, asked = self._conversation(owner)
+        with self.app.app_context():
+            reply = Message(
+                conversation_id=conversation_id,
+                parent_id=asked,
+                role="assistant",
+                parts=[{"type": "text", "text": "Half of"}],
+                status="cancelled",
+            )
+            db.session.add(reply)
+            db.session.flush()
+            db.session.add(
+                Turn(
+                    conversation_id=conversation_id,
+                    user_message_id=asked,
+                    assistant_message_id=reply.id,
+                    model="matrix/m",
+                    status="cancelled",
+                    finished_at=utcnow(),
+                )
+            )
+            db.session.commit()
+            return reply.id
+
     def account(self) -> str:
         """Return a new account of nobody's (for the admins' accounts API to change)."""
         with self.app.app_context():

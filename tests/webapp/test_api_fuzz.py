@@ -109,7 +109,7 @@ def make_rows(app, model_url: str) -> dict[str, Any]:
         db.session.flush()
         row, token = ApiToken.make(user, "fuzz")
         db.session.add(row)
-        conversations, turns = [], []
+        conversations, turns, messages = [], [], []
         for owner in (admin, user):
             conversation = Conversation(owner_id=owner.id, title="Fuzzed")
             db.session.add(conversation)
@@ -129,6 +129,7 @@ def make_rows(app, model_url: str) -> dict[str, Any]:
             db.session.flush()
             conversations.append(conversation.id)
             turns.append(turn.id)
+            messages.append(question.id)
         db.session.commit()
         return {
             "admin": admin.name,
@@ -136,6 +137,7 @@ def make_rows(app, model_url: str) -> dict[str, Any]:
             "token": token,
             "conversation_id": conversations,
             "turn_id": turns,
+            "message_id": messages,
             "provider_id": [provider.id],
             "plugin_id": ["web_search", "web_fetch", "pdf"],
             "name": ["web_search", "web_fetch"],

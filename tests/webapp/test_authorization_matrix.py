@@ -96,6 +96,7 @@ GET    /api/conversations/<conversation_id>       401  200  404   404   200   40
 PATCH  /api/conversations/<conversation_id>       401  200  404   404   200   401     401      401
 DELETE /api/conversations/<conversation_id>       401  204  404   404   204   401     401      401
 POST   /api/conversations/<conversation_id>/turns 401  202  404   404   202   401     401      401
+POST   /api/messages/<message_id>/continue        401  202  404   404   202   401     401      401
 GET    /api/me                                    401  200  200   200   200   401     401      401
 GET    /api/models                                401  200  200   200   200   401     401      401
 GET    /api/openapi.json                          401  200  200   200   200   401     401      401
@@ -212,6 +213,10 @@ REQUESTS: dict[str, Request] = {
     "PATCH /api/conversations/<conversation_id>": lambda t, c: {"json": {"title": "Renamed"}},
     "POST /api/conversations/<conversation_id>/turns": lambda t, c: {
         "json": {"content": "Hi", "model": MODEL}
+    },
+    "POST /api/messages/<message_id>/continue": lambda t, c: {
+        "values": {"message_id": t.stopped_reply(c.owner)},
+        "json": {},
     },
     "PUT /api/plugins/<plugin_id>/settings": lambda t, c: {"json": {"flavour": "salty"}},
     "PUT /api/plugins/<plugin_id>/tools/<name>": lambda t, c: {"json": {"enabled": True}},

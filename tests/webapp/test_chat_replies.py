@@ -191,20 +191,19 @@ def test_reading_a_page_shows_the_site_the_part_and_the_title(
     page.screenshot(path=str(tmp_path / "reading-cards.png"))
 
 
-def test_a_stopped_reply_can_be_tried_again_or_continued(
-    page, chat_server, user, fake_model, model_id
-):
-    person, chat = user
-    fake_model.script(
-        Reply.forever("tick ", 0.05),
-        Reply.text("A fresh answer."),
-        Reply.text("…and the rest of it."),
-    )
-    open_chat(page, chat_server, person, model_id)
-    send(page, "Count")
-    expect(page.locator(".reply[aria-busy] .markdown")).to_contain_text("tick", timeout=WAIT_MS)
+def stop_when_it_writes(page, text: str) -> None:
+    """Press Stop once the live reply shows ``text``, and wait for the stopped reply."""
+    expect(page.locator(".reply[aria-busy] .markdown")).to_contain_text(text, timeout=WAIT_MS)
     page.get_by_role("button", name="Stop").click()
     wait_status(page, "cancelled")
+
+
+def test_a_stopped_reply_can_be_tried_again(page, chat_server, user, fake_model, model_id):
+    person, _chat = user
+    fake_model.script(Reply.forever("tick ", 0.05), Reply.text("A fresh answer."))
+    open_chat(page, chat_server, person, model_id)
+    send(page, "Count")
+    stop_when_it_writes(page, "tick")
     stopped = last_reply(page)
     expect(stopped.get_by_role("button", name="Continue")).to_be_visible(timeout=WAIT_MS)
 
@@ -213,18 +212,56 @@ def test_a_stopped_reply_can_be_tried_again_or_continued(
     assert "A fresh answer." in last_reply(page).inner_text()
     assert last_reply(page).locator(".branch-position").inner_text() == "2/2"
     last_reply(page).get_by_role("button", name="Previous version").click()
-    assert last_reply(page).get_attribute("data-status") == "cancelled"
+    older = last_reply(page)
+    assert older.get_attribute("data-status") == "cancelled"
+    # Only the newest reply goes on: this one can be asked again, not continued.
+    expect(older.get_by_role("button", name="Try again")).to_be_visible()
+    assert older.get_by_role("button", name="Continue").count() == 0
+
+
+def test_continue_writes_on_at_the_end_of_the_same_reply(
+    page, chat_server, user, fake_model, model_id, tmp_path
+):
+    """Issue 25: Continue posted a visible message and ran a whole new turn with tools, the
+    answer split over two replies."""
+    person, chat = user
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    fake_model.script(
+        Reply.forever("tick ", 0.05), Reply.forever("tock ", 0.05), Reply.text("and the rest.")
+    )
+    open_chat(page, chat_server, person, model_id)
+    send(page, "Count")
+    stop_when_it_writes(page, "tick")
+    last_reply(page).get_by_role("button", name="Continue").click()
+    live = page.locator(".reply[aria-busy] .markdown")
+    expect(live).to_contain_text("tock", timeout=WAIT_MS)
+    page.reload()  # followed again, the reply shows what it held before the continuation too
+    expect(live).to_contain_text("tick tock tock", timeout=WAIT_MS)
+    stop_when_it_writes(page, "tock")  # a continuation is stopped like any answer
+    assert page.locator(".message-assistant").count() == 1
+    assert "tick tock" in last_reply(page).locator(".markdown").inner_text()
 
     last_reply(page).get_by_role("button", name="Continue").click()
-    page.locator(".message-assistant", has_text="the rest of it").wait_for(timeout=WAIT_MS)
+    wait_status(page, "completed")
+    assert page.locator(".message-user").count() == 1  # no message of the user's was added
+    assert page.locator(".message-assistant").count() == 1
+    page.screenshot(path=str(tmp_path / "continued.png"))
+    copy = last_reply(page).get_by_role("button", name="Copy this reply")
+    copy.click()
+    expect(copy).to_have_text("Copied")
+    copied = clipboard(page)
+    assert copied.startswith("tick tick") and "tick tock" in copied
+    assert copied.endswith("tock and the rest.")
+    sent = fake_model.chat_requests()[-1].json
+    assert "tools" not in sent
+    assert sent["messages"][-2] == {"role": "assistant", "content": copied[: -len("and the rest.")]}
+
+    page.reload()
+    wait_status(page, "completed")
+    assert page.locator(".message-assistant").count() == 1
+    assert last_reply(page).locator(".markdown").inner_text().strip() == copied
     conversation = page.url.split("#c=")[1]
-    texts = page.locator(".message-user .user-text").all_inner_texts()
-    assert texts[-1] == "Continue your answer from where it stopped."
-    sent = fake_model.chat_requests()[-1].json["messages"]
-    partial = sent[-2]
-    assert partial["role"] == "assistant" and "tick" in partial["content"]
-    assert sent[-1] == {"role": "user", "content": "Continue your answer from where it stopped."}
-    assert chat.conversation(conversation)["messages"][-1]["status"] == "completed"
+    assert len(chat.conversation(conversation)["messages"]) == 2
 
 
 def test_a_failed_reply_that_wrote_something_offers_continue(page, chat_app, chat_server, user):

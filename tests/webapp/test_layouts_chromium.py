@@ -7,6 +7,7 @@ off-screen, the tokens page wider than a phone). Screenshots of each go to the t
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.support.chat_page import WAIT_MS, open_chat, send, token_for, wait_status
 from tests.support.fake_model import Reply
@@ -99,6 +100,20 @@ def test_the_chat_fits_the_screen_in_every_state(
     wait_status(page, "failed")
     page.screenshot(path=str(tmp_path / f"failed-{label}.png"), full_page=True)
     faults["failed"] = layout_faults(page)
+    fake_model.script(Reply.forever("tick ", 0.05), Reply.text("and the rest."))
+    send(page, "Count")
+    expect(page.locator(".reply[aria-busy] .markdown")).to_contain_text("tick", timeout=WAIT_MS)
+    page.screenshot(path=str(tmp_path / f"streaming-{label}.png"), full_page=True)
+    faults["streaming"] = layout_faults(page)
+    page.get_by_role("button", name="Stop").click()
+    wait_status(page, "cancelled")
+    page.screenshot(path=str(tmp_path / f"stopped-{label}.png"), full_page=True)
+    faults["stopped"] = layout_faults(page)
+    page.locator(".message-assistant").last.get_by_role("button", name="Continue").click()
+    page.locator(".message-assistant", has_text="and the rest.").wait_for(timeout=WAIT_MS)
+    wait_status(page, "completed")
+    page.screenshot(path=str(tmp_path / f"continued-{label}.png"), full_page=True)
+    faults["continued"] = layout_faults(page)
     # The header and the chat's own head leave the conversation the screen (issue 25: 120 px
     # of a phone's 844 went to them).
     log_top = page.evaluate("document.querySelector('.chat-log').getBoundingClientRect().top")

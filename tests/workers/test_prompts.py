@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from workers.prompts import StoredMessage, build_messages
+from workers.prompts import CONTINUE_INSTRUCTION, StoredMessage, build_messages
 
 BOUNDARY = re.compile(r'^<untrusted_tool_output id="([0-9a-f]{32})">\n')
 
@@ -208,3 +208,23 @@ def test_a_newest_message_longer_than_the_context_is_cut_not_refused():
     assert messages[-1]["content"].startswith("x" * 1000)
     assert "was cut to fit the model's context" in messages[-1]["content"]
     assert chars(messages) <= 3000
+
+
+def test_a_continuation_asks_to_go_on_after_the_partial_answer_within_the_context():
+    """Issue 25: Continue went to the model as a visible user message of its own; the partial
+    answer is now the assistant's last message, followed by an instruction never stored."""
+    history = []
+    for n in range(4):
+        history.append(StoredMessage("user", [{"type": "text", "text": f"Q{n} " + "w" * 900}]))
+        history.append(StoredMessage("assistant", [{"type": "text", "text": "A " * 300}]))
+    history[-1] = StoredMessage("assistant", [{"type": "text", "text": "The answer so fa"}])
+    messages = build_messages(
+        history, lambda name: False, 60_000, "Lookout", context_chars=3500, continuing=True
+    )
+    assert messages[-2:] == [
+        {"role": "assistant", "content": "The answer so fa"},
+        {"role": "user", "content": CONTINUE_INSTRUCTION},
+    ]
+    assert messages[-3]["content"].startswith("Q3 ")  # older turns left out, not the newest
+    assert "were left out" in messages[0]["content"]
+    assert chars(messages) <= 3500

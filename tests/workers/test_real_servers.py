@@ -78,8 +78,9 @@ def test_an_answer_at_its_length_limit_is_stored_as_cut_with_the_limit(chat, cha
     turn = chat.run(chat.new_conversation(), "Tell me everything", model)
     assert turn["status"] == "failed", turn
     assert turn["error"] == (
-        f"{CUT} The model reached its length limit of 300 tokens. Ask for a shorter answer or "
-        "to continue; an admin can raise the model's max tokens in the provider settings."
+        f"{CUT} The model reached its length limit of 300 tokens. Press Continue to have it go "
+        "on, or ask for a shorter answer; an admin can raise the model's max tokens in the "
+        "provider settings."
     )
     assert chat.reply(turn)["parts"] == [{"type": "text", "text": "It goes on and on and"}]
     assert fake_model.last_request().json["max_tokens"] == 300

@@ -5,6 +5,7 @@ from flask import Flask
 from webapp.api import (
     accounts,
     bodies,
+    continuations,
     conversations,
     health,
     mcp_servers,
@@ -28,6 +29,7 @@ BLUEPRINTS = (
     providers.bp,
     conversations.bp,
     turns.bp,
+    continuations.bp,
     uploads.bp,
     health.bp,
     users.bp,

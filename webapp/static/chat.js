@@ -133,6 +133,7 @@
     draw: function () { draw(); },
     regenerate: function (userMessageId) { regenerate(userMessageId); },
     startTurn: function (body) { return startTurn(body); },
+    continueReply: function (message) { continueReply(message); },
   });
 
   function nearBottom() { return ui.log.scrollHeight - ui.log.scrollTop - ui.log.clientHeight < 120; }
@@ -177,6 +178,7 @@
 
   function startNewChat() {
     stopFollowing();
+    state.loads++;  // a read of the conversation left, still on its way, must not bring it back
     composer.showDraftOf("");
     state.conversation = null;
     state.chosen = {};
@@ -298,12 +300,19 @@
     });
   }
 
+  /** The stored parts of a reply a turn continues, copied: its events add to them. */
+  function continuedParts(turn) {
+    if (!turn.continues || !state.conversation) return [];
+    var reply = state.conversation.messages.filter(function (m) { return m.id === turn.assistantMessageId; })[0];
+    return reply ? JSON.parse(JSON.stringify(reply.parts)) : [];
+  }
+
   /** Follow a turn's events; `turn` needs id, conversationId and userMessageId. */
   function follow(turn, eventsUrl) {
     if (state.follower) state.follower.close();
     var live = state.live = { turnId: turn.id, userMessageId: turn.userMessageId,
       status: turn.status || "queued", assistantMessageId: turn.assistantMessageId || null,
-      parts: [], queuedLong: false };
+      parts: continuedParts(turn), queuedLong: false };
     setTimeout(function () {
       if (state.live !== live || live.status !== "queued") return;
       live.queuedLong = true;
@@ -354,6 +363,24 @@
       loadConversation(id, true);
       sidebar.load();
       return true;
+    });
+  }
+
+  /** Continue a stopped or cut-off reply: the model writes on at its end, in the same reply. */
+  function continueReply(message) {
+    showError("");
+    if (models.problem()) { showError(models.problem()); return; }
+    var id = state.conversation.id, url = "/api/messages/" + encodeURIComponent(message.id) + "/continue";
+    api.request("POST", url, ui.picker.value ? { model: ui.picker.value } : {}).then(function (result) {
+      if (!result.ok) {
+        showError(api.errorMessage(result));
+        var fields = (result.data && result.data.error && result.data.error.fields) || {};
+        if (fields.model) models.load();
+        return;
+      }
+      follow(result.data.turn, result.data.eventsUrl);
+      draw();
+      loadConversation(id);
     });
   }
 

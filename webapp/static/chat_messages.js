@@ -10,11 +10,10 @@
 
   var el = LookoutForms.element;
   var Parts = LookoutChatParts;
-  var CONTINUE = "Continue your answer from where it stopped.";
 
   /**
    * Return {item(entry), pending(userMessageId)}; ctx: {state, draw(), regenerate(userMessageId),
-   * startTurn(body) -> Promise<bool>, showError(text)}.
+   * continueReply(message), startTurn(body) -> Promise<bool>, showError(text)}.
    */
   function create(ctx) {
     function branchSwitch(entry) {
@@ -49,8 +48,14 @@
       return LookoutClipboard.button("Copy", "Copy this reply", text, "message-action copy");
     }
 
+    // The newest reply of the conversation, on whichever branch: the only one Continue takes.
+    function isNewestReply(message) {
+      var replies = ctx.state.conversation.messages.filter(function (m) { return m.role === "assistant"; });
+      return replies.length > 0 && replies[replies.length - 1].id === message.id;
+    }
+
     // An incomplete reply (failed or stopped) can be asked again, or, when some of it was
-    // written, continued: a new turn after it asking the model to go on from there.
+    // written and it is the newest, continued: the model writes on at the end of this reply.
     function incompleteActions(message, userMessageId, parts) {
       var written = parts.some(function (p) {
         return p.type === "text" ? !!p.text.trim() : p.type === "tool-result";
@@ -59,9 +64,9 @@
         copyReply(parts),
         action("Try again", function () { ctx.regenerate(userMessageId); },
           { class: "message-action retry" }),
-        message && written ? action("Continue", function () {
-          ctx.startTurn({ content: CONTINUE, parentMessageId: message.id });
-        }) : null,
+        message && written && isNewestReply(message) ? action("Continue", function () {
+          ctx.continueReply(message);
+        }, { "aria-label": "Continue this reply from where it stopped" }) : null,
       ];
     }
 

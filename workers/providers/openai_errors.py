@@ -134,8 +134,9 @@ def length_reached(who: ProviderIdentity, max_tokens: int | None) -> ProviderErr
     "length"); the turn keeps the text with "The answer above was cut off." before it."""
     limit = f" of {max_tokens} tokens" if max_tokens else ""
     return ProviderError(
-        f"The model reached its length limit{limit}. Ask for a shorter answer or to continue; "
-        "an admin can raise the model's max tokens in the provider settings.",
+        f"The model reached its length limit{limit}. Press Continue to have it go on, or ask "
+        "for a shorter answer; an admin can raise the model's max tokens in the provider "
+        "settings.",
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from core.turn import continuation
 from webapp.api.schemas.times import UtcTime
 
 MAX_CONTENT = 100_000
@@ -48,6 +49,14 @@ class TurnSchema(Schema):
     usage = fields.Dict(allow_none=True)
     createdAt = UtcTime(attribute="created_at")
     finishedAt = UtcTime(attribute="finished_at", allow_none=True)
+    continues = fields.Function(
+        continuation.continues,
+        metadata={
+            "type": "boolean",
+            "description": "Whether the turn continues a reply an earlier turn wrote: its "
+            "events add to the reply's stored parts.",
+        },
+    )
 
 
 QUEUED = ("id", "status", "conversationId", "userMessageId")
@@ -58,6 +67,27 @@ class QueuedTurnSchema(TurnSchema):
 
     class Meta:
         fields = QUEUED
+
+
+class ContinueRequest(Schema):
+    """The body of ``POST /api/messages/<message_id>/continue``, which may be left out: the
+    reply goes on with the model that wrote it last."""
+
+    model = fields.String(validate=validate.Length(min=3, max=300), metadata={"title": "Model"})
+
+
+class ContinuingTurnSchema(TurnSchema):
+    """A turn just queued to continue a reply: the reply it writes on is known from the start."""
+
+    class Meta:
+        fields = (*QUEUED, "assistantMessageId", "continues")
+
+
+class TurnContinuedSchema(Schema):
+    """The answer to a continuation: the turn, and the address of its Server-Sent Events."""
+
+    turn = fields.Nested(ContinuingTurnSchema)
+    eventsUrl = fields.String()
 
 
 class TurnStartedSchema(Schema):
