@@ -62,13 +62,15 @@ def record_step(turn_id: str, step: int, output: StepOutput) -> None:
     )
 
 
-def reply_parts(turn_id: str, shown: StepOutput | None = None) -> list[Part]:
+def reply_parts(
+    turn_id: str, shown: StepOutput | None = None, at: tuple[str, int] | None = None
+) -> list[Part]:
     """Return the parts of a turn's reply, derived from its step records and tool calls;
     ``shown``: what the page showed of the turn's current step, used when that step stored
-    neither its output nor calls."""
-    status, current = db.session.execute(
-        db.select(Turn.status, Turn.step).filter_by(id=turn_id)
-    ).one()
+    neither its output nor calls; ``at``: the turn's status and step, when the caller read them."""
+    status, current = (
+        at or db.session.execute(db.select(Turn.status, Turn.step).filter_by(id=turn_id)).one()
+    )
     records = {
         r.step: r for r in db.session.scalars(db.select(TurnStep).filter_by(turn_id=turn_id))
     }
@@ -125,10 +127,13 @@ def write_reply(
 ) -> list[Part] | None:
     """Set the stored reply's parts to ``reply_parts`` (and its status, when given); return
     them, None for a turn without a reply yet (uncommitted: committed with what follows)."""
-    message_id = db.session.scalar(db.select(Turn.assistant_message_id).filter_by(id=turn_id))
-    if message_id is None:
+    turn = db.session.execute(
+        db.select(Turn.assistant_message_id, Turn.status, Turn.step).filter_by(id=turn_id)
+    ).first()
+    if turn is None or turn.assistant_message_id is None:
         return None
-    parts = reply_parts(turn_id, shown)
+    message_id = turn.assistant_message_id
+    parts = reply_parts(turn_id, shown, (turn.status, turn.step))
     values: dict[str, Any] = {"parts": parts}
     if status is not None:
         values["status"] = status
