@@ -71,10 +71,10 @@ TURN_TASKS = (broker.RUN_TURN_STEP, broker.RUN_TOOL_CALL)
 class PageServer:
     """A static page on 127.0.0.1, served by ``python -m http.server`` in its own process."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, page: Path = PAGE) -> None:
         self.directory = directory / "pages"
         self.directory.mkdir(parents=True, exist_ok=True)
-        (self.directory / "page.html").write_bytes(gzip.decompress(PAGE.read_bytes()))
+        (self.directory / "page.html").write_bytes(gzip.decompress(page.read_bytes()))
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/page.html"
         self.log = directory / "pages.log"

@@ -66,6 +66,13 @@ def setting_value(user_id: str, name: str) -> int:
     return row.value if row is not None else current_app.config[limit.setting]
 
 
+def setting_values(user_id: str, names: tuple[str, ...]) -> dict[str, int]:
+    """Return the user's values of the limits named, in their settings' units, read in one
+    query (a step that stores tool calls checks two)."""
+    own = overrides(user_id)
+    return {name: own.get(name, current_app.config[get_limit(name).setting]) for name in names}
+
+
 def allowed(user_id: str, name: str) -> int:
     """Return how much the user is allowed of a limit, in counted units (bytes, not MB)."""
     return setting_value(user_id, name) * get_limit(name).unit
@@ -74,11 +81,8 @@ def allowed(user_id: str, name: str) -> int:
 def allowances(user_id: str, names: tuple[str, ...]) -> dict[str, int]:
     """Return how much the user is allowed of each limit named, in counted units, read in one
     query (a message's start checks two)."""
-    own = overrides(user_id)
-    return {
-        name: own.get(name, current_app.config[get_limit(name).setting]) * get_limit(name).unit
-        for name in names
-    }
+    values = setting_values(user_id, names)
+    return {name: values[name] * get_limit(name).unit for name in names}
 
 
 def set_overrides(user_id: str, values: dict[str, int | None]) -> None:

@@ -13,10 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.extensions import db
-from core.models import Conversation, Provider, ToolCall, Turn
+from core.models import Provider, ToolCall, Turn
 from core.models.providers import find_model
 from core.plugin_host import enabled_tools, get_host
+from core.turn.owners import conversation_owner
 from tools.api import Tool
 from tools.host import PluginHost
 
@@ -90,7 +90,7 @@ def select_tools(
 
 def owner_id(turn: Turn) -> str:
     """Return the id of the user whose turn it is."""
-    return db.session.get(Conversation, turn.conversation_id).owner_id
+    return conversation_owner(turn.conversation_id)
 
 
 def get_turn_model(turn: Turn) -> tuple[Provider, dict]:
@@ -104,11 +104,9 @@ def get_turn_model(turn: Turn) -> tuple[Provider, dict]:
     return found
 
 
-def offered_tools(turn: Turn, model: dict) -> list[Offered]:
-    """Return the tools this step of the turn offers (``model``: the turn's model entry);
-    raise TurnFailed when the turn cannot run as asked."""
-    host = get_host()
-    user = owner_id(turn)
+def offered_tools(turn: Turn, model: dict, host: PluginHost, user: str) -> list[Offered]:
+    """Return the tools this step of the turn offers (``model``: the turn's model entry,
+    ``user``: its owner); raise TurnFailed when the turn cannot run as asked."""
     return select_tools(
         host,
         turn.generation or {},
@@ -136,13 +134,12 @@ def resolve_call(call: ToolCall) -> Offered | None:
     return Offered(tool, call.untrusted or tool.untrusted, plugin=call.plugin)
 
 
-def is_untrusted_name(turn_offers: list[Offered]):
+def is_untrusted_name(turn_offers: list[Offered], host: PluginHost):
     """Return a predicate: is a stored result of this tool name untrusted when replayed?
 
     Tools offered as untrusted in this turn (tool sources' among them), tools that are not
-    registered any more, and registered tools marked untrusted are untrusted.
+    registered any more, and registered tools marked untrusted (in ``host``) are untrusted.
     """
-    host = get_host()
     offered_untrusted = {o.tool.name for o in turn_offers if o.untrusted}
 
     def untrusted(name: str) -> bool:

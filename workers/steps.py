@@ -12,6 +12,7 @@ import logging
 import time
 
 from flask import current_app
+from sqlalchemy import inspect
 from sqlalchemy.exc import OperationalError
 
 from core import broker, metrics
@@ -19,6 +20,7 @@ from core.extensions import db
 from core.models import Message, Turn
 from core.models.providers import context_tokens, max_tokens
 from core.models.uploads import with_attachment_texts
+from core.plugin_host import get_host
 from core.turn import events
 from core.turn.calls import store_calls, stored_call_ids
 from core.turn.continuation import continues
@@ -69,6 +71,7 @@ def run_turn_step(self, turn_id: str, step: int) -> str:
     # Committed at once, and beating from here on, not only while the model streams: a step
     # that is slow to start (plugins loading, a long history) is not a dead worker, and a turn
     # whose claim is not yet visible looks still queued to the reaper.
+    keep_loaded(turn)
     db.session.commit()
     try:
         with get_watcher().watching(turn_id, Signal()):
@@ -81,6 +84,16 @@ def run_turn_step(self, turn_id: str, step: int) -> str:
         log.exception("turn %s failed in step %s", turn_id, step)
         end(turn_id, "failed", "Something went wrong while answering. Send the message again.")
     return "done"
+
+
+def keep_loaded(turn: Turn) -> None:
+    """Detach the claimed turn with its columns loaded, so that the commit after the claim does
+    not expire it: the step reads it as claimed rather than with a second SELECT of its row.
+    Nothing writes through it afterwards (the step's writes are statements by id)."""
+    db.session.flush()  # the reply the claim made (``start_reply``) is written through it
+    if inspect(turn).expired_attributes:  # a take-over's commit expired it
+        db.session.refresh(turn)
+    db.session.expunge(turn)
 
 
 def branch(conversation_id: str, message_id: str) -> list[Message]:
@@ -114,10 +127,11 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
     state = turn_state(turn.id)
     user_id = owner_id(turn)
     provider_row, model = get_turn_model(turn)
+    host = get_host()  # once a step: each look asks Redis whether the options changed
     continuing = continues(turn)  # offered no tools, and asked to go on with its reply
     # Offers may load plugins: before the reply's write, so the transaction holds no write
     # lock meanwhile (SQLite would hold back the turn's beats).
-    offers = [] if continuing else offered_tools(turn, model)
+    offers = [] if continuing else offered_tools(turn, model, host, user_id)
     # Step 0 has nothing stored to derive from (a step that stored calls is never run again),
     # and no write: on SQLite each write waits for every other turn's.
     said = write_reply(turn.id) if step > 0 else []  # with the previous step's results
@@ -137,7 +151,7 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
     )
     messages = build_messages(
         history,
-        is_untrusted_name(offers),
+        is_untrusted_name(offers, host),
         config["CONTEXT_TOOL_CHARS"],
         config["APP_NAME"],
         context_chars=room,

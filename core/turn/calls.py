@@ -18,10 +18,10 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from sqlalchemy import func, update
+from sqlalchemy import update
 
 from core.extensions import db
-from core.limits import setting_value
+from core.limits import setting_values
 from core.models import ToolCall, Turn
 from core.models.base import utcnow
 from core.models.usage import add_usage
@@ -81,10 +81,15 @@ def store_calls(
     cannot fan out into unbounded work. A call of a tool the step did not offer is stored
     without an owner, and its task answers that it was not offered.
     """
-    per_step = setting_value(user_id, "toolCallsPerStep")
-    per_turn = setting_value(user_id, "toolCallsPerTurn")
-    taken = set(db.session.scalars(db.select(ToolCall.call_id).filter_by(turn_id=turn_id)))
-    ran = calls_run(turn_id, step)
+    limits = setting_values(user_id, ("toolCallsPerStep", "toolCallsPerTurn"))
+    per_step, per_turn = limits["toolCallsPerStep"], limits["toolCallsPerTurn"]
+    # One read of the turn's calls for both uses: their ids are taken, and those of earlier
+    # steps that started count against the turn's limit (refused ones never started).
+    stored = db.session.execute(
+        db.select(ToolCall.call_id, ToolCall.step, ToolCall.started_at).filter_by(turn_id=turn_id)
+    ).all()
+    taken = {row.call_id for row in stored}
+    ran = sum(1 for row in stored if row.step < step and row.started_at is not None)
     ids = []
     record_step(turn_id, step, output)
     for position, call in enumerate(requested):
@@ -116,16 +121,6 @@ def store_calls(
         )
     write_reply(turn_id)
     return ids
-
-
-def calls_run(turn_id: str, step: int) -> int:
-    """Return how many tool calls the turn's steps before ``step`` ran (calls refused when
-    they were stored never started)."""
-    return db.session.scalar(
-        db.select(func.count())
-        .select_from(ToolCall)
-        .filter(ToolCall.turn_id == turn_id, ToolCall.step < step, ToolCall.started_at.is_not(None))
-    )
 
 
 def stored_call_ids(turn_id: str, step: int) -> list[str]:

@@ -76,7 +76,13 @@ def source_added(state: TurnState, url: str, title: str | None) -> dict[str, Any
 
 def turn_ended(state: TurnState, status: str, error: str | None = None) -> None:
     """Publish the event that ends the turn's stream, with the error when there is one."""
-    state.publish(ending_event(status), {"error": error} if error else {})
+    state.publish(*ending(status, error))
+
+
+def ending(status: str, error: str | None = None) -> tuple[str, dict[str, Any]]:
+    """Return the event that ends the turn's stream and its data, for ``TurnState.end`` to
+    append in the same round trip as the ending."""
+    return ending_event(status), {"error": error} if error else {}
 
 
 def stream_closed(allowed: int) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from core.models.base import aware, utcnow
 from core.models.usage import add_usage
 from core.turn import events
 from core.turn.calls import stored_call_ids
+from core.turn.owners import conversation_owner
 from core.turn.parts import TEXT, kind_of
 from core.turn.replies import StepOutput, record_step, shown_output, write_reply
 from core.turn.state import turn_state
@@ -342,8 +343,11 @@ def finish_turn(
         return False
     metrics.turn_finished(status)
     state = turn_state(turn_id)
-    events.turn_ended(state, status, error)
-    state.end(current_app.config["EVENT_STREAM_TTL_SECONDS"], cancelled=status == "cancelled")
+    state.end(
+        current_app.config["EVENT_STREAM_TTL_SECONDS"],
+        cancelled=status == "cancelled",
+        event=events.ending(status, error),
+    )
     log.info("turn=%s status=%s", turn_id, status)
     return True
 
@@ -358,7 +362,7 @@ def kept_note(parts: list[dict[str, Any]]) -> str:
 def count_turn(ended: Any, status: str) -> None:
     """Count the ended turn and its model's tokens in its owner's usage, in the ending's
     transaction: a turn ends once, so it is counted once."""
-    owner = db.session.scalar(db.select(Conversation.owner_id).filter_by(id=ended.conversation_id))
+    owner = conversation_owner(ended.conversation_id)
     tokens = ended.usage or {}
     add_usage(
         owner,

@@ -65,13 +65,14 @@ def record_step(turn_id: str, step: int, output: StepOutput) -> None:
     )
 
 
-def reply_parts(turn_id: str) -> list[Part]:
+def reply_parts(turn_id: str, at: tuple[str, int] | None = None) -> list[Part]:
     """Return the parts of a turn's reply, derived from its step records and tool calls, after
-    those of the earlier turns that wrote into the same reply (a continued reply)."""
+    those of the earlier turns that wrote into the same reply (a continued reply); ``at``: the
+    turn's status and step, when the caller read them."""
     reply = _Reply()
     for earlier in earlier_turn_ids(turn_id):
         _derive(reply, earlier)
-    _derive(reply, turn_id)
+    _derive(reply, turn_id, at)
     return reply.parts
 
 
@@ -95,10 +96,10 @@ def earlier_turn_ids(turn_id: str) -> list[str]:
     )
 
 
-def _derive(reply: _Reply, turn_id: str) -> None:
-    status, current = db.session.execute(
-        db.select(Turn.status, Turn.step).filter_by(id=turn_id)
-    ).one()
+def _derive(reply: _Reply, turn_id: str, at: tuple[str, int] | None = None) -> None:
+    status, current = (
+        at or db.session.execute(db.select(Turn.status, Turn.step).filter_by(id=turn_id)).one()
+    )
     records = {
         r.step: r for r in db.session.scalars(db.select(TurnStep).filter_by(turn_id=turn_id))
     }
@@ -156,10 +157,13 @@ class _Reply:
 def write_reply(turn_id: str, status: str | None = None) -> list[Part] | None:
     """Set the stored reply's parts to ``reply_parts`` (and its status, when given); return
     them, None for a turn without a reply yet (uncommitted: committed with what follows)."""
-    message_id = db.session.scalar(db.select(Turn.assistant_message_id).filter_by(id=turn_id))
-    if message_id is None:
+    turn = db.session.execute(
+        db.select(Turn.assistant_message_id, Turn.status, Turn.step).filter_by(id=turn_id)
+    ).first()
+    if turn is None or turn.assistant_message_id is None:
         return None
-    parts = reply_parts(turn_id)
+    message_id = turn.assistant_message_id
+    parts = reply_parts(turn_id, (turn.status, turn.step))
     values: dict[str, Any] = {"parts": parts}
     if status is not None:
         values["status"] = status

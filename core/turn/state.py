@@ -164,15 +164,29 @@ class TurnState:
         """Return the turn cache private to ``tool``."""
         return RedisTurnCache(self.client, self.turn_id, tool)
 
-    def end(self, stream_ttl_seconds: int, cancelled: bool = False) -> None:
+    def end(
+        self,
+        stream_ttl_seconds: int,
+        cancelled: bool = False,
+        event: tuple[str, dict[str, Any]] | None = None,
+    ) -> None:
         """Mark the turn ended, raising its cancel flag when it ended ``cancelled``; delete the
         turn cache; let the event stream and the flag expire after ``stream_ttl_seconds``.
+        ``event`` (a name and its data), the stream's last, is appended first.
 
         Only ``core.turn.lifecycle.finish_turn`` calls this. The flag goes up in the same
         round trip as the end and is never lowered, so no later ending (a step that noticed the
-        cancel, a late callback) can hide the cancel from work of the turn still running.
+        cancel, a late callback) can hide the cancel from work of the turn still running. The
+        last event needs no check of the ended marker, as ``publish`` makes: the database lets
+        one ending through, and this is the round trip that sets the marker.
         """
         pipe = self.client.pipeline(transaction=True)
+        if event is not None:
+            name, data = event
+            pipe.xadd(
+                key(self.turn_id, "events"),
+                {"event": name, "data": json.dumps(data, ensure_ascii=False)},
+            )
         pipe.set(key(self.turn_id, "ended"), "1", ex=SAFETY_TTL_SECONDS)
         if cancelled:
             pipe.set(key(self.turn_id, "cancel"), "1", ex=stream_ttl_seconds)
