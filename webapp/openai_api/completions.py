@@ -37,7 +37,7 @@ from webapp.openai_api.schemas import (
     OpenAIErrorSchema,
 )
 from webapp.turn import lifecycle
-from webapp.turn.events import TEXT_DELTA
+from webapp.turn.events import REASONING_DELTA, TEXT_DELTA
 from webapp.turn.lifecycle import TurnRefused
 from webapp.turn.state import TurnState, turn_state
 
@@ -146,6 +146,9 @@ def stream_answer(app: Flask, state: TurnState, include_usage: bool) -> Iterator
                 name, event_data = followed
                 if name == TEXT_DELTA and event_data.get("text"):
                     yield answers.event(answers.make_chunk(turn, {"content": event_data["text"]}))
+                elif name == REASONING_DELTA and event_data.get("text"):
+                    delta = {"reasoning_content": event_data["text"]}
+                    yield answers.event(answers.make_chunk(turn, delta))
         except redis.RedisError:
             ended = True  # the turn goes on: the client may read it in the conversation
             yield answers.event(error_body(FOLLOW_LOST, 503))

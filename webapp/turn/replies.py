@@ -3,14 +3,16 @@ step stored (``TurnStep``) and the turn's tool calls (``ToolCall``).
 
     record_step    a step's own output, stored with its calls or its ending (one transaction)
     reply_parts    the reply's parts, in order, derived from those records
-    write_reply    the one writer of ``Message.parts``
+    write_reply    the one writer of ``Message.parts`` (and of ``Message.grounding``)
     cited_urls     the one answer to "what does this turn cite"
 
-Step by step, the reply reads: the sources the model cited, its text, the tool calls it asked
-for and, once the step is over (the next step claimed it, or the turn ended), each call's
-result (a call without an outcome reads "cancelled": ``UNFINISHED_CALL``) followed by the
-sources its result cites. A source shows once, where it is first cited. The one special case
-is ``shown``: what the page was shown of a step cut off mid-stream before it stored its output
+Step by step, the reply reads: the sources the model cited, its reasoning, its text, the tool
+calls it asked for and, once the step is over (the next step claimed it, or the turn ended),
+each call's result (a call without an outcome reads "cancelled": ``UNFINISHED_CALL``) followed
+by the sources its result cites. A source shows once, where it is first cited. A completed
+reply ends with the follow-up questions its last step offered, when it did. Beside the parts,
+an ended reply says how it used the web (``webapp.turn.grounding``). The one special case is
+``shown``: what the page was shown of a step cut off mid-stream before it stored its output
 (a Stop, a worker that died, a step that crashed), read from the turn's events
 (``shown_output``). A step run twice, or a result that arrives after a Stop, derives the reply
 again: nothing is merged.
@@ -26,9 +28,12 @@ from sqlalchemy import update
 
 from webapp.extensions import db
 from webapp.models import Message, ToolCall, Turn, TurnStep
-from webapp.turn.events import SOURCE_ADDED, TEXT_DELTA, TOOL_FINISHED
+from webapp.turn.events import REASONING_DELTA, SOURCE_ADDED, TEXT_DELTA, TOOL_FINISHED
+from webapp.turn.grounding import grounding_of, without_the_web
 from webapp.turn.parts import (
     Part,
+    follow_ups_part,
+    reasoning_part,
     source_part,
     text_part,
     tool_call_part,
@@ -43,10 +48,13 @@ STEP_BOUNDARIES = (TOOL_FINISHED,)
 
 @dataclass(frozen=True)
 class StepOutput:
-    """What one model step said: its text, and the sources the model cited (``{url, title}``)."""
+    """What one model step said: its text, the sources the model cited (``{url, title}``), what
+    it reasoned first, and (the turn's last step) the follow-up questions it offered."""
 
     text: str = ""
     sources: list[Mapping[str, Any]] = field(default_factory=list)
+    reasoning: str = ""
+    follow_ups: list[str] | None = None
 
 
 def record_step(turn_id: str, step: int, output: StepOutput) -> None:
@@ -58,6 +66,8 @@ def record_step(turn_id: str, step: int, output: StepOutput) -> None:
             step=step,
             text=output.text,
             sources=[{"url": s["url"], "title": s.get("title")} for s in output.sources],
+            reasoning=output.reasoning,
+            follow_ups=output.follow_ups,
         )
     )
 
@@ -66,6 +76,14 @@ def reply_parts(turn_id: str, shown: StepOutput | None = None) -> list[Part]:
     """Return the parts of a turn's reply, derived from its step records and tool calls;
     ``shown``: what the page showed of the turn's current step, used when that step stored
     neither its output nor calls."""
+    return derive_reply(turn_id, shown)[0]
+
+
+def derive_reply(
+    turn_id: str, shown: StepOutput | None = None
+) -> tuple[list[Part], dict[str, Any] | None]:
+    """Return the parts of a turn's reply (see ``reply_parts``) and, once the turn has ended,
+    how it used the web (``webapp.turn.grounding``; None while it runs)."""
     status, current = db.session.execute(
         db.select(Turn.status, Turn.step).filter_by(id=turn_id)
     ).one()
@@ -81,14 +99,22 @@ def reply_parts(turn_id: str, shown: StepOutput | None = None) -> list[Part]:
     for step in range(max([current, *records, *calls]) + 1):
         said = records.get(step)
         if said is not None:
-            reply.say(said.text, said.sources)
+            reply.say(said.text, said.sources, said.reasoning)
         elif shown is not None and step == current and step not in calls:
-            reply.say(shown.text, shown.sources)
+            reply.say(shown.text, shown.sources, shown.reasoning)
         step_calls = calls.get(step, [])
         reply.parts.extend(tool_call_part(c.call_id, c.name, c.input) for c in step_calls)
         if step_calls and (status != "running" or step < current):
             reply.add_results(step_calls)
-    return reply.parts
+    if status in ("queued", "running"):
+        return reply.parts, None
+    last = records.get(max(records)) if records else None
+    if status == "completed" and last is not None and last.follow_ups:
+        reply.parts.append(follow_ups_part(last.follow_ups))
+    grounding = grounding_of(c for step_calls in calls.values() for c in step_calls)
+    if grounding is None and status == "completed":
+        grounding = without_the_web()
+    return reply.parts, grounding
 
 
 class _Reply:
@@ -98,8 +124,10 @@ class _Reply:
         self.parts: list[Part] = []
         self.cited: set[str] = set()
 
-    def say(self, text: str, sources: Iterable[Mapping[str, Any]]) -> None:
+    def say(self, text: str, sources: Iterable[Mapping[str, Any]], reasoning: str = "") -> None:
         self.cite(sources)
+        if reasoning:
+            self.parts.append(reasoning_part(reasoning))
         if text:
             self.parts.append(text_part(text))
 
@@ -128,8 +156,8 @@ def write_reply(
     message_id = db.session.scalar(db.select(Turn.assistant_message_id).filter_by(id=turn_id))
     if message_id is None:
         return None
-    parts = reply_parts(turn_id, shown)
-    values: dict[str, Any] = {"parts": parts}
+    parts, grounding = derive_reply(turn_id, shown)
+    values: dict[str, Any] = {"parts": parts, "grounding": grounding}
     if status is not None:
         values["status"] = status
     db.session.execute(
@@ -155,19 +183,21 @@ def cited_urls(turn_id: str) -> set[str]:
 
 
 def shown_output(state: TurnState) -> StepOutput:
-    """Return the text and sources the page was shown of the turn's current step."""
-    text, sources = [], []
+    """Return the text, sources and reasoning the page was shown of the turn's current step."""
+    text, sources, reasoning = [], [], []
     for _entry_id, name, data in state.events_since(STEP_BOUNDARIES):
         if name == TEXT_DELTA:
             text.append(data.get("text", ""))
         elif name == SOURCE_ADDED:
             sources.append(data)
-    return StepOutput("".join(text), sources)
+        elif name == REASONING_DELTA:
+            reasoning.append(data.get("text", ""))
+    return StepOutput("".join(text), sources, "".join(reasoning))
 
 
 def step_shown(state: TurnState) -> bool:
     """Whether the page was already shown text or a source of the turn's current step."""
     return any(
-        name in (TEXT_DELTA, SOURCE_ADDED)
+        name in (TEXT_DELTA, SOURCE_ADDED, REASONING_DELTA)
         for _id, name, _data in state.events_since(STEP_BOUNDARIES)
     )
