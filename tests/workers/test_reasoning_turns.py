@@ -8,11 +8,12 @@ import json
 import pytest
 
 from tests.support.fake_model import Reply
+from tests.support.models import ask_for_follow_ups
 from tests.support.processes import free_port
 from tests.support.sites import Site
 from tests.workers.conftest import make_chat_app
 from webapp.extensions import db
-from webapp.models import Provider, UsageCount
+from webapp.models import UsageCount
 from workers.follow_ups import MAX_TOKENS as FOLLOW_UP_TOKENS
 
 PAGE = """<html><head><title>Lighthouses of Brittany</title></head><body><article>
@@ -159,17 +160,6 @@ def test_follow_ups_are_off_by_default_and_cost_no_model_call(chat, fake_model, 
     assert turn["status"] == "completed", turn
     assert len(fake_model.chat_requests()) == 1
     assert all(p["type"] != "follow-ups" for p in chat.reply(turn)["parts"])
-
-
-def ask_for_follow_ups(chat_app, model_id: str) -> None:
-    """Tick Follow-ups for the model, as an admin does on the Providers page."""
-    name, _, model = model_id.partition("/")
-    with chat_app.app_context():
-        provider = db.session.scalar(db.select(Provider).filter_by(name=name))
-        provider.models = [
-            {**m, "followUps": True} if m["name"] == model else m for m in provider.models
-        ]
-        db.session.commit()
 
 
 def test_follow_ups_when_asked_are_three_plain_short_questions(
