@@ -11,6 +11,7 @@ from typing import Any
 import redis
 
 from tools.api import Signal
+from webapp.models.providers import DEFAULT_MAX_TOKENS
 from webapp.turn import events
 from webapp.turn.sources import Sources
 from webapp.turn.state import TurnState
@@ -33,7 +34,6 @@ log = logging.getLogger("lookout.turns")
 # answer (servers that do not count reasoning in max_tokens would otherwise have no bound).
 REASONING_CHARS_PER_ANSWER_CHAR = 2
 REASONING_CUT_NOTE = "\n\n… (the rest of the reasoning was cut)"
-DEFAULT_ANSWER_TOKENS = 2048
 
 
 class Reply:
@@ -119,18 +119,18 @@ def stream_reply(
 
 def reasoning_room(max_tokens: int | None) -> int:
     """Return the most characters of reasoning one step keeps, for an answer of ``max_tokens``."""
-    answer_chars = (max_tokens or DEFAULT_ANSWER_TOKENS) * CHARS_PER_TOKEN
+    answer_chars = (max_tokens or DEFAULT_MAX_TOKENS) * CHARS_PER_TOKEN
     return REASONING_CHARS_PER_ANSWER_CHAR * answer_chars
 
 
 def keep_reasoning(kept: str, more: str, room: int) -> str:
     """Return the part of ``more`` reasoning to keep after ``kept``: all of it within ``room``
     characters, then the cut note once, then nothing."""
-    if len(kept) >= room:
+    if kept.endswith(REASONING_CUT_NOTE):
         return ""
     if len(kept) + len(more) <= room:
         return more
-    return more[: room - len(kept)] + REASONING_CUT_NOTE
+    return more[: max(0, room - len(kept))] + REASONING_CUT_NOTE
 
 
 class DeltaBuffer:

@@ -102,3 +102,4 @@ def test_reasoning_past_its_room_is_cut_once_with_a_note():
     kept += keep_reasoning(kept, "b" * 8, 10)
     assert kept == "a" * 8 + "bb" + REASONING_CUT_NOTE
     assert keep_reasoning(kept, "more", 10) == ""
+    assert keep_reasoning("a" * 10, "b", 10) == REASONING_CUT_NOTE  # full to the brim, then more
