@@ -21,7 +21,7 @@ import inspect
 import logging
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 import marshmallow
 import requests
@@ -37,6 +37,7 @@ __all__ = [
     "Audience",
     "Cancelled",
     "Citation",
+    "Grounding",
     "IngestError",
     "IngestInput",
     "IngestResult",
@@ -72,6 +73,9 @@ __all__ = [
 API_VERSION = 1
 
 SchemaClass = type[marshmallow.Schema]
+# What a tool call does for an answer's grounding ("Searched 2 times, read 3 pages").
+Grounding = Literal["search", "read"]
+GROUNDING_KINDS: tuple[str, ...] = ("search", "read")
 T = TypeVar("T")
 
 
@@ -159,6 +163,8 @@ class Tool:
 
     ``execute(input, ctx)`` gets input already validated by ``input_schema`` and returns
     JSON-serialisable output, or raises ``ToolError`` (or ``ToolRefused``, ``Cancelled``).
+    ``grounding`` says what a call does for the answer's grounding summary: "search" (it
+    looks things up), "read" (it reads a page or file), or None (neither).
     """
 
     name: str
@@ -170,6 +176,7 @@ class Tool:
     untrusted: bool = False
     timeout_seconds: float = 30
     audience: Audience | None = None  # None: offered to every user
+    grounding: Grounding | None = None
 
     def validate_input(self, raw: Any) -> dict[str, Any]:
         """Return the input loaded by ``input_schema``; raise ``ToolError`` naming bad fields."""

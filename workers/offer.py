@@ -39,6 +39,11 @@ class Offered:
     plugin: str | None = None
     source: str | None = None
 
+    @property
+    def grounding(self) -> str | None:
+        """Return what a call of the tool does for an answer's grounding (``Tool.grounding``)."""
+        return self.tool.grounding
+
 
 def select_tools(
     host: PluginHost,

@@ -2,7 +2,9 @@
 
 Stored parts stay raw. Untrusted output is wrapped here, every time a prompt is built, with a
 fresh boundary; tool results beyond the tool budget are replaced by a note (the prompt is
-trimmed, never the record).
+trimmed, never the record). Only text, tool calls and their results are sent: reasoning parts
+never are, on a later turn or the next step of the same one (DeepSeek's API refuses reasoning
+sent back), nor the follow-up questions offered.
 
 The whole prompt is then kept within the model's context (``context_chars``, from its context
 size, see ``core.models.providers.prompt_chars``), so a conversation never outgrows its model:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 
 from flask import current_app
 from sqlalchemy import inspect
@@ -31,6 +32,7 @@ from core.turn.state import turn_state
 from tools.api import Signal
 from workers.celery_app import celery
 from workers.fanout import dispatch
+from workers.follow_ups import TIMEOUT_SECONDS, FollowUps, ask_follow_ups, follow_ups_asked
 from workers.offer import (
     Offered,
     TurnFailed,
@@ -40,7 +42,7 @@ from workers.offer import (
     owner_id,
 )
 from workers.prompts import StoredMessage, build_messages
-from workers.providers import ProviderError, ToolSpec
+from workers.providers import ChatProvider, ProviderError, ToolSpec
 from workers.providers.tokens import prompt_chars, tool_chars
 from workers.reaper import fail_dead_turn
 from workers.runtime import get_watcher, provider_client
@@ -172,7 +174,7 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
         counted.input_tokens if counted else 0,
         counted.output_tokens if counted else 0,
     )
-    output = StepOutput(streamed.text, streamed.sources)
+    output = StepOutput(streamed.text, streamed.sources, streamed.reasoning)
     usage = add_step_tokens(usage, streamed.usage)
     if streamed.cancelled:
         end(turn_id, "cancelled", usage=usage, output=output)
@@ -187,7 +189,22 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
         db.session.commit()
         dispatch(turn_id, step, call_ids)
     else:
+        if follow_ups_asked(model) and streamed.text.strip():
+            asked = follow_up(turn_id, provider, model["name"], messages, streamed.text)
+            output = replace(output, follow_ups=asked.questions or None)
+            usage = add_step_tokens(usage, asked.usage)
         end(turn_id, "completed", usage=usage, output=output)
+
+
+def follow_up(
+    turn_id: str, provider: ChatProvider, model_name: str, messages: list[dict], answer: str
+) -> FollowUps:
+    """Return the follow-up questions for the turn's answer (``workers.follow_ups``); a Stop
+    meanwhile cancels the call."""
+    question = next((m["content"] for m in reversed(messages) if m["role"] == "user"), "")
+    signal = Signal.after(TIMEOUT_SECONDS)
+    with get_watcher().watching(turn_id, signal):
+        return ask_follow_ups(provider, model_name, str(question or ""), answer, signal)
 
 
 def spec_of(offered: Offered) -> ToolSpec:

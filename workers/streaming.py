@@ -5,10 +5,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import redis
 
+from core.models.providers import DEFAULT_MAX_TOKENS
 from core.turn import events
 from core.turn.sources import Sources
 from core.turn.state import TurnState
@@ -17,15 +19,21 @@ from workers.providers import (
     ChatProvider,
     ProviderCancelled,
     ProviderError,
+    ReasoningDelta,
     SourceEvent,
     TextDelta,
     ToolCallRequest,
     ToolSpec,
     Usage,
 )
+from workers.providers.tokens import CHARS_PER_TOKEN
 from workers.runtime import get_watcher
 
 log = logging.getLogger("lookout.turns")
+# A step's reasoning is kept up to this many times the characters its max_tokens allow the
+# answer (servers that do not count reasoning in max_tokens would otherwise have no bound).
+REASONING_CHARS_PER_ANSWER_CHAR = 2
+REASONING_CUT_NOTE = "\n\n… (the rest of the reasoning was cut)"
 
 
 class Reply:
@@ -33,6 +41,7 @@ class Reply:
 
     def __init__(self) -> None:
         self.text = ""
+        self.reasoning = ""
         self.sources: list[dict[str, Any]] = []
         self.calls: list[ToolCallRequest] = []
         self.usage: Usage | None = None
@@ -62,13 +71,26 @@ def stream_reply(
     reply = Reply()
     signal = Signal()
     deltas = DeltaBuffer(state)
+    thoughts = DeltaBuffer(state, events.reasoning_delta)
+    room = reasoning_room(max_tokens)
     watcher = get_watcher()
-    with watcher.watching(turn_id, signal), watcher.ticking(deltas.flush_due):
+    with (
+        watcher.watching(turn_id, signal),
+        watcher.ticking(thoughts.flush_due),
+        watcher.ticking(deltas.flush_due),
+    ):
         try:
             stream = provider.stream(
                 model_name, messages, specs or None, signal=signal, max_tokens=max_tokens
             )
             for event in stream:
+                if isinstance(event, ReasoningDelta):
+                    kept = keep_reasoning(reply.reasoning, event.text, room)
+                    if kept:
+                        reply.reasoning += kept
+                        thoughts.add(kept)
+                    continue
+                thoughts.flush()  # reasoning shows before the answer that follows it
                 if isinstance(event, TextDelta) and event.text:
                     reply.text += event.text
                     deltas.add(event.text)
@@ -89,13 +111,31 @@ def stream_reply(
             reply.calls = []
             reply.usage = exc.usage or reply.usage
         finally:
+            thoughts.flush()
             deltas.flush()
     reply.cancelled = reply.cancelled or signal.cancelled
     return reply
 
 
+def reasoning_room(max_tokens: int | None) -> int:
+    """Return the most characters of reasoning one step keeps, for an answer of ``max_tokens``."""
+    answer_chars = (max_tokens or DEFAULT_MAX_TOKENS) * CHARS_PER_TOKEN
+    return REASONING_CHARS_PER_ANSWER_CHAR * answer_chars
+
+
+def keep_reasoning(kept: str, more: str, room: int) -> str:
+    """Return the part of ``more`` reasoning to keep after ``kept``: all of it within ``room``
+    characters, then the cut note once, then nothing."""
+    if kept.endswith(REASONING_CUT_NOTE):
+        return ""
+    if len(kept) + len(more) <= room:
+        return more
+    return more[: max(0, room - len(kept))] + REASONING_CUT_NOTE
+
+
 class DeltaBuffer:
-    """Coalesces streamed text into one ``text.delta`` event per interval.
+    """Coalesces streamed text into one ``text.delta`` event per interval (or one event of
+    the publisher given: reasoning goes out as ``reasoning.delta`` the same way).
 
     A token per Redis round trip made publishing a third of a step's CPU; pages cannot tell
     50 ms batches from single tokens. The stream's thread adds text and publishes when the
@@ -107,8 +147,11 @@ class DeltaBuffer:
 
     INTERVAL_SECONDS = 0.05
 
-    def __init__(self, state: TurnState) -> None:
+    def __init__(
+        self, state: TurnState, publish: Callable[[TurnState, str], None] = events.text_delta
+    ) -> None:
         self.state = state
+        self.publish = publish
         self.pending: list[str] = []
         self.last_flush = time.monotonic()
         self._lock = threading.Lock()
@@ -134,7 +177,7 @@ class DeltaBuffer:
     def _publish(self) -> None:
         if self.pending:
             try:
-                events.text_delta(self.state, "".join(self.pending))
+                self.publish(self.state, "".join(self.pending))
             except redis.RedisError:
                 # Redis is restarting: the text waits for the next flush, and the reply stores
                 # it whether or not it is ever published.
@@ -146,12 +189,15 @@ class DeltaBuffer:
 
 def add_step_tokens(total: dict | None, usage: Usage | None) -> dict | None:
     """Return the turn's token usage with one more model call's counts added; counts estimated
-    from characters (the server reported none) are added to ``estimatedTokens`` as well."""
+    from characters (the server reported none) are added to ``estimatedTokens`` as well, and
+    the output tokens spent reasoning to ``reasoningTokens``."""
     if usage is None:
         return total
     total = dict(total or {"inputTokens": 0, "outputTokens": 0})
     total["inputTokens"] += usage.input_tokens
     total["outputTokens"] += usage.output_tokens
+    if usage.reasoning_tokens:
+        total["reasoningTokens"] = total.get("reasoningTokens", 0) + usage.reasoning_tokens
     if usage.estimated:
         total["estimatedTokens"] = (
             total.get("estimatedTokens", 0) + usage.input_tokens + usage.output_tokens

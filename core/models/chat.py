@@ -52,6 +52,8 @@ class Message(db.Model):
     role: Mapped[str] = mapped_column(String(20), nullable=False)
     parts: Mapped[list] = mapped_column(JSON, nullable=False, default=list)
     status: Mapped[str] = mapped_column(String(20), nullable=False, default="completed")
+    # How an ended reply used the web (core/turn/grounding.py), derived with its parts.
+    grounding: Mapped[dict | None] = mapped_column(JSON)
     created_at: Mapped[datetime] = created_column()
 
     conversation: Mapped[Conversation] = relationship(back_populates="messages")
@@ -105,6 +107,8 @@ class ToolCall(db.Model):
     plugin: Mapped[str | None] = mapped_column(String(200))
     source: Mapped[str | None] = mapped_column(String(200))
     untrusted: Mapped[bool] = mapped_column(Boolean, nullable=False, default=True)
+    # What the call does for the answer's grounding: "search", "read" or None (Tool.grounding).
+    grounding: Mapped[str | None] = mapped_column(String(20))
     input: Mapped[dict] = mapped_column(JSON, nullable=False, default=dict)
     output: Mapped[object | None] = mapped_column(JSON)
     error: Mapped[str | None] = mapped_column(Text)
@@ -117,9 +121,10 @@ class ToolCall(db.Model):
 
 
 class TurnStep(db.Model):
-    """What one model step of a turn said: its text and the sources the model cited while it
-    streamed, stored with the step's tool calls (or its ending) in one transaction; keyed by
-    (turn_id, step). The reply is derived from these and the tool calls (core/turn/replies.py).
+    """What one model step of a turn said: its reasoning, its text and the sources the model
+    cited while it streamed (and, on the last step, the follow-up questions offered), stored
+    with the step's tool calls (or its ending) in one transaction; keyed by (turn_id, step).
+    The reply is derived from these and the tool calls (core/turn/replies.py).
     """
 
     __tablename__ = "turn_steps"
@@ -131,3 +136,7 @@ class TurnStep(db.Model):
     text: Mapped[str] = mapped_column(Text, nullable=False, default="")
     # The sources the model cited while it streamed, in order, as ``{url, title}``.
     sources: Mapped[list] = mapped_column(JSON, nullable=False, default=list)
+    # What the model reasoned before its text (reasoning deltas, <think> text); never replayed.
+    reasoning: Mapped[str] = mapped_column(Text, nullable=False, default="")
+    # The questions the model offered to ask next, after the turn's last step (or None).
+    follow_ups: Mapped[list | None] = mapped_column(JSON)

@@ -2,7 +2,8 @@
 
 A row is (user, day, metric, detail) → amount: ``turns`` by outcome, ``inputTokens`` and
 ``outputTokens`` by model, ``estimatedTokens`` by model (the part of those two that Lookout
-estimated from characters because the model's server reported no usage), ``searches`` by the
+estimated from characters because the model's server reported no usage), ``reasoningTokens``
+by model (the part of ``outputTokens`` the model spent reasoning), ``searches`` by the
 engine that answered, ``pagesFetched`` and ``fetchedBytes``, ``toolErrors`` by tool,
 ``uploads`` and ``uploadBytes``. One narrow table rather than a column per metric lets a new
 kind of count need no migration, and lets every count be added by the same one-statement
@@ -33,6 +34,7 @@ METRICS = (
     "inputTokens",
     "outputTokens",
     "estimatedTokens",
+    "reasoningTokens",
     "searches",
     "pagesFetched",
     "fetchedBytes",

@@ -45,6 +45,7 @@ class OfferedTool(Protocol):
     plugin: str | None
     source: str | None
     untrusted: bool
+    grounding: str | None
 
 
 def over_limit(limit: int) -> str:
@@ -114,6 +115,7 @@ def store_calls(
                 plugin=offer.plugin if offer else None,
                 source=offer.source if offer else None,
                 untrusted=offer.untrusted if offer else True,
+                grounding=offer.grounding if offer else None,
                 input=call.arguments or {},
                 citations=[],
                 **({"outcome": "error", "error": error} if error else {}),

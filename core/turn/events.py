@@ -16,6 +16,7 @@ from core.turn.state import TurnState
 
 TURN_STARTED = "turn.started"
 TEXT_DELTA = "text.delta"
+REASONING_DELTA = "reasoning.delta"
 TOOL_STARTED = "tool.started"
 TOOL_FINISHED = "tool.finished"
 SOURCE_ADDED = "source.added"
@@ -26,7 +27,9 @@ TURN_CANCELLED = "turn.cancelled"
 ENDINGS = {"completed": TURN_COMPLETED, "failed": TURN_FAILED, "cancelled": TURN_CANCELLED}
 TERMINAL_EVENTS = tuple(ENDINGS.values())
 # Events within a turn, in the order a page first sees them.
-PROGRESS_EVENTS = (TURN_STARTED, TEXT_DELTA, TOOL_STARTED, TOOL_FINISHED, SOURCE_ADDED)
+PROGRESS_EVENTS = (
+    TURN_STARTED, REASONING_DELTA, TEXT_DELTA, TOOL_STARTED, TOOL_FINISHED, SOURCE_ADDED
+)  # fmt: skip
 # Sent to one reader, never stored in the turn's stream: this reader's stream was closed to keep
 # its user within QUOTA_EVENT_STREAMS (the turn goes on; the page follows it again when focused).
 STREAM_CLOSED = "stream.closed"
@@ -48,6 +51,11 @@ def turn_started(state: TurnState, assistant_message_id: str) -> None:
 def text_delta(state: TurnState, text: str) -> None:
     """Publish text the model streamed."""
     state.publish(TEXT_DELTA, {"text": text})
+
+
+def reasoning_delta(state: TurnState, text: str) -> None:
+    """Publish reasoning the model streamed (shown folded, never as the answer)."""
+    state.publish(REASONING_DELTA, {"text": text})
 
 
 def tool_started(state: TurnState, call_id: str, name: str, input: Any) -> None:

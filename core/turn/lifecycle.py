@@ -371,6 +371,7 @@ def count_turn(ended: Any, status: str) -> None:
             ("inputTokens", ended.model, tokens.get("inputTokens") or 0),
             ("outputTokens", ended.model, tokens.get("outputTokens") or 0),
             ("estimatedTokens", ended.model, tokens.get("estimatedTokens") or 0),
+            ("reasoningTokens", ended.model, tokens.get("reasoningTokens") or 0),
         ],
     )
 

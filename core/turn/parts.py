@@ -6,6 +6,10 @@ A message's ``parts`` are JSON, in order (DESIGN.md, "Message parts"):
     tool-result  {"type": "tool-result", "callId", "name", "output" | "error", "outcome"}
     source       {"type": "source", "url", "title"}
     attachment   {"type": "attachment", "uploadId", "filename", "mimeType"}
+    reasoning    {"type": "reasoning", "text"}: what the model thought before a step's answer,
+                 shown folded, never sent back to the model
+    follow-ups   {"type": "follow-ups", "questions"}: short questions to ask next, last in a
+                 completed reply
 An attachment refers to its upload, whose text is kept once (``core.models.uploads``); the
 prompt reads it through ``attachment_with_text``. Messages stored before uploads were referred
 to carry ``"text"`` in the part itself instead of ``"uploadId"``.
@@ -24,6 +28,8 @@ TOOL_CALL = "tool-call"
 TOOL_RESULT = "tool-result"
 SOURCE = "source"
 ATTACHMENT = "attachment"
+REASONING = "reasoning"
+FOLLOW_UPS = "follow-ups"
 
 
 def text_part(text: str) -> Part:
@@ -47,6 +53,16 @@ def tool_result_part(
         part["error"] = error
     part["outcome"] = outcome
     return part
+
+
+def reasoning_part(text: str) -> Part:
+    """Return the part of a step's reasoning."""
+    return {"type": REASONING, "text": text}
+
+
+def follow_ups_part(questions: list[str]) -> Part:
+    """Return the part of questions the user may ask next."""
+    return {"type": FOLLOW_UPS, "questions": list(questions)}
 
 
 def source_part(url: str, title: str | None) -> Part:

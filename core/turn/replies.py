@@ -3,18 +3,20 @@ step stored (``TurnStep``) and the turn's tool calls (``ToolCall``).
 
     record_step    a step's own output, stored with its calls or its ending (one transaction)
     reply_parts    the reply's parts, in order, derived from those records
-    write_reply    the one writer of ``Message.parts``
+    write_reply    the one writer of ``Message.parts`` (and of ``Message.grounding``)
     cited_urls     the one answer to "what does this turn's reply cite"
 
-Step by step, the reply reads: the sources the model cited, its text, the tool calls it asked
-for and, once the step is over (the next step claimed it, or the turn ended), each call's
-result (a call without an outcome reads "cancelled": ``UNFINISHED_CALL``) followed by the
-sources its result cites. A source shows once, where it is first cited. A step cut off
-mid-stream before it stored its output (a Stop, a worker that died, a step that crashed) has
-what the page was shown of it, read from the turn's events (``shown_output``), stored as its
-output by the turn's ending. A step run twice, or a result that arrives after a Stop, derives
-the reply again: nothing is merged. A continued reply is derived turn after turn, the
-continuation's text going on in the last text part (core/turn/continuation.py).
+Step by step, the reply reads: the sources the model cited, its reasoning, its text, the tool
+calls it asked for and, once the step is over (the next step claimed it, or the turn ended),
+each call's result (a call without an outcome reads "cancelled": ``UNFINISHED_CALL``) followed
+by the sources its result cites. A source shows once, where it is first cited. A completed
+reply ends with the follow-up questions its last step offered, when it did. Beside the parts,
+an ended reply says how it used the web (``core.turn.grounding``). A step cut off mid-stream
+before it stored its output (a Stop, a worker that died, a step that crashed) has what the
+page was shown of it, read from the turn's events (``shown_output``), stored as its output by
+the turn's ending. A step run twice, or a result that arrives after a Stop, derives the reply
+again: nothing is merged. A continued reply is derived turn after turn, the continuation's
+text going on in the last text part (core/turn/continuation.py).
 """
 
 from __future__ import annotations
@@ -27,17 +29,21 @@ from sqlalchemy import update
 
 from core.extensions import db
 from core.models import Message, ToolCall, Turn, TurnStep
-from core.turn.events import SOURCE_ADDED, TEXT_DELTA, TOOL_FINISHED
+from core.turn.events import REASONING_DELTA, SOURCE_ADDED, TEXT_DELTA, TOOL_FINISHED
+from core.turn.grounding import grounding_of, without_the_web
 from core.turn.parts import (
     TEXT,
     Part,
+    follow_ups_part,
     kind_of,
+    reasoning_part,
     source_part,
     text_part,
     tool_call_part,
     tool_result_part,
 )
 from core.turn.state import TurnState
+from core.turn.states import OPEN_STATUSES
 
 UNFINISHED_CALL = "The call did not finish."
 # The events that close a step's stream: text after the last of them is the current step's.
@@ -46,10 +52,13 @@ STEP_BOUNDARIES = (TOOL_FINISHED,)
 
 @dataclass(frozen=True)
 class StepOutput:
-    """What one model step said: its text, and the sources the model cited (``{url, title}``)."""
+    """What one model step said: its text, the sources the model cited (``{url, title}``), what
+    it reasoned first, and (the turn's last step) the follow-up questions it offered."""
 
     text: str = ""
     sources: list[Mapping[str, Any]] = field(default_factory=list)
+    reasoning: str = ""
+    follow_ups: list[str] | None = None
 
 
 def record_step(turn_id: str, step: int, output: StepOutput) -> None:
@@ -61,6 +70,8 @@ def record_step(turn_id: str, step: int, output: StepOutput) -> None:
             step=step,
             text=output.text,
             sources=[{"url": s["url"], "title": s.get("title")} for s in output.sources],
+            reasoning=output.reasoning,
+            follow_ups=output.follow_ups,
         )
     )
 
@@ -69,11 +80,26 @@ def reply_parts(turn_id: str, at: tuple[str, int] | None = None) -> list[Part]:
     """Return the parts of a turn's reply, derived from its step records and tool calls, after
     those of the earlier turns that wrote into the same reply (a continued reply); ``at``: the
     turn's status and step, when the caller read them."""
+    return derive_reply(turn_id, at)[0]
+
+
+def derive_reply(
+    turn_id: str, at: tuple[str, int] | None = None
+) -> tuple[list[Part], dict[str, Any] | None]:
+    """Return the parts of a turn's reply (see ``reply_parts``) and, once the turn has ended,
+    how it used the web (``core.turn.grounding``; None while it runs)."""
     reply = _Reply()
     for earlier in earlier_turn_ids(turn_id):
         _derive(reply, earlier)
-    _derive(reply, turn_id, at)
-    return reply.parts
+    status, last = _derive(reply, turn_id, at)
+    if status in OPEN_STATUSES:
+        return reply.parts, None
+    if status == "completed" and last is not None and last.follow_ups:
+        reply.parts.append(follow_ups_part(last.follow_ups))
+    grounding = grounding_of(reply.calls)
+    if grounding is None and status == "completed":
+        grounding = without_the_web()
+    return reply.parts, grounding
 
 
 def earlier_turn_ids(turn_id: str) -> list[str]:
@@ -96,7 +122,10 @@ def earlier_turn_ids(turn_id: str) -> list[str]:
     )
 
 
-def _derive(reply: _Reply, turn_id: str, at: tuple[str, int] | None = None) -> None:
+def _derive(
+    reply: _Reply, turn_id: str, at: tuple[str, int] | None = None
+) -> tuple[str, TurnStep | None]:
+    """Add one turn's steps to ``reply``; return the turn's status and its last step record."""
     status, current = (
         at or db.session.execute(db.select(Turn.status, Turn.step).filter_by(id=turn_id)).one()
     )
@@ -111,11 +140,12 @@ def _derive(reply: _Reply, turn_id: str, at: tuple[str, int] | None = None) -> N
     for step in range(max([current, *records, *calls]) + 1):
         said = records.get(step)
         if said is not None:
-            reply.say(said.text, said.sources)
+            reply.say(said.text, said.sources, said.reasoning)
         step_calls = calls.get(step, [])
         reply.parts.extend(tool_call_part(c.call_id, c.name, c.input) for c in step_calls)
         if step_calls and (status != "running" or step < current):
             reply.add_results(step_calls)
+    return status, records.get(max(records)) if records else None
 
 
 class _Reply:
@@ -124,16 +154,19 @@ class _Reply:
     def __init__(self) -> None:
         self.parts: list[Part] = []
         self.cited: set[str] = set()
+        self.calls: list[ToolCall] = []  # every call with its result, for the grounding
 
-    def say(self, text: str, sources: Iterable[Mapping[str, Any]]) -> None:
+    def say(self, text: str, sources: Iterable[Mapping[str, Any]], reasoning: str = "") -> None:
         last = self.parts[-1] if self.parts else None
-        if text and last is not None and kind_of(last) == TEXT:
+        if text and not reasoning and last is not None and kind_of(last) == TEXT:
             # Only a continuation follows text with text: it goes on in the same words,
             # mid-sentence as the page showed it, so that Copy copies one answer.
             self.parts[-1] = text_part(last["text"] + text)
             self.cite(sources)
             return
         self.cite(sources)
+        if reasoning:
+            self.parts.append(reasoning_part(reasoning))
         if text:
             self.parts.append(text_part(text))
 
@@ -144,6 +177,7 @@ class _Reply:
                 self.parts.append(source_part(source["url"], source.get("title")))
 
     def add_results(self, calls: list[ToolCall]) -> None:
+        self.calls.extend(calls)
         self.parts.extend(
             tool_result_part(
                 c.call_id, c.name, c.outcome or "cancelled", c.output, c.error or UNFINISHED_CALL
@@ -163,8 +197,8 @@ def write_reply(turn_id: str, status: str | None = None) -> list[Part] | None:
     if turn is None or turn.assistant_message_id is None:
         return None
     message_id = turn.assistant_message_id
-    parts = reply_parts(turn_id, (turn.status, turn.step))
-    values: dict[str, Any] = {"parts": parts}
+    parts, grounding = derive_reply(turn_id, (turn.status, turn.step))
+    values: dict[str, Any] = {"parts": parts, "grounding": grounding}
     if status is not None:
         values["status"] = status
     db.session.execute(
@@ -189,19 +223,21 @@ def cited_urls(turn_id: str) -> set[str]:
 
 
 def shown_output(state: TurnState) -> StepOutput:
-    """Return the text and sources the page was shown of the turn's current step."""
-    text, sources = [], []
+    """Return the text, sources and reasoning the page was shown of the turn's current step."""
+    text, sources, reasoning = [], [], []
     for _entry_id, name, data in state.events_since(STEP_BOUNDARIES):
         if name == TEXT_DELTA:
             text.append(data.get("text", ""))
         elif name == SOURCE_ADDED:
             sources.append(data)
-    return StepOutput("".join(text), sources)
+        elif name == REASONING_DELTA:
+            reasoning.append(data.get("text", ""))
+    return StepOutput("".join(text), sources, "".join(reasoning))
 
 
 def step_shown(state: TurnState) -> bool:
     """Whether the page was already shown text or a source of the turn's current step."""
     return any(
-        name in (TEXT_DELTA, SOURCE_ADDED)
+        name in (TEXT_DELTA, SOURCE_ADDED, REASONING_DELTA)
         for _id, name, _data in state.events_since(STEP_BOUNDARIES)
     )

@@ -35,6 +35,12 @@ Server behaviours of real servers, off by default (``FakeModel(...)`` arguments)
     refuses_tools={names}   a request offering tools to these models gets an HTTP 400 (Ollama)
     contexts={name: n}      ``GET /models`` reports ``context_length`` n for these models
     Reply.usage=None        no usage chunk, as a server ignoring ``include_usage`` sends
+
+Reasoning models: ``Reply.text(..., reasoning="...")`` streams the reasoning first, in
+``chunks`` pieces of ``reasoning_field`` deltas ("reasoning_content" as DeepSeek, vLLM and
+llama.cpp send it, or "reasoning" as OpenRouter and Ollama), and reports ``reasoning_tokens``
+in the usage's ``completion_tokens_details`` when given; ``<think>…</think>`` in ``text`` is
+sent as text, as servers without a reasoning parser send it.
 """
 
 from __future__ import annotations
@@ -73,6 +79,9 @@ class Reply:
     silence: float = 0.0
     release: threading.Event | None = None
     pings: float = 0.0
+    reasoning: str = ""
+    reasoning_field: str = "reasoning_content"
+    reasoning_tokens: int | None = None
 
     @classmethod
     def text(
@@ -87,8 +96,12 @@ class Reply:
         silence: float = 0.0,
         release: threading.Event | None = None,
         pings: float = 0.0,
+        reasoning: str = "",
+        reasoning_field: str = "reasoning_content",
+        reasoning_tokens: int | None = None,
     ) -> Reply:
-        """Text streamed in ``chunks`` pieces ``delay`` seconds apart, then ``usage`` (in, out).
+        """Text streamed in ``chunks`` pieces ``delay`` seconds apart, then ``usage`` (in, out);
+        ``reasoning`` streamed before it (see the module's docstring).
 
         ``then`` breaks the stream after the text: "error", "disconnect", "close", "done" or
         "length" (see the module's docstring); ``silence`` sends nothing for that many seconds
@@ -110,6 +123,9 @@ class Reply:
             silence=silence,
             release=release,
             pings=pings,
+            reasoning=reasoning,
+            reasoning_field=reasoning_field,
+            reasoning_tokens=reasoning_tokens,
         )
 
     @classmethod
@@ -120,11 +136,13 @@ class Reply:
         argument_chunks: int = 1,
         usage: tuple[int, int] | None = (10, 5),
         silence: float = 0.0,
+        reasoning: str = "",
     ) -> Reply:
         """Tool calls as (name, arguments), arguments a dict or a raw string sent verbatim.
 
         Each call's arguments are split over ``argument_chunks`` stream chunks; ``text``, if
-        given, is streamed before the calls, and ``silence`` seconds pass between the two.
+        given, is streamed before the calls, and ``silence`` seconds pass between the two;
+        ``reasoning`` is streamed first of all.
         """
         encoded = tuple(
             (name, args if isinstance(args, str) else json.dumps(args)) for name, args in calls
@@ -135,6 +153,7 @@ class Reply:
             argument_chunks=argument_chunks,
             usage=usage,
             silence=silence,
+            reasoning=reasoning,
         )
 
     @classmethod

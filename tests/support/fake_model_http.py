@@ -168,6 +168,8 @@ class FakeModelHandler(BaseHTTPRequestHandler):
         while reply.endless:
             self._pause(reply.delay)
             self._send(chunk.delta({"content": reply.content}))
+        for piece in split(reply.reasoning, reply.chunks) if reply.reasoning else []:
+            self._send(chunk.delta({reply.reasoning_field: piece}))
         # Chunks are due on a fixed schedule, so a loaded client does not slow the "model" down.
         start = time.monotonic()
         for index, piece in enumerate(split(reply.content, reply.chunks) if reply.content else []):
@@ -220,7 +222,7 @@ class FakeModelHandler(BaseHTTPRequestHandler):
         self._send(chunk.delta({}, finish))
         include_usage = (request.get("stream_options") or {}).get("include_usage")
         if include_usage and reply.usage is not None:
-            self._send(chunk.usage(*reply.usage))
+            self._send(chunk.usage(*reply.usage, reasoning_tokens=reply.reasoning_tokens))
         self._write("data: [DONE]\n\n")
 
     def _quiet(self, seconds: float, pings: float) -> None:
@@ -287,14 +289,19 @@ class ChunkMaker:
         """A chunk carrying one delta."""
         return self._base([{"index": 0, "delta": delta, "finish_reason": finish_reason}])
 
-    def usage(self, prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
-        """The final usage chunk, with no choices, as OpenAI sends it."""
+    def usage(
+        self, prompt_tokens: int, completion_tokens: int, reasoning_tokens: int | None = None
+    ) -> dict[str, Any]:
+        """The final usage chunk, with no choices, as OpenAI sends it (with the reasoning
+        tokens in ``completion_tokens_details`` when given)."""
         chunk = self._base([])
         chunk["usage"] = {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
         }
+        if reasoning_tokens is not None:
+            chunk["usage"]["completion_tokens_details"] = {"reasoning_tokens": reasoning_tokens}
         return chunk
 
 

@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 from tests.support.chat_page import WAIT_MS, open_chat, send, token_for, wait_status
 from tests.support.fake_model import Reply
 from tests.support.layout import layout_faults
+from tests.support.models import ask_for_follow_ups
 from tests.support.pages import sign_in_page
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
@@ -79,22 +80,31 @@ def test_every_page_fits_the_screen(sized, scheme, chat_server, admin, tmp_path)
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_the_chat_fits_the_screen_in_every_state(
-    sized, scheme, chat_server, user, fake_model, model_id, tmp_path
+    sized, scheme, chat_app, chat_server, user, fake_model, model_id, tmp_path
 ):
     page, label = sized(scheme)
     person, _chat = user
     faults = {}
+    ask_for_follow_ups(chat_app, model_id)
     open_chat(page, chat_server, person, model_id)
     faults["empty"] = layout_faults(page)
     long_query = "lighthouse keepers of the northern coast and their logbooks " * 2
     fake_model.script(
-        Reply.tool_calls([("web_search", {"query": long_query})]),
-        Reply.text("The keepers wrote **daily** logs.\n\n- wind\n- tides\n\n" + "Word " * 80),
-    )
+        Reply.tool_calls([("web_search", {"query": long_query})], reasoning="Search first. " * 9),
+        Reply.text(
+            "The keepers wrote **daily** logs.\n\n- wind\n- tides\n\n" + "Word " * 80,
+            reasoning="The results name logbooks; a_long_unbroken_identifier_" * 4,
+        ),
+        Reply.text("What did keepers write about storms at night on the northern coast?\n"
+                   "Where are the logbooks kept today?\nWere keepers paid well?"),
+    )  # fmt: skip
     send(page, "Tell me about lighthouse keepers and their logbooks")
     wait_status(page, "completed")
+    for summary in page.locator("details.thinking summary").all():
+        summary.click()  # open: the reasoning's text must fit too
+    page.wait_for_selector(".follow-ups button")
     page.screenshot(path=str(tmp_path / f"tool-cards-{label}.png"), full_page=True)
-    faults["tool cards"] = layout_faults(page)
+    faults["tool cards, thinking, follow-ups"] = layout_faults(page)
     fake_model.script(Reply.error(401))
     send(page, "Once more")
     wait_status(page, "failed")

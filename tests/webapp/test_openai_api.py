@@ -369,3 +369,19 @@ def test_a_streamed_turn_that_fails_ends_its_stream_with_the_error(client, fake_
     with pytest.raises(openai.APIError) as failed:
         list(stream)
     assert failed.value.code == "turn_failed"
+
+
+def test_reasoning_comes_as_reasoning_content_never_as_content(client, fake_script):
+    reply = Reply.text(
+        "Four.", chunks=2, reasoning="Two and two.", usage=(9, 8), reasoning_tokens=5
+    )
+    fake_script(reply, reply)
+    asked = [{"role": "user", "content": "2+2?"}]
+    whole = client.chat.completions.create(model=MODEL, messages=asked)
+    message = whole.choices[0].message
+    assert (message.content, message.reasoning_content) == ("Four.", "Two and two.")
+    assert whole.usage.completion_tokens_details.reasoning_tokens == 5
+    chunks = list(client.chat.completions.create(model=MODEL, messages=asked, stream=True))
+    deltas = [c.choices[0].delta for c in chunks if c.choices]
+    assert "".join(getattr(d, "reasoning_content", None) or "" for d in deltas) == "Two and two."
+    assert "".join(d.content or "" for d in deltas) == "Four."

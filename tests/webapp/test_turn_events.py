@@ -32,8 +32,10 @@ def test_the_page_script_lists_the_same_events_as_the_server():
 
 
 def test_every_event_of_design_md_is_named_once():
+    """DESIGN.md's events, and reasoning.delta (issue 27: reasoning shown apart, docs/api.md)."""
     assert events.NAMES == (
         "turn.started",
+        "reasoning.delta",
         "text.delta",
         "tool.started",
         "tool.finished",
@@ -103,6 +105,15 @@ def test_a_finished_call_carries_its_error_or_else_its_output(state):
 def test_a_turn_ends_with_the_event_of_its_status(state, status, error, event, data):
     events.turn_ended(state, status, error)
     assert [(name, payload) for _, name, payload in state.read()] == [(event, data)]
+
+
+def test_reasoning_is_published_apart_from_the_text(state):
+    events.reasoning_delta(state, "Thinking it over.")
+    events.text_delta(state, "Answer.")
+    assert [(name, data) for _, name, data in state.read()] == [
+        ("reasoning.delta", {"text": "Thinking it over."}),
+        ("text.delta", {"text": "Answer."}),
+    ]
 
 
 def test_a_source_is_published_as_it_is_returned(state):

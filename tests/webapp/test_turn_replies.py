@@ -41,8 +41,11 @@ def owner_of(turn_id: str) -> str:
 
 
 def stored_reply(turn_id: str) -> list[dict]:
+    """Return the reply's stored parts, reading only the columns every revision has (a read of
+    whole rows fails on a schema migrated down past a newer column)."""
     db.session.expire_all()
-    return db.session.get(Message, db.session.get(Turn, turn_id).assistant_message_id).parts
+    message_id = db.session.scalar(db.select(Turn.assistant_message_id).filter_by(id=turn_id))
+    return db.session.scalar(db.select(Message.parts).filter_by(id=message_id))
 
 
 def test_a_result_that_arrives_after_a_stop_takes_its_place_in_the_reply(app, make_user):

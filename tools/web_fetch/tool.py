@@ -127,6 +127,7 @@ def make_tool(
         user_toggle=options["userToggle"],
         untrusted=True,
         timeout_seconds=options["timeoutSeconds"] + DEADLINE_MARGIN_SECONDS,
+        grounding="read",
     )
 
 

@@ -211,6 +211,7 @@ def create_web_search(engines: Sequence[SearchEngine]) -> Plugin:
                 untrusted=True,
                 timeout_seconds=TIMEOUT_SECONDS,
                 audience=audience(options, by_id[options["engine"]]),
+                grounding="search",
             )
         )
 

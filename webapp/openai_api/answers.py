@@ -2,7 +2,9 @@
 
 The answer's text is the reply's text; when the reply cites sources, a numbered list of
 Markdown links follows it (``Sources:`` then ``1. [title](url)``), and the same list, with
-where the turn is stored, is the answer's ``lookout`` field.
+where the turn is stored, is the answer's ``lookout`` field. What the model reasoned goes in
+``reasoning_content`` (DeepSeek's name, which OpenAI's clients that show reasoning read), never
+in ``content``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from core.models import Turn
-from core.turn.parts import SOURCE, TEXT, of_kind
+from core.turn.parts import REASONING, SOURCE, TEXT, of_kind
 
 OBJECT = "chat.completion"
 CHUNK = "chat.completion.chunk"
@@ -32,6 +34,11 @@ def created(turn: Turn) -> int:
 def reply_text(parts: Iterable[Mapping[str, Any]]) -> str:
     """Return the text of a reply's parts, in order."""
     return "".join(p.get("text") or "" for p in of_kind(parts, TEXT))
+
+
+def reasoning_text(parts: Iterable[Mapping[str, Any]]) -> str:
+    """Return what the reply's model reasoned, step after step ("" for none)."""
+    return "\n\n".join(p.get("text") or "" for p in of_kind(parts, REASONING))
 
 
 def numbered_sources(parts: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -69,11 +76,23 @@ def usage_of(turn: Turn) -> dict[str, int]:
     usage = turn.usage or {}
     prompt = int(usage.get("inputTokens") or 0)
     completion = int(usage.get("outputTokens") or 0)
-    return {
+    counted: dict[str, Any] = {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
     }
+    if usage.get("reasoningTokens"):
+        counted["completion_tokens_details"] = {"reasoning_tokens": int(usage["reasoningTokens"])}
+    return counted
+
+
+def answer_message(parts: list[dict[str, Any]], sources: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return the answer's message: its text and sources, and its reasoning when it has any."""
+    message = {"role": "assistant", "content": reply_text(parts) + sources_markdown(sources)}
+    reasoning = reasoning_text(parts)
+    if reasoning:
+        message["reasoning_content"] = reasoning
+    return message
 
 
 def lookout_field(turn: Turn, sources: list[dict[str, Any]]) -> dict[str, Any]:
@@ -92,10 +111,7 @@ def make_completion(turn: Turn, parts: list[dict[str, Any]]) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {
-                    "role": "assistant",
-                    "content": reply_text(parts) + sources_markdown(sources),
-                },
+                "message": answer_message(parts, sources),
                 "finish_reason": "stop",
             }
         ],

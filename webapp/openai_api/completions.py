@@ -18,7 +18,7 @@ from flask_login import current_user
 from core.models import Turn
 from core.models.providers import find_model
 from core.turn import lifecycle
-from core.turn.events import TEXT_DELTA
+from core.turn.events import REASONING_DELTA, TEXT_DELTA
 from core.turn.lifecycle import TurnRefused
 from core.turn.state import TurnState, turn_state
 from webapp import queue
@@ -152,6 +152,9 @@ def stream_answer(app: Flask, state: TurnState, include_usage: bool) -> Iterator
                 name, event_data = followed
                 if name == TEXT_DELTA and event_data.get("text"):
                     yield answers.event(answers.make_chunk(turn, {"content": event_data["text"]}))
+                elif name == REASONING_DELTA and event_data.get("text"):
+                    delta = {"reasoning_content": event_data["text"]}
+                    yield answers.event(answers.make_chunk(turn, delta))
         except redis.RedisError:
             ended = True  # the turn goes on: the client may read it in the conversation
             yield answers.event(error_body(FOLLOW_LOST, 503))

@@ -120,6 +120,12 @@ class CompletionUsageSchema(Schema):
     prompt_tokens = fields.Integer(required=True)
     completion_tokens = fields.Integer(required=True)
     total_tokens = fields.Integer(required=True)
+    completion_tokens_details = fields.Dict(
+        metadata={
+            "description": "``reasoning_tokens``: the completion tokens the model spent "
+            "reasoning; left out when it spent none."
+        }
+    )
 
 
 class AnswerMessageSchema(Schema):
@@ -127,6 +133,9 @@ class AnswerMessageSchema(Schema):
 
     role = fields.String(required=True)
     content = fields.String(required=True)
+    reasoning_content = fields.String(
+        metadata={"description": "What the model reasoned first; left out when it did not."}
+    )
 
 
 class CompletionChoiceSchema(Schema):
@@ -151,7 +160,8 @@ class CompletionSchema(Schema):
 
 class CompletionChunkSchema(Schema):
     """One Server-Sent Event of a streamed answer: ``data:`` a ``chat.completion.chunk``
-    (text in ``choices[0].delta.content``; the last has ``finish_reason`` and ``lookout``, then
+    (text in ``choices[0].delta.content``, reasoning in ``choices[0].delta.reasoning_content``;
+    the last has ``finish_reason`` and ``lookout``, then
     a chunk with ``usage`` when asked), or an error in OpenAI's shape; then ``data: [DONE]``."""
 
     data = fields.String(required=True)

@@ -26,7 +26,7 @@
   var state = {
     models: null, conversation: null, chosen: {}, live: null, follower: null, liveBody: null,
     failures: {}, streamed: {}, editing: null, frame: null, loads: 0,
-    view: { loadedImages: new Set(), openCalls: new Set() },
+    view: { loadedImages: new Set(), openCalls: new Set(), openThinking: new Set() },
   };
 
   function showError(text) { ui.error.textContent = text || ""; ui.error.hidden = !text; }
@@ -134,6 +134,7 @@
     regenerate: function (userMessageId) { regenerate(userMessageId); },
     startTurn: function (body) { return startTurn(body); },
     continueReply: function (message) { continueReply(message); },
+    ask: function (content, parentMessageId) { ask(content, parentMessageId); },
   });
 
   function nearBottom() { return ui.log.scrollHeight - ui.log.scrollTop - ui.log.clientHeight < 120; }
@@ -254,7 +255,10 @@
       draw();
       return;
     }
-    if (name === EVENTS.TEXT_DELTA) {
+    if (name === EVENTS.REASONING_DELTA) {
+      if (last && last.type === "reasoning") last.text += data.text;
+      else parts.push({ type: "reasoning", text: data.text });
+    } else if (name === EVENTS.TEXT_DELTA) {
       if (last && last.type === "text") last.text += data.text;
       else parts.push({ type: "text", text: data.text });
     } else if (name === EVENTS.TOOL_STARTED) {
@@ -382,6 +386,15 @@
       draw();
       loadConversation(id);
     });
+  }
+
+  /** Send a follow-up question as the next message after the reply `parentMessageId`. */
+  function ask(content, parentMessageId) {
+    if (state.live) return;
+    var body = { content: content, parentMessageId: parentMessageId };
+    var generation = tools.generation(models.current());  // the Tools menu's choice, as sending does
+    if (generation) body.generation = generation;
+    startTurn(body);
   }
 
   function regenerate(userMessageId) {

@@ -107,7 +107,7 @@
         "aria-busy": live ? "true" : null });
       // A stopped reply's text is stored a moment after the stop: until then, show what streamed.
       var parts = live ? live.parts : message.parts.length ? message.parts : ctx.state.streamed[message.id] || [];
-      holder.appendChild(Parts.assistantBody(parts, ctx.state.view, !!live));
+      holder.appendChild(Parts.assistantBody(parts, ctx.state.view, !!live, live ? null : message.grounding));
       if (live) ctx.state.liveBody = holder;
       item.appendChild(holder);
       if (status === "running" || status === "queued") {
@@ -122,6 +122,11 @@
           copyReply(parts),
           action("Regenerate", function () { ctx.regenerate(message.parentId); },
             { "aria-label": "Regenerate this reply" })]));
+        var answered = ctx.state.conversation.messages.some(function (m) { return m.parentId === message.id; });
+        var followUps = answered ? null : Parts.followUpButtons(parts, function (question) {
+          ctx.ask(question, message.id);
+        });
+        if (followUps) item.appendChild(followUps);
       }
       return item;
     }

@@ -1,5 +1,9 @@
 /* A message's parts as page elements: Markdown text, compact tool cards, one Sources row.
  *
+ * Reasoning shows in a folded "Thinking" section where the model thought it, as plain text, never
+ * as the answer; how the reply used the web (its grounding) is one line above the Sources row;
+ * follow-up questions are buttons under the reply (followUpButtons).
+ *
  * Assistant text goes through LookoutMarkdown (no raw HTML, click-to-load images); web_search and
  * web_fetch have cards of their own (LookoutToolCards), other tools a generic one; tool input,
  * output and errors are shown as text only; sources become links only through the shared
@@ -101,18 +105,64 @@
   }
 
   /**
-   * Return the body of an assistant message from its parts, in order. view: {loadedImages,
-   * openCalls} keep what the user opened across re-renders; `streaming` when the reply is still
-   * being written (its last text's open bold or code shows as such, not as raw markers).
+   * Return the folded section of a step's reasoning; `key` names it in view.openThinking, which
+   * keeps it open across re-renders once the user opened it; `live` while it is still streaming.
    */
-  function assistantBody(parts, view, streaming) {
+  function thinkingSection(part, key, view, live) {
+    var details = el("details", { class: "thinking", "data-live": live ? "true" : null }, [
+      el("summary", { text: live ? "Thinking…" : "Thinking" }),
+      el("div", { class: "thinking-text", text: part.text }),
+    ]);
+    var open = view.openThinking;
+    if (open && open.has(key)) details.open = true;
+    details.addEventListener("toggle", function () {
+      if (!open) return;
+      if (details.open) open.add(key); else open.delete(key);
+    });
+    return details;
+  }
+
+  /** Return the line saying how a reply used the web, or null without one. */
+  function groundingLine(grounding) {
+    if (!grounding || !grounding.summary) return null;
+    return el("p", { class: "grounding", "data-failed": grounding.failed ? "true" : null,
+      text: grounding.summary });
+  }
+
+  /**
+   * Return the follow-up questions of a reply as buttons that call onAsk(question), or null when
+   * it has none.
+   */
+  function followUpButtons(parts, onAsk) {
+    var part = parts.filter(function (p) { return p.type === "follow-ups"; })[0];
+    var questions = part && Array.isArray(part.questions) ? part.questions : [];
+    questions = questions.filter(function (q) { return typeof q === "string" && q; }).slice(0, 3);
+    if (!questions.length) return null;
+    return el("div", { class: "follow-ups", role: "group", "aria-label": "Follow-up questions" },
+      questions.map(function (question) {
+        return el("button", { type: "button", class: "follow-up", text: question,
+          onclick: function () { onAsk(question); } });
+      }));
+  }
+
+  /**
+   * Return the body of an assistant message from its parts, in order. view: {loadedImages,
+   * openCalls, openThinking} keep what the user opened across re-renders; `streaming` when the
+   * reply is still being written (its last text's open bold or code shows as such, not as raw
+   * markers); `grounding` the stored reply's (message.grounding), shown above its sources.
+   */
+  function assistantBody(parts, view, streaming, grounding) {
     view = view || {};
     var body = el("div", { class: "message-body" });
     var results = {};
     parts.forEach(function (part) { if (part.type === "tool-result") results[part.callId] = part; });
     var called = {}, sizes = Cards.partSizes(parts);
     parts.forEach(function (part, index) {
-      if (part.type === "text" && part.text) {
+      if (part.type === "reasoning" && part.text) {
+        // Keyed by place and opening words: stable while it streams, apart between replies.
+        var key = index + ":" + part.text.slice(0, 32);
+        body.appendChild(thinkingSection(part, key, view, streaming && index === parts.length - 1));
+      } else if (part.type === "text" && part.text) {
         var text = el("div", { class: "markdown" });
         var written = streaming && index === parts.length - 1 ? LookoutMarkdown.settle(part.text) : part.text;
         text.appendChild(LookoutMarkdown.render(written, view.loadedImages));
@@ -124,6 +174,8 @@
         body.appendChild(toolCard({ id: part.callId, name: part.name, input: {} }, part, view.openCalls, sizes));
       }
     });
+    var line = groundingLine(grounding);
+    if (line) body.appendChild(line);
     var sources = sourcesRow(parts);
     if (sources) body.appendChild(sources);
     return body;
@@ -143,6 +195,6 @@
 
   root.LookoutChatParts = {
     assistantBody: assistantBody, userBody: userBody, toolCard: toolCard, sourcesRow: sourcesRow,
-    inputSummary: inputSummary,
+    inputSummary: inputSummary, followUpButtons: followUpButtons,
   };
 })(window);

@@ -42,6 +42,7 @@
         row.querySelector(".model-name").setAttribute("aria-label", "Model " + n + " name");
         row.querySelector(".model-tools").setAttribute("aria-label", "Model " + n + " can use tools");
         row.querySelector(".model-default").setAttribute("aria-label", "Model " + n + " is the default");
+        row.querySelector(".model-follow-ups").setAttribute("aria-label", "Model " + n + " suggests follow-up questions");
         row.querySelector(".model-max").setAttribute("aria-label", "Model " + n + " max tokens");
         row.querySelector(".model-context").setAttribute("aria-label", "Model " + n + " context");
         row.querySelector(".remove-model").setAttribute("aria-label", "Remove model " + n);
@@ -62,6 +63,8 @@
           if (other !== isDefault) other.checked = false;
         });
       });
+      var followUps = el("input", { type: "checkbox", class: "model-follow-ups" });
+      followUps.checked = !!(model && model.followUps);
       var maxTokens = el("input", { type: "number", class: "model-max", min: 16, step: 1,
         placeholder: "max " + DEFAULT_MAX_TOKENS, title: "The most tokens one answer may take" });
       maxTokens.value = model && model.maxTokens ? model.maxTokens : "";
@@ -73,6 +76,8 @@
         el("label", { class: "model-tools-label" }, [tools, " Tools"]),
         el("label", { class: "model-tools-label", title: "The model the chat selects for " +
           "someone who has not picked one" }, [isDefault, " Default"]),
+        el("label", { class: "model-tools-label", title: "After each answer, three short " +
+          "follow-up questions (one more model call)" }, [followUps, " Follow-ups"]),
         maxTokens,
         context,
         el("button", { type: "button", class: "remove-model", text: "Remove",
@@ -92,7 +97,8 @@
         "Max tokens bounds one answer (default " + DEFAULT_MAX_TOKENS + "); context is the model's " +
         "context in tokens (default " + DEFAULT_CONTEXT_TOKENS + "), which every prompt is fitted into. " +
         "Tick Default for the model the chat selects for someone who has not picked one (one " +
-        "across all providers; without one, the first model with tools). Empty rows are ignored." }),
+        "across all providers; without one, the first model with tools). Tick Follow-ups to show three " +
+        "short follow-up questions under each answer: one more model call per answer. Empty rows are ignored." }),
       rows,
       el("button", { type: "button", class: "add-model", text: "Add model",
         onclick: function () { add(null).focus(); } }),
@@ -110,6 +116,7 @@
         seen[name] = true;
         var model = { name: name, tools: row.querySelector(".model-tools").checked };
         if (row.querySelector(".model-default").checked) model.default = true;
+        if (row.querySelector(".model-follow-ups").checked) model.followUps = true;
         var maxTokens = parseInt(row.querySelector(".model-max").value, 10);
         var context = parseInt(row.querySelector(".model-context").value, 10);
         if (maxTokens > 0) model.maxTokens = maxTokens;

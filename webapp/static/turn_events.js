@@ -4,6 +4,7 @@
 window.LookoutTurnEvents = {
   "TURN_STARTED": "turn.started",
   "TEXT_DELTA": "text.delta",
+  "REASONING_DELTA": "reasoning.delta",
   "TOOL_STARTED": "tool.started",
   "TOOL_FINISHED": "tool.finished",
   "SOURCE_ADDED": "source.added",
@@ -13,6 +14,7 @@ window.LookoutTurnEvents = {
   "STREAM_CLOSED": "stream.closed",
   "PROGRESS": [
     "turn.started",
+    "reasoning.delta",
     "text.delta",
     "tool.started",
     "tool.finished",

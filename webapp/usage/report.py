@@ -24,6 +24,7 @@ BREAKDOWNS = {
     "inputTokens": "inputTokensByModel",
     "outputTokens": "outputTokensByModel",
     "estimatedTokens": "estimatedTokensByModel",
+    "reasoningTokens": "reasoningTokensByModel",
     "searches": "searchesByEngine",
     "toolErrors": "toolErrorsByTool",
 }

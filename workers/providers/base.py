@@ -76,6 +76,13 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class ReasoningDelta:
+    """A piece of the model's reasoning, as it arrives: shown folded, never as the answer."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class ToolCallRequest:
     """A tool call the model asked for; ``arguments`` is None when ``raw_arguments`` is not a
     JSON object (the caller stores the tool error "The arguments were not valid JSON.")."""
@@ -97,11 +104,13 @@ class SourceEvent:
 @dataclass(frozen=True)
 class Usage:
     """Token counts of one model call: as the provider reported them, or ``estimated`` from the
-    text's characters when it reported none."""
+    text's characters when it reported none; ``reasoning_tokens`` is the part of
+    ``output_tokens`` the model spent reasoning."""
 
     input_tokens: int
     output_tokens: int
     estimated: bool = False
+    reasoning_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -113,7 +122,7 @@ class Finished:
     reason: str
 
 
-ProviderEvent = TextDelta | ToolCallRequest | SourceEvent | Usage | Finished
+ProviderEvent = TextDelta | ReasoningDelta | ToolCallRequest | SourceEvent | Usage | Finished
 
 
 class ChatProvider(Protocol):
@@ -129,8 +138,9 @@ class ChatProvider(Protocol):
         signal: Signal | None = None,
         max_tokens: int | None = None,
     ) -> Iterator[ProviderEvent]:
-        """Yield TextDelta and SourceEvent as they arrive, then every ToolCallRequest, then
-        Usage when reported, then Finished; ``max_tokens`` bounds the answer's length.
+        """Yield TextDelta, ReasoningDelta and SourceEvent as they arrive, then every
+        ToolCallRequest, then Usage when reported, then Finished; ``max_tokens`` bounds the
+        answer's length.
 
         Raises ProviderError on failure (after the first event, never retried) and
         ProviderCancelled once ``signal`` trips (a cancel or its deadline): the stream stops

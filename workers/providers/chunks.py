@@ -10,6 +10,7 @@ from typing import Any
 from workers.providers.base import (
     Finished,
     ProviderEvent,
+    ReasoningDelta,
     SourceEvent,
     TextDelta,
     ToolCallRequest,
@@ -23,11 +24,15 @@ from workers.providers.openai_errors import (
     stream_error,
     unreadable,
 )
+from workers.providers.thinking import ThinkSplitter
 from workers.providers.tokens import estimate_tokens
 
 DONE = "[DONE]"
 # The finish reasons of a complete answer ("function_call": the legacy name of a tool call).
 FINISHED = ("stop", "tool_calls", "function_call")
+# Where servers put streamed reasoning: DeepSeek, vLLM and llama.cpp say reasoning_content,
+# OpenRouter and Ollama's OpenAI endpoint say reasoning.
+REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
 def sse_payloads(lines: Iterable[str]) -> Iterator[str]:
@@ -66,6 +71,8 @@ class ReplyAssembler:
         self._max_tokens = max_tokens
         self._prompt_chars = prompt_chars
         self._answer_chars = 0
+        self._reasoning_chars = 0
+        self._thinking = ThinkSplitter()
         self._calls: dict[object, dict[str, str]] = {}
         self._usage: Usage | None = None
         self._reason: str | None = None
@@ -95,19 +102,27 @@ class ReplyAssembler:
                 raise unreadable(self._who)
             delta = choice.get("delta")
             if isinstance(delta, dict):
+                reasoning = _reasoning(delta)
+                if reasoning:
+                    events.append(ReasoningDelta(reasoning))
                 content = delta.get("content")
                 if isinstance(content, str) and content:
-                    self._answer_chars += len(content)
-                    events.append(TextDelta(content))
+                    events.extend(self._thinking.add(content))
                 for position, call in enumerate(_list(delta.get("tool_calls"))):
                     self._add_call_fragment(position, call)
                 events.extend(_sources(delta.get("annotations")))
             if isinstance(choice.get("finish_reason"), str):
                 self._reason = choice["finish_reason"]
+        self._count(events)
         usage = chunk.get("usage")
         if isinstance(usage, dict):
+            details = usage.get("completion_tokens_details")
             self._usage = Usage(
-                _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))
+                _int(usage.get("prompt_tokens")),
+                _int(usage.get("completion_tokens")),
+                reasoning_tokens=_int(details.get("reasoning_tokens"))
+                if isinstance(details, dict)
+                else 0,
             )
         return events
 
@@ -139,7 +154,9 @@ class ReplyAssembler:
         the length limit ("length") and one stopped for another reason are cut answers, which
         must not pass for finished ones (their half-assembled tool calls are dropped).
         """
-        usage = self._usage or self._estimated_usage()
+        held = self._thinking.finish()  # a cut tag at the end is text, cut or not
+        self._count(held)
+        usage = self._counted_usage()
         error = None
         if self._reason is None:
             error = cut_off(self._who)
@@ -150,10 +167,28 @@ class ReplyAssembler:
         if error is not None:
             error.usage = usage  # a cut answer cost its tokens too
             raise error
-        events: list[ProviderEvent] = [_tool_call(entry) for entry in self._calls.values()]
+        events: list[ProviderEvent] = [*held]
+        events.extend(_tool_call(entry) for entry in self._calls.values())
         events.append(usage)
         events.append(Finished(self._reason))
         return events
+
+    def _count(self, events: list[ProviderEvent]) -> None:
+        for event in events:
+            if isinstance(event, TextDelta):
+                self._answer_chars += len(event.text)
+            elif isinstance(event, ReasoningDelta):
+                self._answer_chars += len(event.text)
+                self._reasoning_chars += len(event.text)
+
+    def _counted_usage(self) -> Usage:
+        """The usage the server reported, else estimated; reasoning it streamed without saying
+        what it cost is estimated from its characters (within the answer's tokens)."""
+        usage = self._usage or self._estimated_usage()
+        if usage.reasoning_tokens or not self._reasoning_chars:
+            return usage
+        reasoning = min(usage.output_tokens, estimate_tokens(self._reasoning_chars))
+        return Usage(usage.input_tokens, usage.output_tokens, usage.estimated, reasoning)
 
     def _estimated_usage(self) -> Usage:
         """Usage estimated from the characters sent and received, for a server that reports
@@ -162,6 +197,15 @@ class ReplyAssembler:
             len(entry["name"]) + len(entry["arguments"]) for entry in self._calls.values()
         )
         return Usage(estimate_tokens(self._prompt_chars), estimate_tokens(answer), estimated=True)
+
+
+def _reasoning(delta: dict[str, Any]) -> str:
+    """Return the reasoning a delta carries, from the first field that has some."""
+    for name in REASONING_FIELDS:
+        value = delta.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return ""
 
 
 def _list(value: Any) -> list[Any]:

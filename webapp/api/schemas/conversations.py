@@ -28,6 +28,20 @@ class ConversationBody(Schema):
         return data
 
 
+class GroundingSchema(Schema):
+    """How an ended reply used the web."""
+
+    summary = fields.String(
+        metadata={
+            "description": 'In words: "Searched 2 times, read 3 pages", "Search failed: <the '
+            'failed call\'s error>" or "Answered without the web".'
+        }
+    )
+    searches = fields.Integer(metadata={"description": "Searches that gave a result."})
+    reads = fields.Integer(metadata={"description": "Pages or files read."})
+    failed = fields.Integer(metadata={"description": "Searches and reads that failed."})
+
+
 class MessageSchema(Schema):
     """One message of a conversation; ``parts`` are the turn parts (text, tool calls, ...)."""
 
@@ -35,7 +49,22 @@ class MessageSchema(Schema):
     parentId = fields.String(attribute="parent_id", allow_none=True)
     role = fields.String()
     status = fields.String()
-    parts = fields.List(fields.Dict())
+    parts = fields.List(
+        fields.Dict(),
+        metadata={
+            "description": "In order, each with its `type`: text, tool-call, tool-result, "
+            "source, attachment, reasoning (`text`: what the model thought before answering, "
+            "never sent back to it) and follow-ups (`questions`: up to three to ask next)."
+        },
+    )
+    grounding = fields.Nested(
+        GroundingSchema,
+        allow_none=True,
+        metadata={
+            "description": "How the reply used the web; null for a user message, or a "
+            "reply still being written or stopped before it searched or read."
+        },
+    )
     createdAt = UtcTime(attribute="created_at")
 
 

@@ -35,6 +35,15 @@ class ModelSchema(Schema):
             "at most one model across all providers.",
         },
     )
+    followUps = fields.Boolean(
+        allow_none=True,
+        metadata={
+            "title": "Follow-ups",
+            "description": "After each answer, ask the model for three short follow-up "
+            "questions, shown as buttons under it (one more model call per answer; off by "
+            "default).",
+        },
+    )
     contextTokens = fields.Integer(
         allow_none=True,
         validate=validate.Range(min=512, max=MOST_TOKENS),
