@@ -5,11 +5,15 @@ step stored (``TurnStep``) and the turn's tool calls (``ToolCall``).
     reply_parts    the reply's parts, in order, derived from those records
     write_reply    the one writer of ``Message.parts``
     cited_urls     the one answer to "what does this turn cite"
+    source_numbers the one answer to "which number has each source"
 
 Step by step, the reply reads: the sources the model cited, its text, the tool calls it asked
 for and, once the step is over (the next step claimed it, or the turn ended), each call's
 result (a call without an outcome reads "cancelled": ``UNFINISHED_CALL``) followed by the
-sources its result cites. A source shows once, where it is first cited. The one special case
+sources its result cites. A source shows once, where it is first cited, and is numbered in that
+order (the Sources row's); each result lists the numbers of the sources it cites, for the model
+to cite them. Once the turn ended, each text's ``[n]`` markers are checked against what the
+turn read (``webapp.turn.checks``). The one special case
 is ``shown``: what the page was shown of a step cut off mid-stream before it stored its output
 (a Stop, a worker that died, a step that crashed), read from the turn's events
 (``shown_output``). A step run twice, or a result that arrives after a Stop, derives the reply
@@ -26,6 +30,7 @@ from sqlalchemy import update
 
 from webapp.extensions import db
 from webapp.models import Message, ToolCall, Turn, TurnStep
+from webapp.turn.checks import checked_parts
 from webapp.turn.events import SOURCE_ADDED, TEXT_DELTA, TOOL_FINISHED
 from webapp.turn.parts import (
     Part,
@@ -66,6 +71,16 @@ def reply_parts(turn_id: str, shown: StepOutput | None = None) -> list[Part]:
     """Return the parts of a turn's reply, derived from its step records and tool calls;
     ``shown``: what the page showed of the turn's current step, used when that step stored
     neither its output nor calls."""
+    return _derive(turn_id, shown).parts
+
+
+def source_numbers(turn_id: str) -> dict[str, int]:
+    """Return the number of each source the turn's reply cites, by URL: 1, 2, … in the order
+    of first citation, the Sources row's."""
+    return _derive(turn_id).numbers
+
+
+def _derive(turn_id: str, shown: StepOutput | None = None) -> _Reply:
     status, current = db.session.execute(
         db.select(Turn.status, Turn.step).filter_by(id=turn_id)
     ).one()
@@ -78,6 +93,7 @@ def reply_parts(turn_id: str, shown: StepOutput | None = None) -> list[Part]:
     ):
         calls.setdefault(call.step, []).append(call)
     reply = _Reply()
+    ended = status not in ("queued", "running")
     for step in range(max([current, *records, *calls]) + 1):
         said = records.get(step)
         if said is not None:
@@ -86,38 +102,54 @@ def reply_parts(turn_id: str, shown: StepOutput | None = None) -> list[Part]:
             reply.say(shown.text, shown.sources)
         step_calls = calls.get(step, [])
         reply.parts.extend(tool_call_part(c.call_id, c.name, c.input) for c in step_calls)
-        if step_calls and (status != "running" or step < current):
+        if step_calls and (ended or step < current):
             reply.add_results(step_calls)
-    return reply.parts
+    if ended:
+        reply.parts = checked_parts(reply.parts, reply.answered, reply.numbers)
+    return reply
 
 
 class _Reply:
-    """The parts of a reply as they are derived, and the URLs they cite so far."""
+    """The parts of a reply as they are derived, its sources' numbers by URL, and the calls
+    whose results it shows."""
 
     def __init__(self) -> None:
         self.parts: list[Part] = []
-        self.cited: set[str] = set()
+        self.numbers: dict[str, int] = {}
+        self.answered: list[ToolCall] = []
 
     def say(self, text: str, sources: Iterable[Mapping[str, Any]]) -> None:
-        self.cite(sources)
+        self.parts.extend(self.cite(sources))
         if text:
             self.parts.append(text_part(text))
 
-    def cite(self, sources: Iterable[Mapping[str, Any]]) -> None:
+    def cite(self, sources: Iterable[Mapping[str, Any]]) -> list[Part]:
+        """Number the sources not cited yet; return their parts."""
+        new = []
         for source in sources:
-            if source["url"] not in self.cited:
-                self.cited.add(source["url"])
-                self.parts.append(source_part(source["url"], source.get("title")))
+            if source["url"] not in self.numbers:
+                self.numbers[source["url"]] = len(self.numbers) + 1
+                new.append(
+                    source_part(source["url"], source.get("title"), self.numbers[source["url"]])
+                )
+        return new
 
     def add_results(self, calls: list[ToolCall]) -> None:
+        cited = [self.cite(call.citations or []) for call in calls]
         self.parts.extend(
             tool_result_part(
-                c.call_id, c.name, c.outcome or "cancelled", c.output, c.error or UNFINISHED_CALL
+                c.call_id,
+                c.name,
+                c.outcome or "cancelled",
+                c.output,
+                c.error or UNFINISHED_CALL,
+                [self.numbers[s["url"]] for s in c.citations or []],
             )
             for c in calls
         )
-        for call in calls:
-            self.cite(call.citations or [])
+        for new in cited:
+            self.parts.extend(new)
+        self.answered.extend(calls)
 
 
 def write_reply(

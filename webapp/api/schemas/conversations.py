@@ -6,6 +6,7 @@ from typing import Any
 
 from marshmallow import Schema, fields, pre_load, validate
 
+from webapp.api.schemas.parts import PartSchema
 from webapp.api.schemas.times import UtcTime
 
 MAX_TITLE = 200
@@ -35,7 +36,7 @@ class MessageSchema(Schema):
     parentId = fields.String(attribute="parent_id", allow_none=True)
     role = fields.String()
     status = fields.String()
-    parts = fields.List(fields.Dict())
+    parts = fields.List(fields.Nested(PartSchema))
     createdAt = UtcTime(attribute="created_at")
 
 
