@@ -208,3 +208,28 @@ def test_a_newest_message_longer_than_the_context_is_cut_not_refused():
     assert messages[-1]["content"].startswith("x" * 1000)
     assert "was cut to fit the model's context" in messages[-1]["content"]
     assert chars(messages) <= 3000
+
+
+def test_a_result_introduces_the_numbered_sources_it_cites_inside_the_envelope():
+    cited = {**result("c1", "page", "The page text."), "sources": [2, 1]}
+    messages = build(
+        [
+            StoredMessage("user", [{"type": "text", "text": "q"}]),
+            StoredMessage(
+                "assistant",
+                [
+                    {"type": "source", "url": "https://one.example/", "title": None, "number": 1},
+                    call("c1", "page", {"text": "a"}),
+                    cited,
+                    {"type": "source", "url": "https://two.example/", "title": "Two", "number": 2},
+                ],
+            ),
+        ]
+    )
+    assert "using only the numbers shown" in messages[0]["content"]
+    tool = messages[-1]["content"]
+    assert BOUNDARY.match(tool)
+    assert (
+        "Source [2]: Two, https://two.example/\nSource [1]: untitled, https://one.example/\n"
+        "The page text.\n</untrusted_tool_output" in tool
+    )
