@@ -61,16 +61,18 @@ def read_sources(calls: Iterable[ToolCall], numbers: Mapping[str, int]) -> dict[
     for call in calls:
         if call.outcome != "ok":
             continue
+        text = None
         for citation in call.citations or []:
             read = reads.get(numbers.get(citation.get("url"), 0))
             if read is None:
                 continue
             if citation.get("snippet"):
                 read.snippet = read.snippet or citation["snippet"]
-            elif output_text(call.output) not in read.texts:
-                read.texts.append(output_text(call.output))
             else:
-                continue
+                text = output_text(call.output) if text is None else text
+                if text in read.texts:
+                    continue
+                read.texts.append(text)
             read.read_at = read.read_at or call.finished_at
     return reads
 
