@@ -8,11 +8,14 @@
  * quoted, a link opening the page at that passage (a #:~:text= fragment) and a line for a
  * citation the text read does not support. Copying a reply keeps the markers and appends the
  * numbered sources as Markdown links.
+ *
+ * A classic <script> after forms.js and tool_cards.js (window.LookoutCitations); from Node, its
+ * plain functions (copyText, passageUrl, statusLine, numberedSources).
  */
 (function (root) {
   "use strict";
 
-  var el = LookoutForms.element;
+  var el = root.LookoutForms ? root.LookoutForms.element : null;
   var STATUS_LINES = {
     not_found: "Not found in what was read",
     snippet_only: "Only the search snippet was checked",
@@ -27,9 +30,11 @@
   var rendered = 0;
   // The card a tap pinned open; a tap anywhere else closes it (one listener for all chips).
   var pinned = null;
-  document.addEventListener("click", function (event) {
-    if (pinned && !pinned.wrap.contains(event.target)) pinned.close();
-  });
+  if (typeof document !== "undefined") {
+    document.addEventListener("click", function (event) {
+      if (pinned && !pinned.wrap.contains(event.target)) pinned.close();
+    });
+  }
 
   /** Return the sources of a reply's parts by number: stored numbers, else order of arrival. */
   function numberedSources(parts) {
@@ -194,8 +199,13 @@
     }).join("\n");
   }
 
-  root.LookoutCitations = {
+  var api = {
     numberedSources: numberedSources, citer: citer, copyText: copyText, passageUrl: passageUrl,
     statusLine: statusLine,
   };
-})(window);
+  if (typeof module === "object" && module.exports) {
+    module.exports = api;
+  } else {
+    root.LookoutCitations = api;
+  }
+})(typeof globalThis !== "undefined" ? globalThis : this);
