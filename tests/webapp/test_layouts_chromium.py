@@ -88,12 +88,21 @@ def test_the_chat_fits_the_screen_in_every_state(
     long_query = "lighthouse keepers of the northern coast and their logbooks " * 2
     fake_model.script(
         Reply.tool_calls([("web_search", {"query": long_query})]),
-        Reply.text("The keepers wrote **daily** logs.\n\n- wind\n- tides\n\n" + "Word " * 80),
+        Reply.text(
+            "The keepers wrote **daily** logs [1].\n\n- wind [2]\n- tides\n\n"
+            + "Word " * 80
+            + "end [1][2]."
+        ),
     )
     send(page, "Tell me about lighthouse keepers and their logbooks")
     wait_status(page, "completed")
     page.screenshot(path=str(tmp_path / f"tool-cards-{label}.png"), full_page=True)
     faults["tool cards"] = layout_faults(page)
+    page.locator(".cite-chip").last.focus()  # a citation's card, opened at the line's end
+    page.locator(".cite-card").last.wait_for()
+    page.screenshot(path=str(tmp_path / f"citation-card-{label}.png"))
+    faults["citation card"] = layout_faults(page)
+    page.keyboard.press("Escape")
     fake_model.script(Reply.error(401))
     send(page, "Once more")
     wait_status(page, "failed")
