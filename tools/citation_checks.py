@@ -9,7 +9,8 @@ source that shares the most of the claim's content words (``tools.claims.passage
 compares the facts a reader would check (``tools.claims.facts``: numbers, dates, names, a
 negation). Statuses:
 
-- ``supported``: the passage holds most of the claim's content words and every one of its facts.
+- ``supported``: the passage holds every one of the claim's facts and half of its content words
+  (by rarity), or 30 % of them when the claim has two facts or more.
 - ``partly``: the passage shares the claim's subject but lacks some of its facts or words.
 - ``not_found``: no passage of what was read shares the claim's subject.
 - ``snippet_only``: the source is a search result never fetched and its snippet supports the
@@ -19,7 +20,8 @@ negation). Statuses:
 - ``no_such_source``: the answer cites a number no source has.
 
 Work is bounded whatever the input: the first ``MAX_ANSWER_CHARS`` of the answer, its first
-``MAX_CHECKS`` citations, the first 200,000 characters of each source, each source indexed once.
+``MAX_CHECKS`` citations, the last ``MAX_CLAIM_CHARS`` of each claim, the first 200,000
+characters of each source, each source indexed once.
 """
 
 from __future__ import annotations
@@ -29,16 +31,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from tools.claims.facts import Facts, find_facts
+from tools.claims.facts import NO_FACTS, Facts, find_facts, missing_facts
 from tools.claims.markers import MARKER, Marker, find_markers, sentence_around, sentence_ends
 from tools.claims.passages import Passage, SourceIndex
 from tools.claims.words import content_stems
 
 MAX_ANSWER_CHARS = 100_000
 MAX_CHECKS = 200
+# A claim is read up to its last 3,000 characters, and looked up by its 64 longest stems (the
+# rarest, mostly): a run-on "sentence" of a whole answer costs no more than a long one.
+MAX_CLAIM_CHARS = 3_000
+MAX_CLAIM_STEMS = 64
 # Shares of a claim's content stems (weighted by rarity in the source) a passage must hold.
 SUPPORTED_COVERAGE = 0.5
 PARTLY_COVERAGE = 0.25
+# A claim whose two or more facts all stand in the passage needs fewer of its words there: a
+# paraphrase changes the verbs ("grew" for "rose"), seldom the figures.
+FACTS_FOR_LOWER_COVERAGE = 2
+FACTS_COVERAGE = 0.3
 # A clause between two markers is checked alone when it has this many content words.
 MIN_CLAUSE_STEMS = 3
 
@@ -48,7 +58,9 @@ _URL = re.compile(r"https?://\S{1,2000}")
 
 @dataclass(frozen=True)
 class SourceText:
-    """What was read for source ``number``: a fetched page's stored text, or a search snippet."""
+    """What was read for source ``number``: a fetched page's stored text, or a search snippet.
+    The text may be a tool's output serialised as JSON (``tools.untrusted.serialise``): its
+    escaped line breaks and quotes are read as such, and offsets are into the text as given."""
 
     number: int
     text: str
@@ -110,11 +122,10 @@ def _claim_span(
         start = before[-1].end
     if after and answer[marker.end : after[0].start].strip() and marker.end < end:
         end = marker.end
-    if (start, end) != sentence and len(
-        content_stems(_plain(answer[start:end]))
-    ) < MIN_CLAUSE_STEMS:
+    if (start, end) == sentence:
         return sentence
-    return start, end
+    clause_words = content_stems(_plain(answer[start:end]))
+    return (start, end) if len(clause_words) >= MIN_CLAUSE_STEMS else sentence
 
 
 def _plain(text: str) -> str:
@@ -123,8 +134,10 @@ def _plain(text: str) -> str:
 
 
 def _read_claim(answer: str, span: tuple[int, int]) -> _Claim:
-    text = _plain(answer[span[0] : span[1]])
-    return _Claim(span=span, stems=content_stems(text), facts=find_facts(text, claim=True))
+    """The claim's words and facts, read once however many markers cite it."""
+    text = _plain(answer[max(span[0], span[1] - MAX_CLAIM_CHARS) : span[1]])
+    stems = sorted(content_stems(text), key=lambda s: (-len(s), s))[:MAX_CLAIM_STEMS]
+    return _Claim(span=span, stems=set(stems), facts=find_facts(text, claim=True))
 
 
 def _check(
@@ -152,13 +165,17 @@ def _check(
         sentence=claim.span,
         status=status,
         passage=passage.span if shown and passage else None,
-        missing=passage.missing if passage else (),
+        # Without a passage shown, every fact of the claim is one the reader cannot find.
+        missing=passage.missing if shown and passage else missing_facts(claim.facts, NO_FACTS),
     )
 
 
 def _status(passage: Passage | None, snippet_only: bool) -> Status:
     if passage is None or passage.coverage < PARTLY_COVERAGE:
         return "not_found"
-    if passage.coverage >= SUPPORTED_COVERAGE and not passage.missing:
+    supported = passage.coverage >= SUPPORTED_COVERAGE or (
+        passage.facts_held >= FACTS_FOR_LOWER_COVERAGE and passage.coverage >= FACTS_COVERAGE
+    )
+    if supported and not passage.missing:
         return "snippet_only" if snippet_only else "supported"
     return "not_found" if snippet_only else "partly"

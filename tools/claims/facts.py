@@ -87,12 +87,13 @@ _SCALES = {
 }
 NUMBER = re.compile(
     r"(?<![\w.,])(?:(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<frac>\d+))?(?:st|nd|rd|th)?"
+    r"|(?P<tens>twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)[- ]"
+    r"(?P<unit>one|two|three|four|five|six|seven|eight|nine)\b"
     r"|(?P<word>(?:" + "|".join(NUMBER_WORDS) + r")\b))"
-    r"(?:[ \t]?(?P<scale>" + "|".join(_SCALES) + r")\b)?",
+    r"(?:\s?(?P<scale>" + "|".join(_SCALES) + r")\b)?",
     re.IGNORECASE,
 )
 NAME_TOKEN = re.compile(r"[^\W_]+(?:['’\-.][^\W_]+)*")
-_POSSESSIVE = re.compile(r"['’]s$")
 
 
 @dataclass(frozen=True)
@@ -112,11 +113,36 @@ class Facts:
     dates: dict[Date, str]
     names: dict[tuple[str, ...], str]  # lower-case words of a name -> the name as written
     negated: bool
-    words: frozenset[str]  # every lower-case word, possessives cut, for names to be found in
+    words: frozenset[str]  # every lower-case word, for names to be found in
+    sequence: tuple[str, ...] = ()  # a passage's words in order, for the acronyms they spell
+
+    @property
+    def count(self) -> int:
+        """How many facts a passage must hold to support the claim."""
+        return len(self.numbers) + len(self.dates) + len(self.names) + self.negated
+
+
+NO_FACTS = Facts(numbers={}, dates={}, names={}, negated=False, words=frozenset())
+
+
+def merge_facts(parts: list[Facts]) -> Facts:
+    """Return the facts of consecutive sentences read as one passage."""
+    if len(parts) == 1:
+        return parts[0]
+    return Facts(
+        numbers={k: v for part in parts for k, v in part.numbers.items()},
+        dates={k: v for part in parts for k, v in part.dates.items()},
+        names={k: v for part in parts for k, v in part.names.items()},
+        negated=any(part.negated for part in parts),
+        words=frozenset().union(*(part.words for part in parts)),
+        sequence=tuple(word for part in parts for word in part.sequence),
+    )
 
 
 def _number_value(match: re.Match[str]) -> float:
-    if match["word"]:
+    if match["tens"]:
+        value = float(NUMBER_WORDS[match["tens"].lower()] + NUMBER_WORDS[match["unit"].lower()])
+    elif match["word"]:
         value = float(NUMBER_WORDS[match["word"].lower()])
     else:
         value = float(match["int"].replace(",", "") + ("." + (match["frac"] or "0")))
@@ -151,7 +177,7 @@ def _names(text: str) -> dict[tuple[str, ...], str]:
     def close() -> None:
         if not run:
             return
-        words = tuple(_POSSESSIVE.sub("", m.group().lower()) for m in run)
+        words = tuple(w for m in run for w in lower_words(m.group()) if w != "s")
         opens = run[0].start() == tokens[0].start()
         if not (opens and len(run) == 1 and not _is_odd_case(run[0].group())):
             names[words] = text[run[0].start() : run[-1].end()]
@@ -171,7 +197,8 @@ def _names(text: str) -> dict[tuple[str, ...], str]:
 
 
 def _is_name_word(word: str) -> bool:
-    return word[0].isupper() or _is_odd_case(word)
+    # "32-bit" and "768-dimensional" are quantities: their number is checked as a number.
+    return word[0].isupper() or (not word[0].isdigit() and _is_odd_case(word))
 
 
 def _is_odd_case(word: str) -> bool:
@@ -184,9 +211,10 @@ def _is_odd_case(word: str) -> bool:
     return inner_capital or (has_digit and len(letters) < len(word))
 
 
-def find_facts(text: str, claim: bool) -> Facts:
-    """Return the facts of ``text``; a claim's are what a passage must hold to support it."""
-    dates, date_spans = _dates(text)
+def find_facts(text: str, claim: bool, with_dates: bool = True) -> Facts:
+    """Return the facts of ``text``; a claim's are what a passage must hold to support it.
+    A passage read without dates (``with_dates`` false) still has their numbers."""
+    dates, date_spans = _dates(text) if with_dates else ({}, [])
     numbers: dict[float, str] = {}
     for match in NUMBER.finditer(text):
         inside_date = any(start <= match.start() < end for start, end in date_spans)
@@ -198,18 +226,25 @@ def find_facts(text: str, claim: bool) -> Facts:
             continue
         numbers.setdefault(value, match.group().strip())
     words = lower_words(text)
-    if not claim:
-        for date in dates:
-            for part in (date.year, date.day):
-                if part is not None:
-                    numbers.setdefault(float(part), str(part))
     return Facts(
         numbers=numbers,
         dates=dates,
         names=_names(text) if claim else {},
         negated=any(word in NEGATIONS for word in words),
-        words=frozenset(_POSSESSIVE.sub("", w) for w in words),
+        words=frozenset(words),
+        sequence=() if claim else tuple(words),
     )
+
+
+def _initials(words: list[str]) -> set[str]:
+    """The acronyms the passage spells out: "European Space Agency" gives "esa", so a claim's
+    ESA is found in it."""
+    content = [word for word in words if word not in STOP_WORDS and not word.isdigit()]
+    return {
+        "".join(word[0] for word in content[start : start + size])
+        for size in range(2, 6)
+        for start in range(len(content) - size + 1)
+    }
 
 
 def _date_held(date: Date, passage: Facts) -> bool:
@@ -226,12 +261,32 @@ def _date_held(date: Date, passage: Facts) -> bool:
     return date.month is None and date.day is None and float(date.year or -1) in passage.numbers
 
 
-def missing_facts(claim: Facts, passage: Facts) -> tuple[str, ...]:
-    """Return, as the claim wrote them, the facts of ``claim`` that ``passage`` does not hold."""
+def _word_held(word: str, passage: Facts) -> bool:
+    """A name's word is held as written; as a form that adds or drops up to three letters at
+    its end (German and Germany); or, for an acronym, spelled out (ESA)."""
+    words = passage.words
+    if word in words:
+        return True
+    if len(word) >= 4:
+        if any(word[:-cut] in words for cut in (1, 2, 3) if len(word) - cut >= 4):
+            return True
+        if any(other.startswith(word) and len(other) - len(word) <= 3 for other in words):
+            return True
+    return 2 <= len(word) <= 5 and word.isalpha() and word in _initials(passage.sequence)
+
+
+def missing_facts(
+    claim: Facts, passage: Facts, title: frozenset[str] = frozenset()
+) -> tuple[str, ...]:
+    """Return, as the claim wrote them, the facts of ``claim`` that ``passage`` does not hold.
+    A name's words may be in the source's ``title`` instead: the subject a page names once in
+    its title and then calls "the lake" or "the project"."""
     missing = [text for value, text in claim.numbers.items() if value not in passage.numbers]
     missing += [text for date, text in claim.dates.items() if not _date_held(date, passage)]
     missing += [
-        text for words, text in claim.names.items() if not all(w in passage.words for w in words)
+        text
+        for words, text in claim.names.items()
+        if not all(word in title or _word_held(word, passage) for word in words)
     ]
     if claim.negated and not passage.negated:
         missing.append("not")

@@ -20,15 +20,22 @@ MARKER = re.compile(
 )
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})", re.MULTILINE)
 _TICKS = re.compile(r"`+")
-# A sentence ends at . ! ? (with closing quotes and its markers) before a space, or at a line end.
-_END = re.compile(
-    r"(?<![.!?])[.!?]+[\"'”’)\]]*(?:\[[\d ,;\-–—]{1,200}\])*(?=\s)|\n",
+_ABBREVIATIONS = (
+    "mr mrs ms dr prof st mt jr sr vs etc fig approx inc ltd co corp dept est gen gov"
+    " jan feb mar apr jun jul aug sep sept oct nov dec"
+).split()
+# A sentence ends at . ! ? (with closing quotes and its markers) before a space and a word not in
+# lower case, unless the stop ends an initial (J. Smith, e.g.) or a short form (Dr. Smith); or at
+# a line break before a blank line or a Markdown block (a list item, heading, quote, table row,
+# code fence): a line break inside a paragraph is a soft wrap. The regexes open with the
+# character they look for, so the engine skips ahead to it.
+_STOP = re.compile(
+    r"[.!?](?<![.!?][.!?])(?<!\b[A-Za-z]\.)"
+    + "".join(rf"(?<!\b(?i:{word})\.)" for word in _ABBREVIATIONS)
+    + r"[.!?]*[\"'”’)\]]*(?:\[[\d ,;\-–—]{1,200}\])*(?=\s+[^\sa-z]|\s*\Z)"
 )
-_ABBREVIATIONS = frozenset(
-    "mr mrs ms dr prof st mt jr sr vs etc eg ie no fig approx inc ltd co corp dept est gen gov"
-    " jan feb mar apr jun jul aug sep sept oct nov dec".split()
-)
-_WORD_BEFORE = re.compile(r"([^\W\d_]+)[.!?]*$")
+# Two passes, not one alternation: each regex then skips ahead to its first character.
+_BREAK = re.compile(r"\n(?:(?=[ \t]*(?:\n|[#>|*+\-`~]|\d{1,9}[.)][ \t]|\Z))|(?<=```\n)|(?<=~~~\n))")
 
 
 @dataclass(frozen=True)
@@ -106,24 +113,12 @@ def find_markers(text: str, limit: int) -> list[Marker]:
 
 def sentence_ends(text: str) -> list[int]:
     """Return the offsets where the sentences of ``text`` end, the text's end last."""
-    ends = []
-    for match in _END.finditer(text):
-        if match.group() != "\n":
-            before = _WORD_BEFORE.search(text, max(0, match.start() - 20), match.start() + 1)
-            if before and match.group()[0] == "." and _is_abbreviation(before.group(1)):
-                continue
-            following = text[match.end() : match.end() + 3].lstrip()
-            if following[:1].islower():
-                continue
-        ends.append(match.end())
+    ends = sorted(
+        {m.end() for m in _STOP.finditer(text)} | {m.end() for m in _BREAK.finditer(text)}
+    )
     if not ends or ends[-1] != len(text):
         ends.append(len(text))
     return ends
-
-
-def _is_abbreviation(word: str) -> bool:
-    # An initial ("J. Smith") or a known short form ("Dr. Smith", "e.g. this").
-    return len(word) == 1 or word.lower() in _ABBREVIATIONS
 
 
 def sentence_around(text: str, ends: list[int], start: int) -> tuple[int, int]:
@@ -136,17 +131,15 @@ def sentence_around(text: str, ends: list[int], start: int) -> tuple[int, int]:
             index -= 1
             opening = ends[index - 1] if index else 0
     closing = ends[index] if index < len(ends) else len(text)
-    return _trim(text, opening, closing)
+    return trim_span(text, opening, closing)
 
 
 _ONLY_MARKERS = re.compile(r"(?:\s|\[[\d ,;\-–—]{1,200}\])*")
 _LEAD = re.compile(r"\s*(?:(?:[-*+>]|\d{1,9}[.)]|#{1,6})[ \t]+)?")
 
 
-def _trim(text: str, start: int, end: int) -> tuple[int, int]:
-    """Cut surrounding whitespace and a list bullet, quote mark or heading mark."""
+def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """Return the span without surrounding whitespace and its list bullet, quote or heading mark."""
     lead = _LEAD.match(text, start, end)
     start = lead.end() if lead else start
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
+    return start, start + len(text[start:end].rstrip())
