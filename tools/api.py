@@ -110,10 +110,12 @@ class PluginConfigError(Exception):
 
 @dataclass(frozen=True)
 class Citation:
-    """A source link added to the reply."""
+    """A source link added to the reply; ``snippet``: what a search result showed of the page,
+    for a source the call found but did not read (its citations are then checked against it)."""
 
     url: str
     title: str | None = None
+    snippet: str | None = None
 
 
 @dataclass

@@ -15,6 +15,8 @@ MAX_TITLE_CHARS = 1200
 # Whitespace collapses, so more than the kept characters is read; never the whole string.
 _TITLE_HEAD_CHARS = 4 * MAX_TITLE_CHARS
 MAX_URL_CHARS = 2048
+# A search snippet is a few lines; a longer one is cut, never stored whole.
+MAX_SNIPPET_CHARS = 2000
 _GRAPHEME = regex.compile(r"\X")
 
 
@@ -51,6 +53,14 @@ def cut_title(title: str | None) -> str | None:
     return "".join(kept).rstrip() or text[:MAX_TITLE_CHARS] or None
 
 
+def cut_snippet(snippet: str | None) -> str | None:
+    """Return a search snippet with whitespace collapsed, cut to 2,000 characters; None when
+    blank or not a string."""
+    if not isinstance(snippet, str):
+        return None
+    return " ".join(snippet[: 2 * MAX_SNIPPET_CHARS].split())[:MAX_SNIPPET_CHARS] or None
+
+
 class CitationList:
     """The citations of one reply, in order: tool citations and provider sources alike."""
 
@@ -68,7 +78,9 @@ class CitationList:
         self._claim = claim
         self._lock = threading.Lock()
 
-    def add(self, url: str, title: str | None = None) -> Citation | None:
+    def add(
+        self, url: str, title: str | None = None, snippet: str | None = None
+    ) -> Citation | None:
         """Add a citation and return it; None when the URL is not http(s) or already cited."""
         if not is_presentable_url(url):
             return None
@@ -76,12 +88,12 @@ class CitationList:
             if url in self._seen or (self._claim is not None and not self._claim(url)):
                 return None
             self._seen.add(url)
-            citation = Citation(url=url, title=cut_title(title))
+            citation = Citation(url=url, title=cut_title(title), snippet=cut_snippet(snippet))
             self.citations.append(citation)
         if self._on_add is not None:
             self._on_add(citation)
         return citation
 
-    def cite(self, url: str, title: str | None = None) -> None:
+    def cite(self, url: str, title: str | None = None, snippet: str | None = None) -> None:
         """``ToolContext.cite``: add a source link to the reply."""
-        self.add(url, title)
+        self.add(url, title, snippet)

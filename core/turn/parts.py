@@ -1,10 +1,11 @@
 """The parts of a stored message: one constructor per part type, and the readers.
 
 A message's ``parts`` are JSON, in order (DESIGN.md, "Message parts"):
-    text         {"type": "text", "text"}
+    text         {"type": "text", "text", "citations"?}
     tool-call    {"type": "tool-call", "id", "name", "input"}
-    tool-result  {"type": "tool-result", "callId", "name", "output" | "error", "outcome"}
-    source       {"type": "source", "url", "title"}
+    tool-result  {"type": "tool-result", "callId", "name", "output" | "error", "outcome",
+                  "sources"?}
+    source       {"type": "source", "url", "title", "number"?}
     attachment   {"type": "attachment", "uploadId", "filename", "mimeType"}
     reasoning    {"type": "reasoning", "text"}: what the model thought before a step's answer,
                  shown folded, never sent back to the model
@@ -13,6 +14,9 @@ A message's ``parts`` are JSON, in order (DESIGN.md, "Message parts"):
 An attachment refers to its upload, whose text is kept once (``core.models.uploads``); the
 prompt reads it through ``attachment_with_text``. Messages stored before uploads were referred
 to carry ``"text"`` in the part itself instead of ``"uploadId"``.
+A reply's sources are numbered in the order they are first cited (``number``); a tool result
+lists the numbers of the sources it cites (``sources``), and once the turn ended a reply's
+text lists its ``[n]`` markers as checked (``citations``, ``core.turn.checks``).
 Only this module spells those shapes; everything else builds and reads parts through it.
 """
 
@@ -32,9 +36,12 @@ REASONING = "reasoning"
 FOLLOW_UPS = "follow-ups"
 
 
-def text_part(text: str) -> Part:
-    """Return a text part."""
-    return {"type": TEXT, "text": text}
+def text_part(text: str, citations: list[dict[str, Any]] | None = None) -> Part:
+    """Return a text part, with its checked citations when given."""
+    part: Part = {"type": TEXT, "text": text}
+    if citations is not None:
+        part["citations"] = citations
+    return part
 
 
 def tool_call_part(call_id: str, name: str, input: Any) -> Part:
@@ -43,15 +50,23 @@ def tool_call_part(call_id: str, name: str, input: Any) -> Part:
 
 
 def tool_result_part(
-    call_id: str, name: str, outcome: str, output: Any = None, error: str | None = None
+    call_id: str,
+    name: str,
+    outcome: str,
+    output: Any = None,
+    error: str | None = None,
+    sources: list[int] | None = None,
 ) -> Part:
-    """Return a tool call's result part: its raw output when ``outcome`` is ok, else its error."""
+    """Return a tool call's result part: its raw output when ``outcome`` is ok, else its error;
+    ``sources``: the numbers of the sources it cites, when it cites any."""
     part: Part = {"type": TOOL_RESULT, "callId": call_id, "name": name}
     if outcome == "ok":
         part["output"] = output
     else:
         part["error"] = error
     part["outcome"] = outcome
+    if sources:
+        part["sources"] = sources
     return part
 
 
@@ -65,9 +80,12 @@ def follow_ups_part(questions: list[str]) -> Part:
     return {"type": FOLLOW_UPS, "questions": list(questions)}
 
 
-def source_part(url: str, title: str | None) -> Part:
-    """Return a source part: a link the reply cites."""
-    return {"type": SOURCE, "url": url, "title": title}
+def source_part(url: str, title: str | None, number: int | None = None) -> Part:
+    """Return a source part: a link the reply cites, with its number in the reply when known."""
+    part: Part = {"type": SOURCE, "url": url, "title": title}
+    if number is not None:
+        part["number"] = number
+    return part
 
 
 def attachment_part(upload_id: str, filename: str, mime_type: str) -> Part:

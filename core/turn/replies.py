@@ -5,11 +5,15 @@ step stored (``TurnStep``) and the turn's tool calls (``ToolCall``).
     reply_parts    the reply's parts, in order, derived from those records
     write_reply    the one writer of ``Message.parts`` (and of ``Message.grounding``)
     cited_urls     the one answer to "what does this turn's reply cite"
+    source_numbers the one answer to "which number has each source"
 
 Step by step, the reply reads: the sources the model cited, its reasoning, its text, the tool
 calls it asked for and, once the step is over (the next step claimed it, or the turn ended),
 each call's result (a call without an outcome reads "cancelled": ``UNFINISHED_CALL``) followed
-by the sources its result cites. A source shows once, where it is first cited. A completed
+by the sources its result cites. A source shows once, where it is first cited, and is numbered
+in that order (the Sources row's); each result lists the numbers of the sources it cites, for
+the model to cite them. Once the turn ended, each text's ``[n]`` markers are checked against
+what the turn read (``core.turn.checks``). A completed
 reply ends with the follow-up questions its last step offered, when it did. Beside the parts,
 an ended reply says how it used the web (``core.turn.grounding``). A step cut off mid-stream
 before it stored its output (a Stop, a worker that died, a step that crashed) has what the
@@ -29,6 +33,7 @@ from sqlalchemy import update
 
 from core.extensions import db
 from core.models import Message, ToolCall, Turn, TurnStep
+from core.turn.checks import checked_parts
 from core.turn.events import REASONING_DELTA, SOURCE_ADDED, TEXT_DELTA, TOOL_FINISHED
 from core.turn.grounding import grounding_of, without_the_web
 from core.turn.parts import (
@@ -88,18 +93,34 @@ def derive_reply(
 ) -> tuple[list[Part], dict[str, Any] | None]:
     """Return the parts of a turn's reply (see ``reply_parts``) and, once the turn has ended,
     how it used the web (``core.turn.grounding``; None while it runs)."""
+    reply, status, last = _derive_turns(turn_id, at)
+    if status in OPEN_STATUSES:
+        return reply.parts, None
+    reply.parts = checked_parts(reply.parts, reply.answered, reply.numbers)
+    if status == "completed" and last is not None and last.follow_ups:
+        reply.parts.append(follow_ups_part(last.follow_ups))
+    grounding = grounding_of(reply.answered)
+    if grounding is None and status == "completed":
+        grounding = without_the_web()
+    return reply.parts, grounding
+
+
+def source_numbers(turn_id: str) -> dict[str, int]:
+    """Return the number of each source the turn's reply cites, by URL: 1, 2, … in the order
+    of first citation, the Sources row's."""
+    return _derive_turns(turn_id)[0].numbers
+
+
+def _derive_turns(
+    turn_id: str, at: tuple[str, int] | None = None
+) -> tuple[_Reply, str, TurnStep | None]:
+    """Derive the reply of every turn that wrote it; return it with this turn's status and
+    last step record."""
     reply = _Reply()
     for earlier in earlier_turn_ids(turn_id):
         _derive(reply, earlier)
     status, last = _derive(reply, turn_id, at)
-    if status in OPEN_STATUSES:
-        return reply.parts, None
-    if status == "completed" and last is not None and last.follow_ups:
-        reply.parts.append(follow_ups_part(last.follow_ups))
-    grounding = grounding_of(reply.calls)
-    if grounding is None and status == "completed":
-        grounding = without_the_web()
-    return reply.parts, grounding
+    return reply, status, last
 
 
 def earlier_turn_ids(turn_id: str) -> list[str]:
@@ -143,18 +164,19 @@ def _derive(
             reply.say(said.text, said.sources, said.reasoning)
         step_calls = calls.get(step, [])
         reply.parts.extend(tool_call_part(c.call_id, c.name, c.input) for c in step_calls)
-        if step_calls and (status != "running" or step < current):
+        if step_calls and (status not in OPEN_STATUSES or step < current):
             reply.add_results(step_calls)
     return status, records.get(max(records)) if records else None
 
 
 class _Reply:
-    """The parts of a reply as they are derived, and the URLs they cite so far."""
+    """The parts of a reply as they are derived, its sources' numbers by URL, and the calls
+    whose results it shows."""
 
     def __init__(self) -> None:
         self.parts: list[Part] = []
-        self.cited: set[str] = set()
-        self.calls: list[ToolCall] = []  # every call with its result, for the grounding
+        self.numbers: dict[str, int] = {}
+        self.answered: list[ToolCall] = []
 
     def say(self, text: str, sources: Iterable[Mapping[str, Any]], reasoning: str = "") -> None:
         last = self.parts[-1] if self.parts else None
@@ -162,30 +184,41 @@ class _Reply:
             # Only a continuation follows text with text: it goes on in the same words,
             # mid-sentence as the page showed it, so that Copy copies one answer.
             self.parts[-1] = text_part(last["text"] + text)
-            self.cite(sources)
+            self.parts.extend(self.cite(sources))
             return
-        self.cite(sources)
+        self.parts.extend(self.cite(sources))
         if reasoning:
             self.parts.append(reasoning_part(reasoning))
         if text:
             self.parts.append(text_part(text))
 
-    def cite(self, sources: Iterable[Mapping[str, Any]]) -> None:
+    def cite(self, sources: Iterable[Mapping[str, Any]]) -> list[Part]:
+        """Number the sources not cited yet; return their parts."""
+        new = []
         for source in sources:
-            if source["url"] not in self.cited:
-                self.cited.add(source["url"])
-                self.parts.append(source_part(source["url"], source.get("title")))
+            if source["url"] not in self.numbers:
+                self.numbers[source["url"]] = len(self.numbers) + 1
+                new.append(
+                    source_part(source["url"], source.get("title"), self.numbers[source["url"]])
+                )
+        return new
 
     def add_results(self, calls: list[ToolCall]) -> None:
-        self.calls.extend(calls)
+        cited = [self.cite(call.citations or []) for call in calls]
         self.parts.extend(
             tool_result_part(
-                c.call_id, c.name, c.outcome or "cancelled", c.output, c.error or UNFINISHED_CALL
+                c.call_id,
+                c.name,
+                c.outcome or "cancelled",
+                c.output,
+                c.error or UNFINISHED_CALL,
+                [self.numbers[s["url"]] for s in c.citations or []],
             )
             for c in calls
         )
-        for call in calls:
-            self.cite(call.citations or [])
+        for new in cited:
+            self.parts.extend(new)
+        self.answered.extend(calls)
 
 
 def write_reply(turn_id: str, status: str | None = None) -> list[Part] | None:

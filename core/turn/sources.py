@@ -4,7 +4,8 @@ Two paths cite, and both go through ``Sources``, which starts from what the turn
 (``core.turn.replies.cited_urls``):
 - the model's own citations while it streams: ``claim`` publishes each new one at once;
 - a tool's ``ctx.cite``: the call collects into ``collector()`` and, only with an ``ok``
-  result, ``claim_all`` publishes what no parallel call cited first.
+  result, ``claim_all`` publishes what no parallel call cited first. The call keeps all it
+  cited, cited before or not: its citations are checked against what it read.
 What is stored of both (the step's sources, the call's citations) reaches the reply through
 its derivation (``core.turn.replies``), which shows each URL once.
 A URL is claimed in the turn's Redis set (``TurnState.claim_citation``), so parallel tool calls
@@ -46,12 +47,22 @@ class Sources:
         return source_part(citation.url, citation.title)
 
     def collector(self) -> CitationList:
-        """Return a list a tool call collects its citations into (``ToolContext.cite``): it
-        publishes nothing; ``claim_all`` does, for an ``ok`` result."""
-        return CitationList(seen=self.cited)
+        """Return a list a tool call collects its citations into (``ToolContext.cite``), each
+        URL once, cited before or not: it publishes nothing; ``claim_all`` does, for an ``ok``
+        result."""
+        return CitationList()
 
     def claim_all(self, citations: Iterable[Citation]) -> list[dict[str, Any]]:
-        """Cite each of a call's collected citations not cited yet; return them as published
-        (``{url, title}``), to be stored with the call."""
-        claimed = (self.claim(c.url, c.title) for c in citations)
-        return [{"url": p["url"], "title": p["title"]} for p in claimed if p is not None]
+        """Cite each of a call's collected citations not cited yet; return all of them
+        (``{url, title}``, with ``snippet`` when given), to be stored with the call; none
+        once the turn has ended."""
+        if self.state.exists("ended"):
+            return []
+        kept = []
+        for citation in citations:
+            self.claim(citation.url, citation.title)
+            stored = {"url": citation.url, "title": citation.title}
+            if citation.snippet:
+                stored["snippet"] = citation.snippet
+            kept.append(stored)
+        return kept

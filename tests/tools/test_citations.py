@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.citations import CitationList, cut_title, is_presentable_url
+from tools.citations import MAX_SNIPPET_CHARS, CitationList, cut_title, is_presentable_url
 
 CASES = json.loads((Path(__file__).parents[1] / "data" / "url_cases.json").read_text())
 
@@ -64,3 +64,15 @@ def test_each_new_citation_is_reported_once():
     citations.cite("https://example.com/", "Home")
     citations.cite("https://example.com/", "Home")
     assert [c.url for c in seen] == ["https://example.com/"]
+
+
+def test_a_snippet_is_kept_collapsed_and_cut_from_its_head_alone():
+    citations = CitationList()
+    citations.cite("https://a.example/", "A", "  The   snippet\n says so. ")
+    citations.cite("https://b.example/", "B", "x" * 5_000_000)
+    citations.cite("https://c.example/", "C", "   ")
+    assert [c.snippet for c in citations.citations] == [
+        "The snippet says so.",
+        "x" * MAX_SNIPPET_CHARS,
+        None,
+    ]

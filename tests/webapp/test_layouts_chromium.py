@@ -92,7 +92,8 @@ def test_the_chat_fits_the_screen_in_every_state(
     fake_model.script(
         Reply.tool_calls([("web_search", {"query": long_query})], reasoning="Search first. " * 9),
         Reply.text(
-            "The keepers wrote **daily** logs.\n\n- wind\n- tides\n\n" + "Word " * 80,
+            "The keepers wrote **daily** logs [1].\n\n- wind [2]\n- tides\n\n" + "Word " * 80
+            + "end [1][2].",
             reasoning="The results name logbooks; a_long_unbroken_identifier_" * 4,
         ),
         Reply.text("What did keepers write about storms at night on the northern coast?\n"
@@ -105,6 +106,11 @@ def test_the_chat_fits_the_screen_in_every_state(
     page.wait_for_selector(".follow-ups button")
     page.screenshot(path=str(tmp_path / f"tool-cards-{label}.png"), full_page=True)
     faults["tool cards, thinking, follow-ups"] = layout_faults(page)
+    page.locator(".cite-chip").last.focus()  # a citation's card, opened at the line's end
+    page.locator(".cite-card").last.wait_for()
+    page.screenshot(path=str(tmp_path / f"citation-card-{label}.png"))
+    faults["citation card"] = layout_faults(page)
+    page.keyboard.press("Escape")
     fake_model.script(Reply.error(401))
     send(page, "Once more")
     wait_status(page, "failed")

@@ -201,3 +201,21 @@ def test_a_nested_list_renders_inside_its_item_without_a_paragraph(rendered):
 def test_a_reply_still_streaming_shows_its_open_bold_and_code_closed(streamed, shown):
     """Issue 25: raw ** showed while a bold word was still streaming."""
     assert run_node("markdown.js", "settle", [[streamed]])[0] == shown
+
+
+def test_citation_markers_are_cite_nodes_outside_code_and_links_as_the_check_reads_them():
+    """The grammar of tools/claims/markers.py: numbers, lists, short ranges; not code, links."""
+    [paragraph] = parse(
+        "A [3], B [1][2], C [1, 2; 4], D [2-4], E [1-20], F `x[5]`, [6](https://e.example/) "
+        "and [7]: no."
+    )
+    cites = [(n["numbers"], n["text"]) for n in paragraph["children"] if n["type"] == "cite"]
+    assert cites == [
+        ([3], "[3]"),
+        ([1], "[1]"),
+        ([2], "[2]"),
+        ([1, 2, 4], "[1, 2; 4]"),
+        ([2, 3, 4], "[2-4]"),
+    ]
+    assert {"type": "code", "text": "x[5]"} in paragraph["children"]
+    assert text(", E [1-20], F ") in paragraph["children"]

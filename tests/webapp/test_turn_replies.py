@@ -9,7 +9,13 @@ from core.models import Conversation, Message, ToolCall, Turn
 from core.turn.calls import claim_call, finish_call, store_calls
 from core.turn.lifecycle import cancel_turn, claim_step
 from core.turn.parts import source_part, text_part, tool_call_part, tool_result_part
-from core.turn.replies import UNFINISHED_CALL, StepOutput, cited_urls, reply_parts
+from core.turn.replies import (
+    UNFINISHED_CALL,
+    StepOutput,
+    cited_urls,
+    reply_parts,
+    source_numbers,
+)
 from tests.support.turns import stored_turn
 from webapp import queue
 from workers.providers import ToolCallRequest
@@ -80,21 +86,21 @@ def a_late_result_takes_its_place(app, user_id: str) -> None:
         finish(turn_id, "b", "B said late", [])
         assert claim_step(turn_id, 1)[0] == "ended"  # the chord's callback closes the step
         calls = [
-            source_part(**MODEL_SOURCE),
-            text_part("Looking."),
+            source_part(**MODEL_SOURCE, number=1),
+            text_part("Looking.", citations=[]),  # an ended reply's text is checked
             tool_call_part("a", "echo", {"q": "a"}),
             tool_call_part("b", "echo", {"q": "b"}),
-            tool_result_part("a", "echo", "ok", "A said"),
+            tool_result_part("a", "echo", "ok", "A said", sources=[2]),
         ]
         assert shown_at_stop == [
             *calls,
             tool_result_part("b", "echo", "cancelled", error=UNFINISHED_CALL),
-            source_part(**PAGE_SOURCE),
+            source_part(**PAGE_SOURCE, number=2),
         ]
         assert stored_reply(turn_id) == [
             *calls,
             tool_result_part("b", "echo", "ok", "B said late"),
-            source_part(**PAGE_SOURCE),
+            source_part(**PAGE_SOURCE, number=2),
         ]
         assert stored_reply(turn_id) == reply_parts(turn_id)
 
@@ -107,7 +113,7 @@ def test_a_running_step_shows_its_calls_and_their_results_only_once_it_is_over(a
         finish(turn_id, "a", "A said", [PAGE_SOURCE])
         finish(turn_id, "b", "B said", [{"url": MODEL_SOURCE["url"], "title": "Again"}])
         asked = [
-            source_part(**MODEL_SOURCE),
+            source_part(**MODEL_SOURCE, number=1),
             text_part("Looking."),
             tool_call_part("a", "echo", {"q": "a"}),
             tool_call_part("b", "echo", {"q": "b"}),
@@ -115,13 +121,15 @@ def test_a_running_step_shows_its_calls_and_their_results_only_once_it_is_over(a
         assert stored_reply(turn_id) == asked  # as the step stored its calls
         assert cited_urls(turn_id) == {MODEL_SOURCE["url"], PAGE_SOURCE["url"]}
         assert claim_step(turn_id, 1)[0] == "claimed"
-        # Each source shows once, where it was first cited.
+        # Each source shows once, where it was first cited, numbered in that order; a
+        # result lists the numbers of all it cites, cited before or not.
         assert reply_parts(turn_id) == [
             *asked,
-            tool_result_part("a", "echo", "ok", "A said"),
-            tool_result_part("b", "echo", "ok", "B said"),
-            source_part(**PAGE_SOURCE),
+            tool_result_part("a", "echo", "ok", "A said", sources=[2]),
+            tool_result_part("b", "echo", "ok", "B said", sources=[1]),
+            source_part(**PAGE_SOURCE, number=2),
         ]
+        assert source_numbers(turn_id) == {MODEL_SOURCE["url"]: 1, PAGE_SOURCE["url"]: 2}
 
 
 def test_replies_stored_before_0011_keep_their_parts_both_ways(app, make_user):

@@ -33,12 +33,16 @@ def test_a_reply_cites_each_url_once_whichever_path_brings_it(state):
     assert sources.claim("javascript:alert(1)", "no link") is None
 
     # A parallel tool call in another process, with its own view of the reply, claims through
-    # the same Redis set: what the model cited meanwhile is not cited twice.
+    # the same Redis set: what the model cited meanwhile is not cited twice. The call keeps
+    # all it cited, with the snippets, for its citations to be checked against.
     call = Sources(state, source_urls(reply))
     collected = call.collector()
     collected.cite("https://b.example/", "B from a page")
-    collected.cite("https://c.example/", "C")
-    assert call.claim_all(collected.citations) == [{"url": "https://c.example/", "title": "C"}]
+    collected.cite("https://c.example/", "C", "  C's   snippet ")
+    assert call.claim_all(collected.citations) == [
+        {"url": "https://b.example/", "title": "B from a page"},
+        {"url": "https://c.example/", "title": "C", "snippet": "C's snippet"},
+    ]
 
     assert published(state) == ["https://b.example/", "https://c.example/"]
 

@@ -228,3 +228,28 @@ def test_a_continuation_asks_to_go_on_after_the_partial_answer_within_the_contex
     assert messages[-3]["content"].startswith("Q3 ")  # older turns left out, not the newest
     assert "were left out" in messages[0]["content"]
     assert chars(messages) <= 3500
+
+
+def test_a_result_introduces_the_numbered_sources_it_cites_inside_the_envelope():
+    cited = {**result("c1", "page", "The page text."), "sources": [2, 1]}
+    messages = build(
+        [
+            StoredMessage("user", [{"type": "text", "text": "q"}]),
+            StoredMessage(
+                "assistant",
+                [
+                    {"type": "source", "url": "https://one.example/", "title": None, "number": 1},
+                    call("c1", "page", {"text": "a"}),
+                    cited,
+                    {"type": "source", "url": "https://two.example/", "title": "Two", "number": 2},
+                ],
+            ),
+        ]
+    )
+    assert "using only the numbers shown" in messages[0]["content"]
+    tool = messages[-1]["content"]
+    assert BOUNDARY.match(tool)
+    assert (
+        "Source [2]: Two, https://two.example/\nSource [1]: untitled, https://one.example/\n"
+        "The page text.\n</untrusted_tool_output" in tool
+    )

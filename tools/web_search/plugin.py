@@ -189,7 +189,7 @@ def create_web_search(engines: Sequence[SearchEngine]) -> Plugin:
             tool_ctx.meter.add(SEARCHES, 1, answer.answered.engine.id)
             results = answer.results[: options["maxResults"]]
             for result in results:
-                tool_ctx.cite(result.url, result.title or None)
+                tool_ctx.cite(result.url, result.title or None, result.snippet or None)
             output: dict[str, Any] = {
                 "results": [asdict(result) for result in results],
                 "engine": answer.answered.engine.id,

@@ -42,9 +42,10 @@ def reasoning_text(parts: Iterable[Mapping[str, Any]]) -> str:
 
 
 def numbered_sources(parts: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Return the reply's sources as ``{number, url, title}``, numbered from 1 in order."""
+    """Return the reply's sources as ``{number, url, title}``: the number its ``[n]``
+    markers cite (stored with the part; replies stored before are numbered from 1 in order)."""
     return [
-        {"number": n, "url": p["url"], "title": p.get("title")}
+        {"number": p.get("number") or n, "url": p["url"], "title": p.get("title")}
         for n, p in enumerate(of_kind(parts, SOURCE), start=1)
     ]
 

@@ -38,12 +38,10 @@
         onclick: onclick }, extra || {}));
     }
 
-    // The reply's text as the model wrote it (Markdown), without tool cards or sources.
+    // The reply's text as the model wrote it (Markdown), its markers kept and its numbered
+    // sources after it as Markdown links; no tool cards.
     function copyReply(parts) {
-      var text = function () {
-        return parts.filter(function (p) { return p.type === "text" && p.text; })
-          .map(function (p) { return p.text.trim(); }).join("\n\n");
-      };
+      var text = function () { return LookoutCitations.copyText(parts); };
       if (!text()) return null;
       return LookoutClipboard.button("Copy", "Copy this reply", text, "message-action copy");
     }

@@ -7,7 +7,8 @@
  * Assistant text goes through LookoutMarkdown (no raw HTML, click-to-load images); web_search and
  * web_fetch have cards of their own (LookoutToolCards), other tools a generic one; tool input,
  * output and errors are shown as text only; sources become links only through the shared
- * LookoutLinks.isPresentableUrl rule, deduplicated by URL and counted after filtering.
+ * LookoutLinks.isPresentableUrl rule, deduplicated by URL and counted after filtering, each
+ * with its number; "[n]" markers in the text are chips linked to them (LookoutCitations).
  */
 (function (root) {
   "use strict";
@@ -17,6 +18,7 @@
   var MAX_OUTPUT_CHARS = 20000;
   var SUMMARY_CHARS = Cards.SUMMARY_CHARS;
   var shorten = Cards.shorten;
+  var replies = 0;  // numbers each rendered reply, for the ids its chips link to
   var OUTCOMES = {
     running: "Running…", ok: "Done", error: "Failed", timeout: "Timed out",
     cancelled: "Stopped", refused: "Refused", skipped: "Skipped",
@@ -85,19 +87,23 @@
     return card;
   }
 
-  /** Return the Sources row of a reply's source parts, or null when none may be shown. */
-  function sourcesRow(parts) {
-    var seen = {}, shown = [];
-    parts.forEach(function (part) {
-      if (part.type !== "source" || seen[part.url] || !LookoutLinks.isPresentableUrl(part.url)) return;
-      seen[part.url] = true;
-      shown.push(part);
+  /**
+   * Return the Sources row of a reply's source parts, or null when none may be shown; each
+   * source has its number, and the id "<prefix>-source-<number>" its chips link to.
+   */
+  function sourcesRow(parts, prefix) {
+    var numbered = LookoutCitations.numberedSources(parts), shown = [];
+    Object.keys(numbered).forEach(function (number) {
+      var part = numbered[number];
+      if (LookoutLinks.isPresentableUrl(part.url)) shown.push({ number: number, part: part });
     });
     if (!shown.length) return null;
-    var list = el("ul", { class: "sources-list" }, shown.map(function (part) {
+    var list = el("ul", { class: "sources-list" }, shown.map(function (source) {
+      var part = source.part;
       var anchor = el("a", { href: part.url, rel: "noopener noreferrer nofollow", target: "_blank",
         title: part.url, text: part.title || Cards.hostOf(part.url) });
-      return el("li", {}, [anchor]);
+      return el("li", { id: prefix ? prefix + "-source-" + source.number : null,
+        "data-number": source.number }, [el("span", { class: "source-number", text: source.number }), anchor]);
     }));
     return el("div", { class: "sources", role: "group", "aria-label": "Sources" }, [
       el("span", { class: "sources-label", text: "Sources (" + shown.length + ")" }), list,
@@ -157,6 +163,7 @@
     var results = {};
     parts.forEach(function (part) { if (part.type === "tool-result") results[part.callId] = part; });
     var called = {}, sizes = Cards.partSizes(parts);
+    var prefix = "reply-" + (++replies), numbered = LookoutCitations.numberedSources(parts);
     parts.forEach(function (part, index) {
       if (part.type === "reasoning" && part.text) {
         // Keyed by place and opening words: stable while it streams, apart between replies.
@@ -165,7 +172,8 @@
       } else if (part.type === "text" && part.text) {
         var text = el("div", { class: "markdown" });
         var written = streaming && index === parts.length - 1 ? LookoutMarkdown.settle(part.text) : part.text;
-        text.appendChild(LookoutMarkdown.render(written, view.loadedImages));
+        text.appendChild(LookoutMarkdown.render(written, view.loadedImages,
+          LookoutCitations.citer(part, numbered, prefix)));
         body.appendChild(text);
       } else if (part.type === "tool-call") {
         called[part.id] = true;
@@ -176,7 +184,7 @@
     });
     var line = groundingLine(grounding);
     if (line) body.appendChild(line);
-    var sources = sourcesRow(parts);
+    var sources = sourcesRow(parts, prefix);
     if (sources) body.appendChild(sources);
     return body;
   }

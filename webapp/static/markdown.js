@@ -1,11 +1,15 @@
 /* A small, safe Markdown renderer for assistant text: model text never becomes HTML.
  *
  * parse(text) returns a tree of plain objects (blocks: paragraph, heading, code, list, quote,
- * rule, table; inlines: text, code, strong, em, del, link, image, break); render(text) builds DOM
+ * rule, table; inlines: text, code, strong, em, del, link, image, break, cite); render(text) builds DOM
  * nodes from it with createElement and textContent only, so "<script>" or "<img onerror>" in the
  * text stay text. A link gets an href only when LookoutLinks.isPresentableUrl (the rule shared
  * with Python) accepts its URL; an image never loads by itself: it is a button showing the full
  * URL, replaced by the <img> when the user clicks it (the spec's "no silent exfiltration").
+ *
+ * A citation marker ("[3]", "[1, 2]", "[1-3]"; never in code, never a link's label) is a cite
+ * node with its numbers; render(text, loaded, cite) draws it with cite(numbers, text), or as
+ * the text it was without one.
  *
  * A page that loads code_blocks.js gets code blocks with a label, a Copy button and highlighting.
  *
@@ -24,6 +28,26 @@
   var TABLE_SEPARATOR = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
   var ESCAPABLE = "\\`*_{}[]()#+-.!|~<>\"'";
   var BARE_URL = /^https?:\/\/[^\s<>"]+/i;
+  // The markers tools/claims/markers.py checks: a list of numbers, or a range of at most ten;
+  // followed by "(" or ":" it is a link, not a marker.
+  var CITE = /^\[(?:(\d{1,9}(?:[ \t]{0,3}[,;][ \t]{0,3}\d{1,9}){0,19})|(\d{1,9})[ \t]{0,3}[-\u2013\u2014][ \t]{0,3}(\d{1,9}))\](?![(:])/;
+  var MAX_RANGE = 10;
+
+  /** Return the numbers a marker names, each once; [] for a range that is not one. */
+  function citeNumbers(match) {
+    var numbers = [];
+    if (match[1]) {
+      match[1].split(/[,;]/).forEach(function (n) {
+        n = parseInt(n, 10);
+        if (numbers.indexOf(n) < 0) numbers.push(n);
+      });
+      return numbers;
+    }
+    var first = parseInt(match[2], 10), last = parseInt(match[3], 10);
+    if (first >= last || last - first >= MAX_RANGE) return [];
+    for (var n = first; n <= last; n++) numbers.push(n);
+    return numbers;
+  }
 
   function isBlank(line) { return /^\s*$/.test(line); }
 
@@ -223,6 +247,11 @@
           }
           continue;
         }
+        var numbers = ch === "[" && (match = CITE.exec(rest)) ? citeNumbers(match) : [];
+        if (numbers.length) {
+          emit({ type: "cite", numbers: numbers, text: match[0] }, i + match[0].length);
+          continue;
+        }
       }
       if (ch === "<" && (match = /^<(https?:\/\/[^\s<>]+)>/i.exec(rest))) {
         emit(link([{ type: "text", text: match[1] }], match[1]), i + match[0].length);
@@ -324,15 +353,17 @@
     return image;
   }
 
-  function renderInline(node, loaded) {
-    var recurse = function (child) { return renderInline(child, loaded); };
+  // ctx: {loaded: the Set of clicked images, cite: draws a marker}.
+  function renderInline(node, ctx) {
+    var recurse = function (child) { return renderInline(child, ctx); };
     switch (node.type) {
       case "text": return document.createTextNode(node.text);
       case "break": return make("br");
       case "code": return make("code", "", node.text);
       case "strong": case "em": case "del":
         return appendAll(make(node.type), node.children, recurse);
-      case "image": return imagePlaceholder(node, loaded);
+      case "image": return imagePlaceholder(node, ctx.loaded);
+      case "cite": return ctx.cite ? ctx.cite(node.numbers, node.text) : document.createTextNode(node.text);
       case "link":
         if (!node.href) return appendAll(make("span", "md-unlinked"), node.children, recurse);
         var anchor = appendAll(make("a"), node.children, recurse);
@@ -344,9 +375,9 @@
     }
   }
 
-  function renderBlock(node, loaded) {
-    var inline = function (child) { return renderInline(child, loaded); };
-    var block = function (child) { return renderBlock(child, loaded); };
+  function renderBlock(node, ctx) {
+    var inline = function (child) { return renderInline(child, ctx); };
+    var block = function (child) { return renderBlock(child, ctx); };
     switch (node.type) {
       case "paragraph": return appendAll(make("p"), node.children, inline);
       case "heading": return appendAll(make(HEADING_TAG[node.level], "md-heading"), node.children, inline);
@@ -392,10 +423,14 @@
     }
   }
 
-  /** Return a DocumentFragment of the text rendered; `loaded` (a Set) keeps clicked images. */
-  function render(text, loaded) {
+  /**
+   * Return a DocumentFragment of the text rendered; `loaded` (a Set) keeps clicked images;
+   * `cite(numbers, text)`, when given, returns the node of a citation marker.
+   */
+  function render(text, loaded, cite) {
     var fragment = document.createDocumentFragment();
-    parse(text).forEach(function (node) { fragment.appendChild(renderBlock(node, loaded)); });
+    var ctx = { loaded: loaded, cite: cite };
+    parse(text).forEach(function (node) { fragment.appendChild(renderBlock(node, ctx)); });
     return fragment;
   }
 

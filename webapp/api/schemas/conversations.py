@@ -6,6 +6,7 @@ from typing import Any
 
 from marshmallow import Schema, fields, pre_load, validate
 
+from webapp.api.schemas.parts import PartSchema
 from webapp.api.schemas.times import UtcTime
 
 MAX_TITLE = 200
@@ -49,14 +50,7 @@ class MessageSchema(Schema):
     parentId = fields.String(attribute="parent_id", allow_none=True)
     role = fields.String()
     status = fields.String()
-    parts = fields.List(
-        fields.Dict(),
-        metadata={
-            "description": "In order, each with its `type`: text, tool-call, tool-result, "
-            "source, attachment, reasoning (`text`: what the model thought before answering, "
-            "never sent back to it) and follow-ups (`questions`: up to three to ask next)."
-        },
-    )
+    parts = fields.List(fields.Nested(PartSchema))
     grounding = fields.Nested(
         GroundingSchema,
         allow_none=True,
