@@ -89,7 +89,9 @@ def checked_parts(
     for part in parts:
         if kind_of(part) == TEXT:
             checks = check_answer(part["text"], texts)
-            part = text_part(part["text"], [_citation(c, sources, texts, reads) for c in checks])
+            if checks:  # a text without markers reads as it always did
+                cited = [_citation(c, sources, texts, reads) for c in checks]
+                part = text_part(part["text"], cited)
         checked.append(part)
     return checked
 

@@ -45,7 +45,8 @@ def assert_page_result_kept(parts: list[dict]) -> None:
     result = next(p for p in parts if p["type"] == "tool-result")
     assert result["callId"] == call["id"]
     assert (result["outcome"], result["output"]) == ("ok", PAGE_OUTPUT)
-    assert {"type": "source", "url": "https://example.com/a", "title": "Page a"} in parts
+    source = {"type": "source", "url": "https://example.com/a", "title": "Page a", "number": 1}
+    assert source in parts
 
 
 def test_a_model_killed_mid_answer_after_a_tool_step_keeps_the_result_and_the_text(

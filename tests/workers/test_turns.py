@@ -125,8 +125,8 @@ def test_cite_adds_sources_ignores_non_http_urls_and_skips_repeats(chat, fake_mo
     turn = chat.wait(started["turn"]["id"])
     sources = [p for p in chat.reply(turn)["parts"] if p["type"] == "source"]
     assert sources == [
-        {"type": "source", "url": "https://example.com/a", "title": "Page a"},
-        {"type": "source", "url": "https://example.com/b", "title": "Page b"},
+        {"type": "source", "url": "https://example.com/a", "title": "Page a", "number": 1},
+        {"type": "source", "url": "https://example.com/b", "title": "Page b", "number": 2},
     ]
 
 

@@ -45,11 +45,12 @@ class CitationSchema(Schema):
 
 class PartSchema(Schema):
     """One part of a message; which keys it has depends on its ``type``: text (``text``, and
-    ``citations`` once its turn ended), tool-call (``id``, ``name``, ``input``), tool-result
-    (``callId``, ``name``, ``outcome``, ``output`` or ``error``, ``sources``), source (``url``,
-    ``title``, ``number``), attachment (``uploadId``, ``filename``, ``mimeType``), reasoning
-    (``text``: what the model thought before answering, never sent back to it), follow-ups
-    (``questions``: up to three to ask next)."""
+    ``citations`` once its turn ended, when it has ``[n]`` markers), tool-call (``id``,
+    ``name``, ``input``), tool-result (``callId``, ``name``, ``outcome``, ``output`` or
+    ``error``, ``sources``), source (``url``, ``title``, ``number``), attachment
+    (``uploadId``, ``filename``, ``mimeType``), reasoning (``text``: what the model thought
+    before answering, never sent back to it), follow-ups (``questions``: up to three to ask
+    next)."""
 
     type = fields.String(
         metadata={
