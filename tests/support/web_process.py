@@ -32,7 +32,7 @@ class WebProcess:
             "--bind",
             f"127.0.0.1:{self.port}",
             "--worker-class",
-            "gthread",
+            "webapp.stream_worker.StreamingWorker",
             "--workers",
             "1",
             "--threads",
