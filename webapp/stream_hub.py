@@ -193,27 +193,34 @@ class Hub:
                 self.unregister(follower)
 
     def deliver(self, key: str, entries, now: float) -> None:
-        """Send a turn's new events to each of its followers that has not had them."""
-        followers = self.by_key.get(key, ())
+        """Send a turn's new events to each follower that has not had them, in one write each
+        (a round that carries many events costs one system call per follower, not many)."""
+        frames = []
         for raw_id, fields in entries:
             entry_id = raw_id.decode()
-            position = parse_id(entry_id)
             name = fields[b"event"].decode()
             data = json.dumps(json.loads(fields[b"data"]))
             framed = chunk(event_frame(entry_id, name, data).encode())
-            for follower in list(followers):
-                if follower.last >= position:
-                    continue  # a resumed stream that had it already
-                follower.last = position
-                follower.fresh = False
-                follower.due = now + KEEPALIVE_SECONDS
-                if name in TERMINAL_EVENTS:
-                    follower.client.finish(framed)
-                    self.unregister(follower)
-                elif not follower.client.send(framed):
-                    self.unregister(follower)
+            frames.append((parse_id(entry_id), name in TERMINAL_EVENTS, framed))
+            if name in TERMINAL_EVENTS:
+                break  # nothing follows a turn's end
+        whole = b"".join(frame for _, _, frame in frames)
+        for follower in list(self.by_key.get(key, ())):
+            body = whole
+            if follower.last >= frames[0][0]:  # a resumed stream that had some already
+                body = b"".join(frame for at, _, frame in frames if at > follower.last)
+                if not body:
+                    continue
+            follower.last = frames[-1][0]
+            follower.fresh = False
+            follower.due = now + KEEPALIVE_SECONDS
+            if frames[-1][1]:
+                follower.client.finish(body)
+                self.unregister(follower)
+            elif not follower.client.send(body):
+                self.unregister(follower)
         if key in self.by_key:
-            self.cursor[key] = parse_id(entries[-1][0].decode())
+            self.cursor[key] = frames[-1][0]
 
     def sweep(self, now: float) -> None:
         """Send keep-alives that fell due, or the stored ending of a turn whose events expired."""
