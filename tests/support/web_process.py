@@ -7,9 +7,16 @@ import sys
 import uuid
 from pathlib import Path
 
+import requests
 from flask import Flask
 
-from tests.support.processes import free_port, start_process, stop_process, wait_for_port
+from tests.support.processes import (
+    free_port,
+    start_process,
+    stop_process,
+    wait_for_port,
+    wait_until,
+)
 from tests.support.workers import worker_environ
 
 
@@ -23,8 +30,8 @@ class WebProcess:
         self.env = worker_environ(app)
         self.process: subprocess.Popen | None = None
 
-    def start(self, timeout: float = 30) -> WebProcess:
-        """Start serving and wait until the port accepts connections; return self."""
+    def start(self, timeout: float = 120) -> WebProcess:
+        """Start serving and wait until the app answers; return self."""
         args = [
             sys.executable,
             "-m",
@@ -44,7 +51,18 @@ class WebProcess:
         ]
         self.process = start_process(args, self.log, env=self.env)
         wait_for_port("127.0.0.1", self.port, timeout)
+        # The port listens before gunicorn's worker has imported the app (many seconds on a
+        # loaded machine): a test's first request must not spend its own timeout on that.
+        wait_until(self.answers, timeout, f"gunicorn did not answer; see {self.log}")
         return self
+
+    def answers(self) -> bool:
+        """Whether the app answers a request (whatever its status)."""
+        try:
+            requests.get(f"{self.url}/healthz", timeout=5)
+            return True
+        except requests.RequestException:
+            return False
 
     def restart(self) -> None:
         """Stop the server (its open event streams are cut) and start it again, same port."""

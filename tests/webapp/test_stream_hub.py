@@ -10,7 +10,6 @@ import threading
 import psutil
 import pytest
 import redis
-import requests
 
 from tests.support.processes import wait_until
 from tests.support.raw_streams import RawStream, pump_until
@@ -41,8 +40,6 @@ def served(make_app, tmp_path):
             db.session.expunge(user)
         web = WebProcess(app, tmp_path).start()
         started.append(web)
-        # The port listens before gunicorn's worker has imported the app: wait for an answer.
-        requests.get(f"{web.url}/healthz", timeout=180)
         return web, app, user, token
 
     yield serve
