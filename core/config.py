@@ -449,6 +449,13 @@ SETTINGS: tuple[Setting, ...] = (
         int_parser(1),
     ),
     Setting(
+        "EVENT_STREAMS_PER_PROCESS",
+        "4000",
+        "Event streams one web process serves at once; past it a new one is refused with 503 "
+        "and Retry-After (each open stream is one socket, a few kilobytes, and no thread).",
+        int_parser(1, 1_000_000),
+    ),
+    Setting(
         "WORKER_CONCURRENCY",
         "32",
         "Threads per Celery worker (./run's worker; turns are I/O bound).",

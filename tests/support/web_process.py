@@ -7,10 +7,17 @@ import sys
 import uuid
 from pathlib import Path
 
+import requests
 from flask import Flask
 
 from tests.support.hosts import Host
-from tests.support.processes import free_port, start_process, stop_process, wait_for_port
+from tests.support.processes import (
+    free_port,
+    start_process,
+    stop_process,
+    wait_for_port,
+    wait_until,
+)
 from tests.support.workers import START_SECONDS, worker_environ
 
 
@@ -28,7 +35,7 @@ class WebProcess:
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = START_SECONDS) -> WebProcess:
-        """Start serving and wait until the port accepts connections; return self."""
+        """Start serving and wait until the app answers; return self."""
         args = [
             sys.executable,
             "-m",
@@ -36,7 +43,7 @@ class WebProcess:
             "--bind",
             f"{self.address}:{self.port}",
             "--worker-class",
-            "gthread",
+            "webapp.stream_worker.StreamingWorker",
             "--workers",
             "1",
             "--threads",
@@ -50,7 +57,18 @@ class WebProcess:
             args = self.host.command(args)
         self.process = start_process(args, self.log, env=self.env)
         wait_for_port(self.address, self.port, timeout)
+        # The port listens before gunicorn's worker has imported the app (many seconds on a
+        # loaded machine): a test's first request must not spend its own timeout on that.
+        wait_until(self.answers, timeout, f"gunicorn did not answer; see {self.log}")
         return self
+
+    def answers(self) -> bool:
+        """Whether the app answers a request (whatever its status)."""
+        try:
+            requests.get(f"{self.url}/healthz", timeout=5)
+            return True
+        except requests.RequestException:
+            return False
 
     def restart(self) -> None:
         """Stop the server (its open event streams are cut) and start it again, same port."""

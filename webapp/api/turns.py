@@ -15,7 +15,7 @@ from core.extensions import db
 from core.limits import allowed
 from core.models import Conversation, Message, Turn
 from core.models.providers import find_model
-from core.streams import open_stream
+from core.streams import PROCESS_STREAMS, open_stream
 from core.turn import lifecycle
 from core.turn.events import STREAM_CLOSED, TERMINAL_EVENTS, ending_event
 from core.turn.lifecycle import OPEN_STATUSES, TurnRefused, cancel_turn
@@ -34,9 +34,11 @@ from webapp.api.schemas.turns import (
 from webapp.api.uploads import attachment_parts
 from webapp.auth.guards import api_login_required
 from webapp.errors import ApiError
+from webapp.stream_hub import Follower, event_frame, find_hub, parse_id
 
 bp = Blueprint("api_turns", __name__, url_prefix="/api")
 KEEPALIVE_MS = 15000
+STREAMS_FULL_RETRY_SECONDS = 10
 EVENT_PARAMETERS = (
     {
         "name": "Last-Event-ID",
@@ -200,12 +202,26 @@ def stream_events(turn_id: str):
     """
     turn = get_turn(turn_id)
     after = request.headers.get("Last-Event-ID") or request.args.get("after") or "0"
-    state = turn_state(turn.id)
     app = current_app._get_current_object()
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    if PROCESS_STREAMS.full(app.config["EVENT_STREAMS_PER_PROCESS"]):
+        raise ApiError(
+            "This server is following as many event streams as it can; the page tries again "
+            "by itself, or try again in a few seconds.",
+            503,
+            retry_after=STREAMS_FULL_RETRY_SECONDS,
+        )
+    hub = find_hub(request.environ)
     try:
-        stream = open_stream(current_user.id, allowed(current_user.id, "eventStreams"))
+        limit = allowed(current_user.id, "eventStreams")
+        stream = open_stream(current_user.id, limit, hub.control if hub else None)
     except redis.RedisError:
-        stream = None  # Redis restarting: the loop below ends at once and the page reconnects
+        stream = None  # Redis restarting: the stream ends at once and the page reconnects
+    position = parse_id(after)
+    if hub is not None and stream is not None and position is not None:
+        body = hub.hand_off(request.environ, Follower(turn.id, position, stream))
+        return Response(body, mimetype=EVENT_STREAM, headers=headers)
+    state = turn_state(turn.id)
 
     def ended() -> tuple[str, str | None] | None:
         """The turn's stored ending (status, error), None while it is open."""
@@ -216,10 +232,12 @@ def stream_events(turn_id: str):
             return None if row is None or row.status in OPEN_STATUSES else tuple(row)
 
     def generate() -> Iterator[str]:
+        PROCESS_STREAMS.take()
         try:
             with metrics.event_stream_open():
                 yield from follow()
         finally:
+            PROCESS_STREAMS.release()
             if stream is not None:
                 try:
                     stream.close()
@@ -236,10 +254,10 @@ def stream_events(turn_id: str):
             block = KEEPALIVE_MS
             for entry_id, name, data in events:
                 if name == STREAM_CLOSED:  # the user's newest stream took this one's place
-                    yield f"event: {name}\ndata: {json.dumps(data)}\n\n"
+                    yield event_frame(None, name, json.dumps(data))
                     return
                 last = entry_id
-                yield f"id: {entry_id}\nevent: {name}\ndata: {json.dumps(data)}\n\n"
+                yield event_frame(entry_id, name, json.dumps(data))
                 if name in TERMINAL_EVENTS:
                     return
             if not events:
@@ -247,10 +265,9 @@ def stream_events(turn_id: str):
                 if ending is not None:  # ended, and its stream expired (or lost its end)
                     status, error = ending
                     data = json.dumps({"error": error} if error else {})
-                    yield f"event: {ending_event(status)}\ndata: {data}\n\n"
+                    yield event_frame(None, ending_event(status), data)
                     return
                 yield ": keep-alive\n\n"
                 stream.beat()
 
-    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return Response(generate(), mimetype="text/event-stream", headers=headers)

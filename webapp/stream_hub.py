@@ -1,0 +1,316 @@
+"""One Redis reader per web process that fans each turn's events out to every stream following it.
+
+A request thread checks the stream (sign-in, the turn's owner, the user's stream limit) and hands
+its connection to the process's ``Hub`` (``follow``), then lets go of it: the hub's one thread
+reads every followed turn's events with one blocking XREAD, encodes each event once, and writes it
+to each follower's socket (``webapp/stream_sockets.py``); nothing holds a thread per stream. The
+wire is the thread-served stream's: the same ``id:``/``event:``/``data:`` lines, a keep-alive
+comment every ``KEEPALIVE_SECONDS``, resume after ``Last-Event-ID``, the stored ending of a turn
+whose events expired, and ``stream.closed`` when the user's newest stream takes this one's place.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+
+import redis
+from flask import Flask, current_app
+
+from core import metrics
+from core.extensions import db
+from core.models import Turn
+from core.streams import PROCESS_STREAMS, OpenStream
+from core.turn import state
+from core.turn.events import STREAM_CLOSED, TERMINAL_EVENTS, ending_event
+from core.turn.lifecycle import OPEN_STATUSES
+from webapp.stream_sockets import Client, SocketLoop, chunk, response_head
+from webapp.stream_worker import CLAIM, HEAD, ConnectionClaimed
+
+log = logging.getLogger(__name__)
+
+KEEPALIVE_SECONDS = 15
+SWEEP_SECONDS = 1.0  # how often keep-alives fall due: their timing is this coarse
+COUNT = 500  # events read per turn per round
+KEEPALIVE = chunk(b": keep-alive\n\n")
+
+
+def parse_id(text: str) -> tuple[int, int] | None:
+    """Return a Redis stream id ("ms-seq" or "ms") as a pair to compare; None if it is not one."""
+    ms, _, seq = text.partition("-")
+    if not ms.isdigit() or not (seq.isdigit() or seq == ""):
+        return None
+    return int(ms), int(seq or 0)
+
+
+def event_frame(entry_id: str | None, name: str, data: str) -> str:
+    """Return one event as Server-Sent Events text (``data`` is its JSON)."""
+    if entry_id is None:
+        return f"event: {name}\ndata: {data}\n\n"
+    return f"id: {entry_id}\nevent: {name}\ndata: {data}\n\n"
+
+
+class Follower:
+    """One stream the hub serves: its socket, its turn's key, the last event it was sent."""
+
+    __slots__ = ("client", "key", "turn_id", "last", "stream", "due", "fresh", "gone")
+
+    def __init__(self, turn_id: str, last: tuple[int, int], stream: OpenStream) -> None:
+        self.client: Client | None = None
+        self.turn_id = turn_id
+        self.key = state.key(turn_id, "events")
+        self.last = last
+        self.stream = stream
+        self.due = 0.0  # when its next keep-alive falls due (monotonic)
+        self.fresh = True  # its first round, which ends at once when nothing is there
+        self.gone = False
+
+
+class Hub:
+    """The event streams of one web process, read from Redis by one thread."""
+
+    def __init__(self, app: Flask) -> None:
+        self.app = app
+        self.client = redis.Redis.from_url(
+            app.config["REDIS_URL"],
+            socket_connect_timeout=2,
+            socket_timeout=state.READ_TIMEOUT_SECONDS,
+            health_check_interval=30,
+        )
+        self.control = f"lookout:streams:hub:{uuid.uuid4().hex}"
+        self.control_last = "0-0"
+        self.sockets = SocketLoop()
+        self.lock = threading.Lock()
+        self.joining: list[Follower] = []
+        self.leaving: list[Follower] = []
+        self.by_key: dict[str, set[Follower]] = {}
+        self.cursor: dict[str, tuple[int, int]] = {}
+        self.by_stream: dict[str, Follower] = {}
+        self.forgotten: list[OpenStream] = []
+        self.fresh: list[Follower] = []
+        self.next_sweep = 0.0
+        threading.Thread(target=self.run, name="event-stream-hub", daemon=True).start()
+
+    def hand_off(self, environ: dict, follower: Follower) -> Iterator[bytes]:
+        """Return the body of a stream the hub serves: it takes the request's connection and
+        raises ``ConnectionClaimed``, so that the server lets go of it."""
+        PROCESS_STREAMS.take()
+        try:
+            status, headers = environ[HEAD]
+            self.follow(environ["gunicorn.socket"], response_head(status, headers), follower)
+        except Exception:
+            PROCESS_STREAMS.release()
+            follower.stream.close()
+            raise
+        raise ConnectionClaimed()
+        yield b""  # a generator, so that the server runs the above when it reads the body
+
+    def follow(self, sock, head: bytes, follower: Follower) -> None:
+        """Serve ``follower`` on ``sock`` from now on, after the response's ``head``."""
+        follower.client = Client(sock, self.sockets, lambda: self.leave(follower))
+        metrics.EVENT_STREAMS_OPEN.inc()
+        follower.client.send(head)
+        self.sockets.ask("watch", follower.client)
+        with self.lock:
+            self.joining.append(follower)
+        try:  # end the reader's wait, so that the stream's first read is at once
+            self.client.xadd(self.control, {"event": "wake"}, maxlen=100, approximate=True)
+        except redis.RedisError:
+            pass  # the reader is failing too, and ends every stream
+
+    def leave(self, follower: Follower) -> None:
+        """Note that the follower's client hung up or was dropped (from the socket thread)."""
+        with self.lock:
+            self.leaving.append(follower)
+
+    def run(self) -> None:
+        """Serve rounds until the process exits; a failing Redis ends every stream."""
+        while True:
+            try:
+                self.serve_round()
+            except Exception as exc:
+                if not isinstance(exc, redis.RedisError):
+                    log.exception("the event stream hub failed; its streams end and reconnect")
+                self.end_all()
+                time.sleep(0.5)
+
+    def serve_round(self) -> None:
+        """Take joiners and leavers, read every followed turn once, send what came."""
+        self.take_changes()
+        now = time.monotonic()
+        fresh, self.fresh = self.fresh, []
+        wait = max(1, int((self.next_sweep - now) * 1000))
+        streams = {self.control: self.control_last}
+        for key, (ms, seq) in self.cursor.items():
+            streams[key] = f"{ms}-{seq}"
+        answer = self.client.xread(streams, count=COUNT, block=None if fresh else wait)
+        by_name = {name.decode(): entries for name, entries in answer or ()}
+        now = time.monotonic()
+        control = by_name.pop(self.control, None)
+        if control:
+            self.control_last = control[-1][0].decode()
+            self.take_control(control)
+        for key, entries in by_name.items():
+            self.deliver(key, entries, now)
+        for follower in fresh:
+            if follower.fresh and not follower.gone:  # nothing yet: its ending or a keep-alive
+                follower.fresh = False
+                follower.due = 0.0
+        if fresh or now >= self.next_sweep:
+            self.sweep(now)
+        self.forget()
+
+    def take_changes(self) -> None:
+        with self.lock:
+            joining, self.joining = self.joining, []
+            leaving, self.leaving = self.leaving, []
+        for follower in joining:
+            if follower.gone or follower.client.closed:
+                self.unregister(follower)
+                continue
+            self.by_key.setdefault(follower.key, set()).add(follower)
+            self.by_stream[follower.stream.id] = follower
+            self.fresh.append(follower)
+            cursor = self.cursor.get(follower.key, follower.last)
+            self.cursor[follower.key] = min(cursor, follower.last)
+        for follower in leaving:
+            self.unregister(follower)
+
+    def take_control(self, entries) -> None:
+        """Close the streams whose user opened one past their limit."""
+        for _entry_id, fields in entries:
+            if fields.get(b"event") != STREAM_CLOSED.encode():
+                continue  # a wake-up
+            follower = self.by_stream.get(fields.get(b"stream", b"").decode())
+            if follower is not None:
+                data = json.dumps(json.loads(fields[b"data"]))
+                follower.client.finish(chunk(event_frame(None, STREAM_CLOSED, data).encode()))
+                self.unregister(follower)
+
+    def deliver(self, key: str, entries, now: float) -> None:
+        """Send a turn's new events to each follower that has not had them, in one write each
+        (a round that carries many events costs one system call per follower, not many)."""
+        frames = []
+        for raw_id, fields in entries:
+            entry_id = raw_id.decode()
+            name = fields[b"event"].decode()
+            data = json.dumps(json.loads(fields[b"data"]))
+            framed = chunk(event_frame(entry_id, name, data).encode())
+            frames.append((parse_id(entry_id), name in TERMINAL_EVENTS, framed))
+            if name in TERMINAL_EVENTS:
+                break  # nothing follows a turn's end
+        whole = b"".join(frame for _, _, frame in frames)
+        for follower in list(self.by_key.get(key, ())):
+            body = whole
+            if follower.last >= frames[0][0]:  # a resumed stream that had some already
+                body = b"".join(frame for at, _, frame in frames if at > follower.last)
+                if not body:
+                    continue
+            follower.last = frames[-1][0]
+            follower.fresh = False
+            follower.due = now + KEEPALIVE_SECONDS
+            if frames[-1][1]:
+                follower.client.finish(body)
+                self.unregister(follower)
+            elif not follower.client.send(body):
+                self.unregister(follower)
+        if key in self.by_key:
+            self.cursor[key] = frames[-1][0]
+
+    def sweep(self, now: float) -> None:
+        """Send keep-alives that fell due, or the stored ending of a turn whose events expired."""
+        self.next_sweep = now + SWEEP_SECONDS
+        due = [f for fs in self.by_key.values() for f in fs if f.due <= now]
+        if not due:
+            return
+        with self.app.app_context():
+            ids = list({f.turn_id for f in due})
+            rows = db.session.execute(
+                db.select(Turn.id, Turn.status, Turn.error).where(Turn.id.in_(ids))
+            )
+            endings = {row.id: row for row in rows if row.status not in OPEN_STATUSES}
+            db.session.remove()
+        pipe = self.client.pipeline(transaction=False)
+        for follower in due:
+            ending = endings.get(follower.turn_id)
+            if ending is not None:  # ended, and its stream expired (or lost its end)
+                data = json.dumps({"error": ending.error} if ending.error else {})
+                frame = event_frame(None, ending_event(ending.status), data)
+                follower.client.finish(chunk(frame.encode()))
+                self.unregister(follower)
+            elif follower.client.send(KEEPALIVE):
+                follower.due = now + KEEPALIVE_SECONDS
+                follower.stream.beat(pipe)
+            else:
+                self.unregister(follower)
+        pipe.execute()
+
+    def unregister(self, follower: Follower) -> None:
+        """Stop serving a follower, once; its stream stops counting at the round's end."""
+        if follower.gone:
+            return
+        follower.gone = True
+        followers = self.by_key.get(follower.key)
+        if followers is not None:
+            followers.discard(follower)
+            if not followers:
+                del self.by_key[follower.key]
+                self.cursor.pop(follower.key, None)
+        self.by_stream.pop(follower.stream.id, None)
+        self.forgotten.append(follower.stream)
+        metrics.EVENT_STREAMS_OPEN.dec()
+        PROCESS_STREAMS.release()
+
+    def forget(self) -> None:
+        """Stop counting the streams that ended this round, in one round trip."""
+        if not self.forgotten:
+            return
+        pipe = self.client.pipeline(transaction=False)
+        for stream in self.forgotten:
+            stream.forget(pipe)
+        self.forgotten = []
+        pipe.execute()
+
+    def end_all(self) -> None:
+        """End every stream (Redis failed: each page reconnects and resumes after its last)."""
+        with self.lock:
+            joining, self.joining = self.joining, []
+        for follower in [*joining, *self.by_stream.values()]:
+            if follower.client is not None:
+                follower.client.finish()
+            self.unregister(follower)
+        self.by_key.clear()
+        self.cursor.clear()
+        try:
+            self.forget()
+        except redis.RedisError:
+            self.forgotten = []  # they stop counting when their alive keys expire
+
+
+_CREATING = threading.Lock()
+
+
+def get_hub(app: Flask) -> Hub:
+    """Return this process's hub for ``app``, starting it on first use."""
+    hub = app.extensions.get("lookout_stream_hub")
+    if hub is None:
+        with _CREATING:
+            hub = app.extensions.get("lookout_stream_hub")
+            if hub is None:
+                hub = app.extensions["lookout_stream_hub"] = Hub(app)
+    return hub
+
+
+def find_hub(environ: dict) -> Hub | None:
+    """Return this process's hub when the server lets it claim the request's connection (the
+    Lookout gunicorn worker, HTTP/1.1, no TLS); None when the stream must hold its thread."""
+    if not environ.get(CLAIM) or environ.get("SERVER_PROTOCOL") != "HTTP/1.1":
+        return None
+    if type(environ.get("gunicorn.socket")) is not socket.socket:
+        return None
+    return get_hub(current_app._get_current_object())
