@@ -23,7 +23,7 @@ import redis
 from flask import Flask, current_app
 
 from core import metrics
-from core.extensions import db
+from core.extensions import REDIS_READ_TIMEOUT_SECONDS, db
 from core.models import Turn
 from core.streams import PROCESS_STREAMS, OpenStream
 from core.turn import state
@@ -79,7 +79,7 @@ class Hub:
         self.client = redis.Redis.from_url(
             app.config["REDIS_URL"],
             socket_connect_timeout=2,
-            socket_timeout=state.READ_TIMEOUT_SECONDS,
+            socket_timeout=REDIS_READ_TIMEOUT_SECONDS,
             health_check_interval=30,
         )
         self.control = f"lookout:streams:hub:{uuid.uuid4().hex}"

@@ -34,7 +34,8 @@ PROGRESS_EVENTS = (
 # its user within QUOTA_EVENT_STREAMS (the turn goes on; the page follows it again when focused).
 STREAM_CLOSED = "stream.closed"
 NAMES = PROGRESS_EVENTS + TERMINAL_EVENTS + (STREAM_CLOSED,)
-PAGE_SCRIPT = Path(__file__).parent.parent / "static" / "turn_events.js"
+# The page's copy lives with the web app's static files.
+PAGE_SCRIPT = Path(__file__).resolve().parents[2] / "webapp" / "static" / "turn_events.js"
 
 
 def ending_event(status: str) -> str:
