@@ -31,7 +31,7 @@ def create_app(config: Mapping[str, Any] | None = None, import_name: str = __nam
     settings.configure_logging(values["LOG_LEVEL"])
 
     # Imported here so that `import core.config` (./run's settings check) stays light.
-    from core import models, plugin_host  # noqa: F401  (models: every table registered)
+    from core import metrics, models, plugin_host  # noqa: F401  (models: every table registered)
     from core.extensions import db, init_redis, migrate
     from core.turn import queued
 
@@ -40,4 +40,5 @@ def create_app(config: Mapping[str, Any] | None = None, import_name: str = __nam
     init_redis(app)
     queued.init_app(app)
     plugin_host.init_plugins(app)
+    metrics.count_plugin_events()
     return app

@@ -22,7 +22,8 @@ from prometheus_client import Counter, Gauge, Histogram
 
 from core.config import prepare_metrics_folder
 from core.turn.states import CALL_OUTCOMES, ENDED_STATUSES
-from tools.api import SEARCH_FAILURE_REASONS
+from tools import net
+from tools.api import SEARCH_FAILURE_REASONS, on_search_failure
 
 prepare_metrics_folder()
 
@@ -133,3 +134,10 @@ def event_stream_open() -> Iterator[None]:
         yield
     finally:
         EVENT_STREAMS_OPEN.dec()
+
+
+def count_plugin_events() -> None:
+    """Count the network guard's refusals and the failed searches any search plugin reports,
+    in this process (a worker's, where they happen, or the web's)."""
+    net.on_refusal(guard_refused)
+    on_search_failure(search_failed)

@@ -26,12 +26,9 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from sqlalchemy import func
 from sqlalchemy.exc import SQLAlchemyError
 
-from core import metrics
 from core.extensions import db, get_redis
 from core.models import Turn
 from core.models.base import aware, utcnow
-from tools import net
-from tools.api import on_search_failure
 from webapp.errors import json_error
 from webapp.security import client_address, forwarded_by_untrusted_proxy
 
@@ -124,8 +121,5 @@ def show_metrics():
 
 
 def init_metrics(app: Flask) -> None:
-    """Serve /metrics and count the network guard's refusals and the failed searches any search
-    plugin reports, in this process."""
+    """Serve /metrics (the core app counts the plugins' events: ``metrics.count_plugin_events``)."""
     app.register_blueprint(bp)
-    net.on_refusal(metrics.guard_refused)
-    on_search_failure(metrics.search_failed)

@@ -103,9 +103,9 @@ def setup(ctx):
         Tool("page", "Read a page.", TextInput, page, default_enabled=True, untrusted=True)
     )
     ctx.tools.register(
-        Tool("article", "Read an article.", TextInput, article, default_enabled=True,
-             untrusted=True)
-    )  # fmt: skip
+        # Off by default, so that the tools other tests see offered stay as they were.
+        Tool("article", "Read an article.", TextInput, article, untrusted=True, user_toggle=True)
+    )
     ctx.tools.register(Tool("slow", "Wait.", Empty, slow, timeout_seconds=1))
     ctx.tools.register(Tool("gather", "Meet the others.", TextInput, gather, timeout_seconds=60))
     ctx.tools.register(Tool("stubborn", "Sleep.", Empty, stubborn, timeout_seconds=1))
