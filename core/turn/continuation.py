@@ -23,7 +23,7 @@ from typing import Any
 from core.extensions import db
 from core.models import Conversation, Message, Turn
 from core.models.providers import find_model
-from core.turn.lifecycle import TurnRefused, begin_turn
+from core.turn.lifecycle import TurnRefused, begin_turn, store_queued_turn
 from core.turn.replies import earlier_turn_ids
 from core.turn.states import OPEN_STATUSES
 
@@ -101,18 +101,8 @@ def continue_reply(
     generation: dict[str, Any] = dict(last.generation or {})
 
     def store() -> Turn:
-        turn = Turn(
-            conversation_id=conversation.id,
-            user_message_id=last.user_message_id,
-            assistant_message_id=message.id,
-            model=model,
-            generation=generation,
-            roles=list(roles),
-            status="queued",
+        return store_queued_turn(
+            conversation, last.user_message_id, model, generation, roles, message.id
         )
-        db.session.add(turn)
-        conversation.updated_at = db.func.now()
-        db.session.commit()
-        return turn
 
     return begin_turn(conversation, store, send)

@@ -132,9 +132,23 @@ def store_turn(
     """Store the user's message and a queued turn, and commit."""
     db.session.add(user_message)
     db.session.flush()
+    return store_queued_turn(conversation, user_message.id, model, generation, roles)
+
+
+def store_queued_turn(
+    conversation: Conversation,
+    user_message_id: str,
+    model: str,
+    generation: dict[str, Any],
+    roles: list[str],
+    assistant_message_id: str | None = None,
+) -> Turn:
+    """Store a queued turn answering ``user_message_id`` (writing on in
+    ``assistant_message_id``'s reply when given: a continuation), and commit."""
     turn = Turn(
         conversation_id=conversation.id,
-        user_message_id=user_message.id,
+        user_message_id=user_message_id,
+        assistant_message_id=assistant_message_id,
         model=model,
         generation=generation,
         roles=list(roles),
