@@ -19,7 +19,7 @@
     var refresh = el("button", { type: "button", class: "refresh",
       "aria-label": "List the tools of " + server.name + " again", text: "List tools again" });
     refresh.addEventListener("click", function () {
-      say(status, "Listing…", false);
+      say(status, "Listing…", null);
       api.request("POST", serverUrl(server) + "/refresh").then(function (result) {
         if (result.ok) load(); else say(status, api.errorMessage(result), true);
       });

@@ -143,7 +143,7 @@
     });
     form.addEventListener("submit", function (event) {
       event.preventDefault();
-      say(status, "Saving…", false);
+      say(status, "Saving…", null);
       saveOptions(plugin, controller.collect()).then(function (result) {
         if (result.ok) {
           draw(result.data);

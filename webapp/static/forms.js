@@ -228,10 +228,12 @@
   }
 
   /** Show a form's outcome in its status element: "ok" or "error" styling, other classes kept. */
+  /** Show ``text`` in a status line: an error (isError true), done (false), or still under
+   * way (null: neither, so nothing reads "saved" before the server said so). */
   function say(status, text, isError) {
     status.textContent = text;
-    status.classList.toggle("ok", !isError);
-    status.classList.toggle("error", !!isError);
+    status.classList.toggle("ok", isError === false);
+    status.classList.toggle("error", isError === true);
   }
 
   /** A date from the API (UTC, with or without an offset) in the reader's local time. */

@@ -36,7 +36,7 @@
       event.preventDefault();
       create.nameError.textContent = "";
       create.nameInput.removeAttribute("aria-invalid");
-      say(create.status, "Creating…", false);
+      say(create.status, "Creating…", null);
       api.request("POST", create.url, create.body()).then(function (result) {
         if (!result.ok) {
           var fields = ((result.data && result.data.error) || {}).fields || {};

@@ -154,8 +154,7 @@
       if (!request) return;  // the form said what is missing
       button.disabled = true;
       importBox.textContent = "";
-      say(status, "Testing… a worker is asking the provider for its models.", false);
-      status.classList.remove("ok");
+      say(status, "Testing… a worker is asking the provider for its models.", null);
       request.then(function (result) {
         button.disabled = false;
         if (!result.ok) return say(status, api.errorMessage(result), true);

@@ -18,7 +18,7 @@
     box.addEventListener("change", function () {
       var wanted = box.checked;
       box.disabled = true;
-      say(status, "Saving…", false);
+      say(status, "Saving…", null);
       var url = "/api/plugins/" + encodeURIComponent(plugin.id) + "/tools/" +
         encodeURIComponent(tool.name);
       api.request("PUT", url, { enabled: wanted }).then(function (result) {
@@ -66,7 +66,7 @@
     var url = "/api/plugins/" + encodeURIComponent(plugin.id) + "/settings";
     form.addEventListener("submit", function (event) {
       event.preventDefault();
-      say(status, "Saving…", false);
+      say(status, "Saving…", null);
       api.request("PUT", url, controller.collect()).then(function (result) {
         if (result.ok) {
           draw(result.data.settings, result.data.secretsSet);
@@ -79,7 +79,7 @@
       });
     });
     form.querySelector(".reset").addEventListener("click", function () {
-      say(status, "Resetting…", false);
+      say(status, "Resetting…", null);
       api.request("DELETE", url).then(function (result) {
         if (result.ok) {
           draw({}, {});

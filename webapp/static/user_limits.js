@@ -51,7 +51,7 @@
       input.removeAttribute("aria-invalid");
       form.querySelector("#" + input.id + "-error").textContent = "";
     });
-    say(status, "Saving…", false);
+    say(status, "Saving…", null);
     api.request("PUT", url, body).then(function (result) {
       if (result.ok) { say(status, "Saved.", false); return; }
       var fields = ((result.data && result.data.error) || {}).fields || {};
@@ -99,7 +99,7 @@
     details.addEventListener("toggle", function () {
       showAcross(details, form);
       if (!details.open || form.getAttribute("data-ready")) return;
-      say(status, "Loading…", false);
+      say(status, "Loading…", null);
       api.request("GET", url).then(function (result) {
         if (!result.ok) { say(status, api.errorMessage(result), true); return; }
         fieldsFor(user, result.data, form);

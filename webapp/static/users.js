@@ -69,7 +69,7 @@
 
   /** Send a change of one account; on success redraw its row and focus the same action. */
   function change(user, row, status, method, url, body, then) {
-    say(status, "Saving…", false);
+    say(status, "Saving…", null);
     return api.request(method, url, body).then(function (result) {
       if (!result.ok) {
         say(status, api.errorMessage(result), true);
