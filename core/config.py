@@ -321,6 +321,13 @@ SETTINGS: tuple[Setting, ...] = (
         int_parser(1, 10000),
     ),
     Setting(
+        "QUOTA_MCP_CALLS",
+        "4",
+        "Tool calls one user's programs may have running at once through Lookout's MCP server "
+        "(a user's override on the Users page wins).",
+        int_parser(1, 10000),
+    ),
+    Setting(
         "QUOTA_TURNS_PER_HOUR",
         "120",
         "Messages one user may send in a clock hour (UTC).",

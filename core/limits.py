@@ -41,6 +41,7 @@ LIMITS: tuple[Limit, ...] = (
         "fetchBytesPerDay", "QUOTA_FETCH_MB_PER_DAY", "Megabytes fetched per day", "day", MEGABYTE
     ),
     Limit("eventStreams", "QUOTA_EVENT_STREAMS", "Event streams open at once", None),
+    Limit("mcpCalls", "QUOTA_MCP_CALLS", "Tool calls from programs (MCP) running at once", None),
     Limit("uploadBytes", "QUOTA_UPLOAD_MB", "Megabytes of attachments stored", None, MEGABYTE),
     Limit("uploadsPerHour", "QUOTA_UPLOADS_PER_HOUR", "Files uploaded per hour", "hour"),
 )

@@ -12,6 +12,7 @@ Keys, all under ``lookout:quota:<user>:``
     starting   a lock held while a turn is checked and stored: two POSTs never both pass
     uploading  a lock held while an upload is checked against the room left, and stored
     streams    a sorted set of the user's open event streams, by when they opened
+    mcpCalls   a sorted set of the user's MCP tool calls running, by when each must be over
 
 Errors::
 
@@ -23,6 +24,7 @@ Errors::
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -47,6 +49,17 @@ UPLOAD_RETRY_SECONDS = 60
 # How long a turn's start may wait for the user's other starts, and hold them at most.
 START_WAIT_SECONDS = 10
 START_HOLD_SECONDS = 30
+
+# KEYS[1]: the user's running MCP calls. ARGV: the call's id, allowed, now and the call's end
+# (ms). Forgets calls past their end (a web process that died never said they ended), then adds
+# this one unless ``allowed`` run already. Answers 1 when it was added, else 0.
+_START_CALL = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
+redis.call('PEXPIREAT', KEYS[1], ARGV[4])
+return 1
+"""
 
 # KEYS[1]: the window's counter. ARGV: allowed, amount, window seconds, mode: "take" adds
 # unless that would pass allowed, "check" only says whether it would, "add" always adds.
@@ -170,6 +183,37 @@ def check_turn(user_id: str) -> None:
         )
 
 
+def start_mcp_call(user_id: str, call_id: str, seconds: float) -> None:
+    """Count an MCP tool call as running for at most ``seconds``; raise QuotaExceeded when the
+    user's programs have as many running as they may (``mcpCalls``). ``end_mcp_call`` stops
+    counting it; a call whose process died stops counting at its end."""
+    allowed_units = allowed(user_id, "mcpCalls")
+    now_ms = int(time.time() * 1000)
+    end_ms = now_ms + int(seconds * 1000)
+    client = get_redis()
+    if not client.eval(
+        _START_CALL, 1, key(user_id, "mcpCalls"), call_id, allowed_units, now_ms, end_ms
+    ):
+        raise QuotaExceeded(
+            "mcpCalls",
+            f"Your programs have {plural(allowed_units, 'tool call')} running through Lookout, "
+            "the most one person may have at once. Wait for one to finish, then call again.",
+            OPEN_TURN_RETRY_SECONDS,
+        )
+
+
+def end_mcp_call(user_id: str, call_id: str) -> None:
+    """Stop counting an MCP tool call as running."""
+    get_redis().zrem(key(user_id, "mcpCalls"), call_id)
+
+
+def running_mcp_calls(user_id: str) -> int:
+    """Return how many of the user's MCP tool calls are running now."""
+    client = get_redis()
+    name = key(user_id, "mcpCalls")
+    return client.zcount(name, int(time.time() * 1000), "+inf")
+
+
 def window_used(user_id: str, name: str) -> tuple[int, datetime]:
     """Return a window limit's count so far and when its window ends."""
     _, used, ends = count(get_redis(), user_id, name, 0, 0, "check")
@@ -251,6 +295,7 @@ def remaining(user_id: str) -> list[dict[str, Any]]:
             used = open_turn_count(user_id)
         shown.append(show(name, used, allowed(user_id, name), resets))
     shown.append(show("eventStreams", open_stream_count(user_id), allowed(user_id, "eventStreams")))
+    shown.append(show("mcpCalls", running_mcp_calls(user_id), allowed(user_id, "mcpCalls")))
     shown.append(show("uploadBytes", stored_upload_room(user_id), allowed(user_id, "uploadBytes")))
     return shown
 

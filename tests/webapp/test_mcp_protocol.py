@@ -3,14 +3,18 @@ what it says to messages, tokens and methods of HTTP it does not take."""
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
+import pytest
 from mcp_types import INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from core.extensions import db
+from core.limits import set_overrides
 from core.models import ApiToken, User
 from core.models.base import utcnow
+from core.quotas import QuotaExceeded, end_mcp_call, running_mcp_calls, start_mcp_call
 from webapp.auth.scopes import EXPIRED, describe_expiry
 
 
@@ -93,3 +97,21 @@ def test_a_get_stream_is_answered_405_naming_post(client, make_user, bearer):
     assert answered.status_code == 405
     assert answered.headers["Allow"] == "POST"
     assert "answers POST only" in answered.json["error"]["message"]
+
+
+def test_an_mcp_call_whose_web_process_died_stops_counting_at_its_end(app, make_user):
+    """A running call is counted until its end (its deadline), so a process that died mid-call
+    cannot hold a user's place for ever."""
+    user = make_user("alice")
+    with app.app_context():
+        set_overrides(user.id, {"mcpCalls": 1})
+        db.session.commit()
+        start_mcp_call(user.id, "mcp-died", 0.3)  # never ended: its process died
+        with pytest.raises(QuotaExceeded) as refused:
+            start_mcp_call(user.id, "mcp-next", 10)
+        assert refused.value.limit == "mcpCalls"
+        time.sleep(0.4)  # past the first call's end
+        start_mcp_call(user.id, "mcp-next", 10)
+        assert running_mcp_calls(user.id) == 1
+        end_mcp_call(user.id, "mcp-next")
+        assert running_mcp_calls(user.id) == 0

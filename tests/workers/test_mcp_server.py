@@ -258,3 +258,48 @@ def test_a_client_that_goes_away_cancels_its_call(make_app, tmp_path, site):
         assert [line for line in logged if "tool=web_fetch" in line][0].endswith(
             "outcome=cancelled"
         ), logged
+
+
+MCP_CALLS_FULL = (
+    "Your programs have 1 tool call running through Lookout, the most one person may have at "
+    "once. Wait for one to finish, then call again."
+)
+
+
+def test_a_program_past_its_calls_at_once_is_told_to_wait_and_a_finished_call_frees_its_place(
+    stack, site
+):
+    """Each MCP call holds a web thread and a worker's; one user's programs may hold
+    QUOTA_MCP_CALLS of them (here 1), and a call its client left stops counting."""
+    app, url, token, user_id = stack
+    site.route("/endless", lambda request: request.stream("text/html", b"<p>x</p>", None, 0.05))
+    with app.app_context():
+        set_overrides(user_id, {"mcpCalls": 1})
+        db.session.commit()
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "web_fetch", "arguments": {"url": site.url("/endless")}},
+    }
+    with requests.post(
+        url, json=call, headers={"Authorization": f"Bearer {token}"}, stream=True, timeout=30
+    ) as running:
+        assert next(running.iter_lines()) == b": running"
+        (refused,) = use(url, token, [("web_search", {"query": "lighthouse"})])["results"]
+        assert refused.is_error
+        assert text_of(refused) == f"Error: {MCP_CALLS_FULL}"
+        with app.app_context():
+            assert {r["limit"]: r for r in remaining(user_id)}["mcpCalls"]["used"] == 1
+    # The first client left: its call is cancelled and its place freed.
+    assert site.client_gone.wait(60)
+    deadline = time.monotonic() + 60
+    while True:
+        with app.app_context():
+            used = {r["limit"]: r for r in remaining(user_id)}["mcpCalls"]["used"]
+        if used == 0 or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert used == 0
+    (search,) = use(url, token, [("web_search", {"query": "lighthouse"})])["results"]
+    assert not search.is_error

@@ -1,5 +1,6 @@
 """An MCP client's tool call, sent to the workers and awaited under a deadline; a client
-that goes away cancels it.
+that goes away cancels it. A user's programs have at most ``QUOTA_MCP_CALLS`` calls running
+at once: each holds a web thread and a worker's, so one program cannot take the server's.
 
 The call's id is watched by the worker like a turn's (``workers.watch``): raising its cancel
 flag stops the tool, as cancelling a turn stops its tool calls.
@@ -14,6 +15,7 @@ from typing import Any
 
 from core import broker
 from core.extensions import get_redis
+from core.quotas import QuotaExceeded, end_mcp_call, start_mcp_call
 from core.turn.state import key
 from tools.api import Tool
 from webapp import queue
@@ -54,12 +56,17 @@ def run_tool(user_id: str, tool: Tool, arguments: Any) -> Iterator[dict[str, Any
     """
     call_id = make_call_id()
     seconds = tool.timeout_seconds + QUEUE_SLACK_SECONDS
-    task_id = queue.enqueue(
-        broker.RUN_USER_TOOL, user_id, tool.name, arguments, call_id, expires=seconds
-    )
-    deadline = time.monotonic() + seconds
+    try:
+        start_mcp_call(user_id, call_id, seconds)
+    except QuotaExceeded as exceeded:
+        yield {"outcome": "error", "error": exceeded.message, "untrusted": False}
+        return
     finished = False
     try:
+        task_id = queue.enqueue(
+            broker.RUN_USER_TOOL, user_id, tool.name, arguments, call_id, expires=seconds
+        )
+        deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             ended, result = queue.find_result(task_id)
             if ended:
@@ -74,3 +81,4 @@ def run_tool(user_id: str, tool: Tool, arguments: Any) -> Iterator[dict[str, Any
     finally:
         if not finished:
             request_cancel(call_id)
+        end_mcp_call(user_id, call_id)
