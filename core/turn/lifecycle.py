@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -31,10 +32,18 @@ from core.models import Conversation, Message, Turn
 from core.models.base import aware, utcnow
 from core.models.usage import add_usage
 from core.turn import events
-from core.turn.calls import stored_call_ids
 from core.turn.owners import conversation_owner
-from core.turn.parts import TEXT, kind_of
-from core.turn.replies import StepOutput, record_step, shown_output, write_reply
+from core.turn.parts import TEXT, Part, kind_of
+from core.turn.replies import (
+    Records,
+    StepOutput,
+    derive_reply,
+    read_records,
+    record_step,
+    shown_output,
+    store_reply,
+    write_reply,
+)
 from core.turn.state import turn_state
 from core.turn.states import OPEN_STATUSES, StepClaim, TurnStatus
 
@@ -312,14 +321,24 @@ def finish_turn(
 
     ``output`` is what the step ending the turn said, stored with the ending; without it the
     reply keeps what the page showed of the last step (``shown_output``), stored as that step's
-    output unless the step stored its calls. The reply is derived
-    (``write_reply``); a failure that keeps anything says so in its error. Nothing is written
-    when someone else ended the turn first. Commits, with whatever the session holds besides.
-    ``usage`` replaces the turn's token usage. A turn ended ``cancelled`` raises its cancel flag.
+    output unless the step stored its calls. The reply is derived (and its citations checked)
+    before anything is written, from one read each of the turn, its step records and its
+    calls, so the check's CPU is spent while no write lock is held; the write reuses it. An
+    ending without ``output`` (a Stop, the reaper, a failure) reads the records again inside
+    the write, for a step may have stored its calls or a call finished meanwhile: only a text
+    or a source that changed is checked again. A failure that keeps anything says so in its
+    error. Nothing is written when someone else ended the turn first. Commits, with whatever
+    the session holds besides. ``usage`` replaces the turn's token usage. A turn ended
+    ``cancelled`` raises its cancel flag.
     """
+    records = read_records(turn_id)
+    ending = None
+    if records is not None and records.turn.status in OPEN_STATUSES:
+        ending = prepare_ending(records, status, output)
     now = utcnow()
+    noted = noted_error(status, error, ending.parts if ending else None)
     values: dict[str, Any] = {
-        "status": status, "error": error, "finished_at": now, "heartbeat_at": now
+        "status": status, "error": noted, "finished_at": now, "heartbeat_at": now
     }  # fmt: skip
     if usage is not None:
         values["usage"] = usage
@@ -338,18 +357,17 @@ def finish_turn(
     if ended is not None:
         count_turn(ended, status)
     if ended is not None and ended.assistant_message_id:
-        if output is not None:
-            record_step(turn_id, ended.step, output)
-        if output is None and not stored_call_ids(turn_id, ended.step):  # cut off mid-stream
-            # Stored as the step's output: a continuation derives the reply again from it.
-            record_step(turn_id, ended.step, shown_output(turn_state(turn_id)))
-        parts = write_reply(turn_id, status=status)
-        if status == "failed" and parts and error:
-            error = f"{kept_note(parts)} {error}"
+        if ending is None or output is None or ending.step != ended.step:
+            ending = prepare_ending(read_records(turn_id), status, output)
+        if ending.output is not None:
+            record_step(turn_id, ending.step, ending.output)
+        store_reply(ended.assistant_message_id, ending.parts, ending.grounding, status)
+        if noted_error(status, error, ending.parts) != noted:
+            noted = noted_error(status, error, ending.parts)
             db.session.execute(
                 update(Turn)
                 .where(Turn.id == turn_id)
-                .values(error=error)
+                .values(error=noted)
                 .execution_options(synchronize_session=False)
             )
     db.session.commit()
@@ -360,10 +378,39 @@ def finish_turn(
     state.end(
         current_app.config["EVENT_STREAM_TTL_SECONDS"],
         cancelled=status == "cancelled",
-        event=events.ending(status, error),
+        event=events.ending(status, noted),
     )
     log.info("turn=%s status=%s", turn_id, status)
     return True
+
+
+@dataclass(frozen=True)
+class Ending:
+    """What a turn's ending writes of its reply: the output stored as its current step's (None
+    to keep the step's record), and the reply's parts and grounding derived with it."""
+
+    step: int
+    output: StepOutput | None
+    parts: list[Part]
+    grounding: dict[str, Any] | None
+
+
+def prepare_ending(records: Records, status: str, output: StepOutput | None) -> Ending:
+    """Return what ending the turn of ``records`` with ``status`` writes of its reply (reads
+    only: the page's events, when the step was cut off mid-stream)."""
+    turn = records.turn
+    if output is None and not turn.calls.get(turn.step):  # cut off mid-stream
+        # Stored as the step's output: a continuation derives the reply again from it.
+        output = shown_output(turn_state(turn.turn_id))
+    parts, grounding = derive_reply(records.ending(status, output))
+    return Ending(turn.step, output, parts, grounding)
+
+
+def noted_error(status: str, error: str | None, parts: list[Part] | None) -> str | None:
+    """Return the error a turn ends with: a failure that keeps parts says what it kept."""
+    if status == "failed" and parts and error:
+        return f"{kept_note(parts)} {error}"
+    return error
 
 
 def kept_note(parts: list[dict[str, Any]]) -> str:
