@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import and_, or_, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import aliased
 
 from core.extensions import db
@@ -69,17 +70,37 @@ class StepOutput:
 
 def record_step(turn_id: str, step: int, output: StepOutput) -> None:
     """Store a step's output, in place of any an earlier run of the step stored (uncommitted:
-    committed with the step's calls or with its ending)."""
-    db.session.merge(
-        TurnStep(
-            turn_id=turn_id,
-            step=step,
-            text=output.text,
-            sources=[{"url": s["url"], "title": s.get("title")} for s in output.sources],
-            reasoning=output.reasoning,
-            follow_ups=output.follow_ups,
-        )
+    committed with the step's calls or with its ending): one upsert, no read first."""
+    connection = db.session.connection()
+    connection.execute(
+        _step_upsert(connection.dialect.name),
+        {
+            "turn_id": turn_id,
+            "step": step,
+            "text": output.text,
+            "sources": [{"url": s["url"], "title": s.get("title")} for s in output.sources],
+            "reasoning": output.reasoning,
+            "follow_ups": output.follow_ups,
+        },
     )
+
+
+_STEP_UPSERTS: dict[str, Any] = {}
+
+
+def _step_upsert(dialect: str) -> Any:
+    """The step record's upsert for ``dialect``, built once (its compiled form is cached)."""
+    statement = _STEP_UPSERTS.get(dialect)
+    if statement is None:
+        insert = (postgresql if dialect == "postgresql" else sqlite).insert(TurnStep)
+        statement = _STEP_UPSERTS[dialect] = insert.on_conflict_do_update(
+            index_elements=[TurnStep.turn_id, TurnStep.step],
+            set_={name: insert.excluded[name] for name in _STEP_FIELDS},
+        )
+    return statement
+
+
+_STEP_FIELDS = ("text", "sources", "reasoning", "follow_ups")
 
 
 @dataclass
@@ -149,7 +170,7 @@ def read_records(turn_id: str) -> Records | None:
     for record in db.session.scalars(
         db.select(TurnStep)
         .where(TurnStep.turn_id.in_(ids))
-        .execution_options(populate_existing=True)
+        .execution_options(populate_existing=True)  # an upsert wrote past the ORM
     ):
         steps[record.turn_id][record.step] = StepOutput(
             record.text, record.sources or [], record.reasoning, record.follow_ups
