@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -32,24 +31,12 @@ from core.models import Conversation, Message, Turn
 from core.models.base import aware, utcnow
 from core.models.usage import add_usage
 from core.turn import events
+from core.turn.endings import noted_error, prepare_ending
 from core.turn.owners import conversation_owner
-from core.turn.parts import TEXT, Part, kind_of
-from core.turn.replies import (
-    Records,
-    StepOutput,
-    derive_reply,
-    read_records,
-    record_step,
-    shown_output,
-    store_reply,
-    write_reply,
-)
+from core.turn.replies import StepOutput, read_records, record_step, store_reply, write_reply
 from core.turn.state import turn_state
 from core.turn.states import OPEN_STATUSES, StepClaim, TurnStatus
 
-CUT_OFF = "The answer above was cut off."
-# A failed reply that kept only tool calls and their results: no answer text to call cut off.
-NO_ANSWER_TEXT = "No answer was written: the model stopped after its tool calls, kept above."
 QUEUE_DOWN = "The task queue could not be reached. Send it again soon."
 LIMITS_DOWN = (
     "Lookout could not check your limits because Redis could not be reached. Send it again in "
@@ -382,42 +369,6 @@ def finish_turn(
     )
     log.info("turn=%s status=%s", turn_id, status)
     return True
-
-
-@dataclass(frozen=True)
-class Ending:
-    """What a turn's ending writes of its reply: the output stored as its current step's (None
-    to keep the step's record), and the reply's parts and grounding derived with it."""
-
-    step: int
-    output: StepOutput | None
-    parts: list[Part]
-    grounding: dict[str, Any] | None
-
-
-def prepare_ending(records: Records, status: str, output: StepOutput | None) -> Ending:
-    """Return what ending the turn of ``records`` with ``status`` writes of its reply (reads
-    only: the page's events, when the step was cut off mid-stream)."""
-    turn = records.turn
-    if output is None and not turn.calls.get(turn.step):  # cut off mid-stream
-        # Stored as the step's output: a continuation derives the reply again from it.
-        output = shown_output(turn_state(turn.turn_id))
-    parts, grounding = derive_reply(records.ending(status, output))
-    return Ending(turn.step, output, parts, grounding)
-
-
-def noted_error(status: str, error: str | None, parts: list[Part] | None) -> str | None:
-    """Return the error a turn ends with: a failure that keeps parts says what it kept."""
-    if status == "failed" and parts and error:
-        return f"{kept_note(parts)} {error}"
-    return error
-
-
-def kept_note(parts: list[dict[str, Any]]) -> str:
-    """The sentence before the error of a failed reply that keeps ``parts``: CUT_OFF when they
-    hold answer text, else NO_ANSWER_TEXT."""
-    wrote = any(kind_of(p) == TEXT and str(p.get("text", "")).strip() for p in parts)
-    return CUT_OFF if wrote else NO_ANSWER_TEXT
 
 
 def count_turn(ended: Any, status: str) -> None:

@@ -2,8 +2,12 @@
 step stored (``TurnStep``) and the turn's tool calls (``ToolCall``).
 
     record_step    a step's own output, stored with its calls or its ending (one transaction)
-    reply_parts    the reply's parts, in order, derived from those records
-    write_reply    the one writer of ``Message.parts`` (and of ``Message.grounding``)
+    read_records   those records, read once: one statement each for the turns, steps and calls
+    derive_reply   the reply's parts (and grounding) derived from records, read or as an
+                   ending leaves them (``Records.ending``, core/turn/endings.py)
+    reply_parts    the reply's parts, in order, derived from the stored records
+    write_reply    the one writer of ``Message.parts`` (and of ``Message.grounding``), through
+                   ``store_reply``, which the ending calls with the reply it derived
     cited_urls     the one answer to "what does this turn's reply cite"
     source_numbers the one answer to "which number has each source"
 
