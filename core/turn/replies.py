@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import and_, or_, update
+from sqlalchemy import and_, bindparam, or_, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import aliased
 
@@ -147,11 +147,11 @@ class Records:
         return Records(self.message_id, [*self.turns[:-1], ended])
 
 
-def read_records(turn_id: str) -> Records | None:
-    """Return what the turn's reply is derived from, None for a turn without a reply (yet):
-    one read each of the turns that wrote it, their step records and their tool calls."""
+def _reads() -> tuple[Any, Any, Any]:
+    """The three reads of ``read_records``, built once: building a select (an aliased join
+    above all) cost more CPU than running it."""
     me = aliased(Turn)
-    rows = db.session.execute(
+    turns = (
         db.select(Turn.id, Turn.status, Turn.step, Turn.assistant_message_id, Turn.created_at)
         .join(
             me,
@@ -163,29 +163,46 @@ def read_records(turn_id: str) -> Records | None:
                 ),
             ),
         )
-        .where(me.id == turn_id)
-    ).all()
+        .where(me.id == bindparam("turn_id"))
+    )
+    ids = bindparam("ids", expanding=True)
+    # populate_existing: an upsert wrote a step past the ORM, and a call may have finished.
+    steps = (
+        db.select(TurnStep)
+        .where(TurnStep.turn_id.in_(ids))
+        .execution_options(populate_existing=True)
+    )
+    calls = (
+        db.select(ToolCall)
+        .where(ToolCall.turn_id.in_(ids))
+        .order_by(ToolCall.step, ToolCall.position)
+        .execution_options(populate_existing=True)
+    )
+    return turns, steps, calls
+
+
+_READS: list[tuple[Any, Any, Any]] = []
+
+
+def read_records(turn_id: str) -> Records | None:
+    """Return what the turn's reply is derived from, None for a turn without a reply (yet):
+    one read each of the turns that wrote it, their step records and their tool calls."""
+    if not _READS:
+        _READS.append(_reads())
+    turns, steps_of, calls_of = _READS[0]
+    rows = db.session.execute(turns, {"turn_id": turn_id}).all()
     this = next((row for row in rows if row.id == turn_id), None)
     if this is None or this.assistant_message_id is None:
         return None
     earlier = sorted((row for row in rows if row.id != turn_id), key=lambda row: row.created_at)
     ids = [row.id for row in earlier] + [turn_id]
     steps: dict[str, dict[int, StepOutput]] = {i: {} for i in ids}
-    for record in db.session.scalars(
-        db.select(TurnStep)
-        .where(TurnStep.turn_id.in_(ids))
-        .execution_options(populate_existing=True)  # an upsert wrote past the ORM
-    ):
+    for record in db.session.scalars(steps_of, {"ids": ids}):
         steps[record.turn_id][record.step] = StepOutput(
             record.text, record.sources or [], record.reasoning, record.follow_ups
         )
     calls: dict[str, dict[int, list[ToolCall]]] = {i: {} for i in ids}
-    for call in db.session.scalars(
-        db.select(ToolCall)
-        .where(ToolCall.turn_id.in_(ids))
-        .order_by(ToolCall.step, ToolCall.position)
-        .execution_options(populate_existing=True)
-    ):
+    for call in db.session.scalars(calls_of, {"ids": ids}):
         calls[call.turn_id].setdefault(call.step, []).append(call)
     return Records(
         this.assistant_message_id,
@@ -333,11 +350,26 @@ def store_reply(
     if status is not None:
         values["status"] = status
     db.session.execute(
-        update(Message)
-        .where(Message.id == message_id)
-        .values(**values)
-        .execution_options(synchronize_session=False)
+        _reply_update(tuple(values)),
+        {"message_id": message_id, **{f"new_{k}": v for k, v in values.items()}},
     )
+
+
+_REPLY_UPDATES: dict[tuple[str, ...], Any] = {}
+
+
+def _reply_update(columns: tuple[str, ...]) -> Any:
+    """The UPDATE of a reply's ``columns``, built once each (building it cost more than its
+    run)."""
+    statement = _REPLY_UPDATES.get(columns)
+    if statement is None:
+        statement = _REPLY_UPDATES[columns] = (
+            update(Message)
+            .where(Message.id == bindparam("message_id"))
+            .values({name: bindparam(f"new_{name}") for name in columns})
+            .execution_options(synchronize_session=False)
+        )
+    return statement
 
 
 def cited_urls(turn_id: str) -> set[str]:
