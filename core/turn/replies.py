@@ -118,11 +118,6 @@ class TurnRecords:
     steps: dict[int, StepOutput]
     calls: dict[int, list[ToolCall]]
 
-    def fingerprint(self) -> tuple[int, int, int]:
-        """What changes when the turn stores a step or a call, or a call finishes."""
-        calls = [c for step_calls in self.calls.values() for c in step_calls]
-        return len(self.steps), len(calls), sum(c.outcome is not None for c in calls)
-
 
 @dataclass
 class Records:
@@ -181,28 +176,25 @@ def _reads() -> tuple[Any, Any, Any]:
     return turns, steps, calls
 
 
-_READS: list[tuple[Any, Any, Any]] = []
+_TURNS, _STEPS, _CALLS = _reads()
 
 
 def read_records(turn_id: str) -> Records | None:
     """Return what the turn's reply is derived from, None for a turn without a reply (yet):
     one read each of the turns that wrote it, their step records and their tool calls."""
-    if not _READS:
-        _READS.append(_reads())
-    turns, steps_of, calls_of = _READS[0]
-    rows = db.session.execute(turns, {"turn_id": turn_id}).all()
+    rows = db.session.execute(_TURNS, {"turn_id": turn_id}).all()
     this = next((row for row in rows if row.id == turn_id), None)
     if this is None or this.assistant_message_id is None:
         return None
     earlier = sorted((row for row in rows if row.id != turn_id), key=lambda row: row.created_at)
     ids = [row.id for row in earlier] + [turn_id]
     steps: dict[str, dict[int, StepOutput]] = {i: {} for i in ids}
-    for record in db.session.scalars(steps_of, {"ids": ids}):
+    for record in db.session.scalars(_STEPS, {"ids": ids}):
         steps[record.turn_id][record.step] = StepOutput(
             record.text, record.sources or [], record.reasoning, record.follow_ups
         )
     calls: dict[str, dict[int, list[ToolCall]]] = {i: {} for i in ids}
-    for call in db.session.scalars(calls_of, {"ids": ids}):
+    for call in db.session.scalars(_CALLS, {"ids": ids}):
         calls[call.turn_id].setdefault(call.step, []).append(call)
     return Records(
         this.assistant_message_id,
