@@ -11,10 +11,19 @@ carries the same citations. A citation is stored with its text part (``citations
 
 ``marker`` and ``sentence`` are offsets into the part's text; ``passage`` offsets into the
 source's read text.
+
+The check costs milliseconds of CPU, and a turn's ending derives its reply twice: once before
+it writes (the check runs there, outside the write's lock) and once in the write, when what it
+read changed meanwhile. So each text part's checks are kept, per process, with the texts they
+were checked against (``CHECKS_KEPT`` parts): the same text against equal source texts is not
+checked again, and a text or a source that changed (a call that finished in between, a result
+that arrived after a Stop) is.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,13 +31,23 @@ from typing import Any
 
 from core.models import ToolCall
 from core.turn.parts import SOURCE, TEXT, Part, kind_of, text_part
-from tools.citation_checks import CitationCheck, SourceText, check_answer
+from tools.citation_checks import (
+    MAX_ANSWER_CHARS,
+    MAX_CHECKS,
+    CitationCheck,
+    SourceText,
+    check_answer,
+)
+from tools.claims.markers import find_markers
 from tools.untrusted import serialise
 
 # What is checked of one source: far more than a page part, never a whole large download.
 MAX_READ_CHARS = 200_000
 # A passage is quoted in a card: a sentence or two, never a page.
 MAX_PASSAGE_CHARS = 1_000
+# Text parts whose checks a process keeps: enough for the endings a worker's threads run at
+# once, each holding its sources' texts (at most MAX_READ_CHARS each) while kept.
+CHECKS_KEPT = 32
 
 
 @dataclass
@@ -88,12 +107,45 @@ def checked_parts(
     checked = []
     for part in parts:
         if kind_of(part) == TEXT:
-            checks = check_answer(part["text"], texts)
+            checks = _CHECKS.get(part["text"], texts)
             if checks:  # a text without markers reads as it always did
                 cited = [_citation(c, sources, texts, reads) for c in checks]
                 part = text_part(part["text"], cited)
         checked.append(part)
     return checked
+
+
+class _CheckMemo:
+    """The checks of the last ``CHECKS_KEPT`` texts, each with the source texts it was checked
+    against (compared for equality when asked again); safe across threads."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.kept: OrderedDict[str, tuple[tuple, list[CitationCheck]]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, text: str, texts: Mapping[int, SourceText]) -> list[CitationCheck]:
+        """Return ``check_answer(text, texts)``, checked again only when the text or a source
+        it cites differs from the last time."""
+        cited = {n for m in find_markers(text[:MAX_ANSWER_CHARS], MAX_CHECKS) for n in m.numbers}
+        if not cited:
+            return []
+        against = tuple((n, texts.get(n)) for n in sorted(cited))
+        with self.lock:
+            kept = self.kept.get(text)
+            if kept is not None and kept[0] == against:
+                self.kept.move_to_end(text)
+                return kept[1]
+        checks = check_answer(text, texts)
+        with self.lock:
+            self.kept[text] = (against, checks)
+            self.kept.move_to_end(text)
+            while len(self.kept) > self.size:
+                self.kept.popitem(last=False)
+        return checks
+
+
+_CHECKS = _CheckMemo(CHECKS_KEPT)
 
 
 def _citation(

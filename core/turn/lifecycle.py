@@ -31,16 +31,12 @@ from core.models import Conversation, Message, Turn
 from core.models.base import aware, utcnow
 from core.models.usage import add_usage
 from core.turn import events
-from core.turn.calls import stored_call_ids
+from core.turn.endings import noted_error, prepare_ending
 from core.turn.owners import conversation_owner
-from core.turn.parts import TEXT, kind_of
-from core.turn.replies import StepOutput, record_step, shown_output, write_reply
+from core.turn.replies import StepOutput, read_records, record_step, store_reply, write_reply
 from core.turn.state import turn_state
 from core.turn.states import OPEN_STATUSES, StepClaim, TurnStatus
 
-CUT_OFF = "The answer above was cut off."
-# A failed reply that kept only tool calls and their results: no answer text to call cut off.
-NO_ANSWER_TEXT = "No answer was written: the model stopped after its tool calls, kept above."
 QUEUE_DOWN = "The task queue could not be reached. Send it again soon."
 LIMITS_DOWN = (
     "Lookout could not check your limits because Redis could not be reached. Send it again in "
@@ -312,14 +308,24 @@ def finish_turn(
 
     ``output`` is what the step ending the turn said, stored with the ending; without it the
     reply keeps what the page showed of the last step (``shown_output``), stored as that step's
-    output unless the step stored its calls. The reply is derived
-    (``write_reply``); a failure that keeps anything says so in its error. Nothing is written
-    when someone else ended the turn first. Commits, with whatever the session holds besides.
-    ``usage`` replaces the turn's token usage. A turn ended ``cancelled`` raises its cancel flag.
+    output unless the step stored its calls. The reply is derived (and its citations checked)
+    before anything is written, from one read each of the turn, its step records and its
+    calls, so the check's CPU is spent while no write lock is held; the write reuses it. An
+    ending without ``output`` (a Stop, the reaper, a failure) reads the records again inside
+    the write, for a step may have stored its calls or a call finished meanwhile: only a text
+    or a source that changed is checked again. A failure that keeps anything says so in its
+    error. Nothing is written when someone else ended the turn first. Commits, with whatever
+    the session holds besides. ``usage`` replaces the turn's token usage. A turn ended
+    ``cancelled`` raises its cancel flag.
     """
+    records = read_records(turn_id)
+    ending = None
+    if records is not None and records.turn.status in OPEN_STATUSES:
+        ending = prepare_ending(records, status, output)
     now = utcnow()
+    noted = noted_error(status, error, ending.parts if ending else None)
     values: dict[str, Any] = {
-        "status": status, "error": error, "finished_at": now, "heartbeat_at": now
+        "status": status, "error": noted, "finished_at": now, "heartbeat_at": now
     }  # fmt: skip
     if usage is not None:
         values["usage"] = usage
@@ -338,18 +344,17 @@ def finish_turn(
     if ended is not None:
         count_turn(ended, status)
     if ended is not None and ended.assistant_message_id:
-        if output is not None:
-            record_step(turn_id, ended.step, output)
-        if output is None and not stored_call_ids(turn_id, ended.step):  # cut off mid-stream
-            # Stored as the step's output: a continuation derives the reply again from it.
-            record_step(turn_id, ended.step, shown_output(turn_state(turn_id)))
-        parts = write_reply(turn_id, status=status)
-        if status == "failed" and parts and error:
-            error = f"{kept_note(parts)} {error}"
+        if ending is None or output is None or ending.step != ended.step:
+            ending = prepare_ending(read_records(turn_id), status, output)
+        if ending.output is not None:
+            record_step(turn_id, ending.step, ending.output)
+        store_reply(ended.assistant_message_id, ending.parts, ending.grounding, status)
+        if noted_error(status, error, ending.parts) != noted:
+            noted = noted_error(status, error, ending.parts)
             db.session.execute(
                 update(Turn)
                 .where(Turn.id == turn_id)
-                .values(error=error)
+                .values(error=noted)
                 .execution_options(synchronize_session=False)
             )
     db.session.commit()
@@ -360,17 +365,10 @@ def finish_turn(
     state.end(
         current_app.config["EVENT_STREAM_TTL_SECONDS"],
         cancelled=status == "cancelled",
-        event=events.ending(status, error),
+        event=events.ending(status, noted),
     )
     log.info("turn=%s status=%s", turn_id, status)
     return True
-
-
-def kept_note(parts: list[dict[str, Any]]) -> str:
-    """The sentence before the error of a failed reply that keeps ``parts``: CUT_OFF when they
-    hold answer text, else NO_ANSWER_TEXT."""
-    wrote = any(kind_of(p) == TEXT and str(p.get("text", "")).strip() for p in parts)
-    return CUT_OFF if wrote else NO_ANSWER_TEXT
 
 
 def count_turn(ended: Any, status: str) -> None:

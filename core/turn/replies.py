@@ -2,8 +2,12 @@
 step stored (``TurnStep``) and the turn's tool calls (``ToolCall``).
 
     record_step    a step's own output, stored with its calls or its ending (one transaction)
-    reply_parts    the reply's parts, in order, derived from those records
-    write_reply    the one writer of ``Message.parts`` (and of ``Message.grounding``)
+    read_records   those records, read once: one statement each for the turns, steps and calls
+    derive_reply   the reply's parts (and grounding) derived from records, read or as an
+                   ending leaves them (``Records.ending``, core/turn/endings.py)
+    reply_parts    the reply's parts, in order, derived from the stored records
+    write_reply    the one writer of ``Message.parts`` (and of ``Message.grounding``), through
+                   ``store_reply``, which the ending calls with the reply it derived
     cited_urls     the one answer to "what does this turn's reply cite"
     source_numbers the one answer to "which number has each source"
 
@@ -29,7 +33,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import and_, bindparam, or_, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import aliased
 
 from core.extensions import db
 from core.models import Message, ToolCall, Turn, TurnStep
@@ -68,39 +74,156 @@ class StepOutput:
 
 def record_step(turn_id: str, step: int, output: StepOutput) -> None:
     """Store a step's output, in place of any an earlier run of the step stored (uncommitted:
-    committed with the step's calls or with its ending)."""
-    db.session.merge(
-        TurnStep(
-            turn_id=turn_id,
-            step=step,
-            text=output.text,
-            sources=[{"url": s["url"], "title": s.get("title")} for s in output.sources],
-            reasoning=output.reasoning,
-            follow_ups=output.follow_ups,
-        )
+    committed with the step's calls or with its ending): one upsert, no read first."""
+    connection = db.session.connection()
+    connection.execute(
+        _step_upsert(connection.dialect.name),
+        {
+            "turn_id": turn_id,
+            "step": step,
+            "text": output.text,
+            "sources": [{"url": s["url"], "title": s.get("title")} for s in output.sources],
+            "reasoning": output.reasoning,
+            "follow_ups": output.follow_ups,
+        },
     )
 
 
-def reply_parts(turn_id: str, at: tuple[str, int] | None = None) -> list[Part]:
+_STEP_UPSERTS: dict[str, Any] = {}
+
+
+def _step_upsert(dialect: str) -> Any:
+    """The step record's upsert for ``dialect``, built once (its compiled form is cached)."""
+    statement = _STEP_UPSERTS.get(dialect)
+    if statement is None:
+        insert = (postgresql if dialect == "postgresql" else sqlite).insert(TurnStep)
+        statement = _STEP_UPSERTS[dialect] = insert.on_conflict_do_update(
+            index_elements=[TurnStep.turn_id, TurnStep.step],
+            set_={name: insert.excluded[name] for name in _STEP_FIELDS},
+        )
+    return statement
+
+
+_STEP_FIELDS = ("text", "sources", "reasoning", "follow_ups")
+
+
+@dataclass
+class TurnRecords:
+    """What one turn stored for its reply: its status and step, each step's output by step,
+    and its tool calls by step (in order)."""
+
+    turn_id: str
+    status: str
+    step: int
+    steps: dict[int, StepOutput]
+    calls: dict[int, list[ToolCall]]
+
+
+@dataclass
+class Records:
+    """What a reply is derived from, read at once: its message's id, and the records of each
+    turn that wrote it, oldest first, the turn asked about last."""
+
+    message_id: str
+    turns: list[TurnRecords]
+
+    @property
+    def turn(self) -> TurnRecords:
+        return self.turns[-1]
+
+    def ending(self, status: str, output: StepOutput | None) -> Records:
+        """Return these records as the turn's ending leaves them: ended with ``status``, and
+        ``output`` (when given) as its current step's."""
+        turn = self.turn
+        steps = dict(turn.steps)
+        if output is not None:
+            steps[turn.step] = output
+        ended = TurnRecords(turn.turn_id, status, turn.step, steps, turn.calls)
+        return Records(self.message_id, [*self.turns[:-1], ended])
+
+
+def _reads() -> tuple[Any, Any, Any]:
+    """The three reads of ``read_records``, built once: building a select (an aliased join
+    above all) cost more CPU than running it."""
+    me = aliased(Turn)
+    turns = (
+        db.select(Turn.id, Turn.status, Turn.step, Turn.assistant_message_id, Turn.created_at)
+        .join(
+            me,
+            or_(
+                Turn.id == me.id,
+                and_(
+                    Turn.assistant_message_id == me.assistant_message_id,
+                    Turn.created_at < me.created_at,
+                ),
+            ),
+        )
+        .where(me.id == bindparam("turn_id"))
+    )
+    ids = bindparam("ids", expanding=True)
+    # populate_existing: an upsert wrote a step past the ORM, and a call may have finished.
+    steps = (
+        db.select(TurnStep)
+        .where(TurnStep.turn_id.in_(ids))
+        .execution_options(populate_existing=True)
+    )
+    calls = (
+        db.select(ToolCall)
+        .where(ToolCall.turn_id.in_(ids))
+        .order_by(ToolCall.step, ToolCall.position)
+        .execution_options(populate_existing=True)
+    )
+    return turns, steps, calls
+
+
+_TURNS, _STEPS, _CALLS = _reads()
+
+
+def read_records(turn_id: str) -> Records | None:
+    """Return what the turn's reply is derived from, None for a turn without a reply (yet):
+    one read each of the turns that wrote it, their step records and their tool calls."""
+    rows = db.session.execute(_TURNS, {"turn_id": turn_id}).all()
+    this = next((row for row in rows if row.id == turn_id), None)
+    if this is None or this.assistant_message_id is None:
+        return None
+    earlier = sorted((row for row in rows if row.id != turn_id), key=lambda row: row.created_at)
+    ids = [row.id for row in earlier] + [turn_id]
+    steps: dict[str, dict[int, StepOutput]] = {i: {} for i in ids}
+    for record in db.session.scalars(_STEPS, {"ids": ids}):
+        steps[record.turn_id][record.step] = StepOutput(
+            record.text, record.sources or [], record.reasoning, record.follow_ups
+        )
+    calls: dict[str, dict[int, list[ToolCall]]] = {i: {} for i in ids}
+    for call in db.session.scalars(_CALLS, {"ids": ids}):
+        calls[call.turn_id].setdefault(call.step, []).append(call)
+    return Records(
+        this.assistant_message_id,
+        [TurnRecords(r.id, r.status, r.step, steps[r.id], calls[r.id]) for r in [*earlier, this]],
+    )
+
+
+def reply_parts(turn_id: str) -> list[Part]:
     """Return the parts of a turn's reply, derived from its step records and tool calls, after
-    those of the earlier turns that wrote into the same reply (a continued reply); ``at``: the
-    turn's status and step, when the caller read them."""
-    return derive_reply(turn_id, at)[0]
+    those of the earlier turns that wrote into the same reply (a continued reply)."""
+    records = read_records(turn_id)
+    return derive_reply(records)[0] if records is not None else []
 
 
-def derive_reply(
-    turn_id: str, at: tuple[str, int] | None = None
-) -> tuple[list[Part], dict[str, Any] | None]:
-    """Return the parts of a turn's reply (see ``reply_parts``) and, once the turn has ended,
-    how it used the web (``core.turn.grounding``; None while it runs)."""
-    reply, status, last = _derive_turns(turn_id, at)
-    if status in OPEN_STATUSES:
+def derive_reply(records: Records) -> tuple[list[Part], dict[str, Any] | None]:
+    """Return the parts of the reply ``records`` make (see ``reply_parts``) and, once the turn
+    has ended, how it used the web (``core.turn.grounding``; None while it runs)."""
+    reply = _Reply()
+    for turn in records.turns:
+        _derive(reply, turn)
+    turn = records.turn
+    if turn.status in OPEN_STATUSES:
         return reply.parts, None
     reply.parts = checked_parts(reply.parts, reply.answered, reply.numbers)
-    if status == "completed" and last is not None and last.follow_ups:
+    last = turn.steps[max(turn.steps)] if turn.steps else None
+    if turn.status == "completed" and last is not None and last.follow_ups:
         reply.parts.append(follow_ups_part(last.follow_ups))
     grounding = grounding_of(reply.answered)
-    if grounding is None and status == "completed":
+    if grounding is None and turn.status == "completed":
         grounding = without_the_web()
     return reply.parts, grounding
 
@@ -108,19 +231,11 @@ def derive_reply(
 def source_numbers(turn_id: str) -> dict[str, int]:
     """Return the number of each source the turn's reply cites, by URL: 1, 2, … in the order
     of first citation, the Sources row's."""
-    return _derive_turns(turn_id)[0].numbers
-
-
-def _derive_turns(
-    turn_id: str, at: tuple[str, int] | None = None
-) -> tuple[_Reply, str, TurnStep | None]:
-    """Derive the reply of every turn that wrote it; return it with this turn's status and
-    last step record."""
+    records = read_records(turn_id)
     reply = _Reply()
-    for earlier in earlier_turn_ids(turn_id):
-        _derive(reply, earlier)
-    status, last = _derive(reply, turn_id, at)
-    return reply, status, last
+    for turn in records.turns if records is not None else []:
+        _derive(reply, turn)
+    return reply.numbers
 
 
 def earlier_turn_ids(turn_id: str) -> list[str]:
@@ -143,30 +258,16 @@ def earlier_turn_ids(turn_id: str) -> list[str]:
     )
 
 
-def _derive(
-    reply: _Reply, turn_id: str, at: tuple[str, int] | None = None
-) -> tuple[str, TurnStep | None]:
-    """Add one turn's steps to ``reply``; return the turn's status and its last step record."""
-    status, current = (
-        at or db.session.execute(db.select(Turn.status, Turn.step).filter_by(id=turn_id)).one()
-    )
-    records = {
-        r.step: r for r in db.session.scalars(db.select(TurnStep).filter_by(turn_id=turn_id))
-    }
-    calls: dict[int, list[ToolCall]] = {}
-    for call in db.session.scalars(
-        db.select(ToolCall).filter_by(turn_id=turn_id).order_by(ToolCall.step, ToolCall.position)
-    ):
-        calls.setdefault(call.step, []).append(call)
-    for step in range(max([current, *records, *calls]) + 1):
-        said = records.get(step)
+def _derive(reply: _Reply, turn: TurnRecords) -> None:
+    """Add one turn's steps to ``reply``."""
+    for step in range(max([turn.step, *turn.steps, *turn.calls]) + 1):
+        said = turn.steps.get(step)
         if said is not None:
             reply.say(said.text, said.sources, said.reasoning)
-        step_calls = calls.get(step, [])
+        step_calls = turn.calls.get(step, [])
         reply.parts.extend(tool_call_part(c.call_id, c.name, c.input) for c in step_calls)
-        if step_calls and (status not in OPEN_STATUSES or step < current):
+        if step_calls and (turn.status not in OPEN_STATUSES or step < turn.step):
             reply.add_results(step_calls)
-    return status, records.get(max(records)) if records else None
 
 
 class _Reply:
@@ -224,23 +325,43 @@ class _Reply:
 def write_reply(turn_id: str, status: str | None = None) -> list[Part] | None:
     """Set the stored reply's parts to ``reply_parts`` (and its status, when given); return
     them, None for a turn without a reply yet (uncommitted: committed with what follows)."""
-    turn = db.session.execute(
-        db.select(Turn.assistant_message_id, Turn.status, Turn.step).filter_by(id=turn_id)
-    ).first()
-    if turn is None or turn.assistant_message_id is None:
+    records = read_records(turn_id)
+    if records is None:
         return None
-    message_id = turn.assistant_message_id
-    parts, grounding = derive_reply(turn_id, (turn.status, turn.step))
+    parts, grounding = derive_reply(records)
+    store_reply(records.message_id, parts, grounding, status)
+    return parts
+
+
+def store_reply(
+    message_id: str, parts: list[Part], grounding: dict[str, Any] | None, status: str | None
+) -> None:
+    """Write a derived reply's parts and grounding (and its status, when given) to its message
+    (uncommitted)."""
     values: dict[str, Any] = {"parts": parts, "grounding": grounding}
     if status is not None:
         values["status"] = status
     db.session.execute(
-        update(Message)
-        .where(Message.id == message_id)
-        .values(**values)
-        .execution_options(synchronize_session=False)
+        _reply_update(tuple(values)),
+        {"message_id": message_id, **{f"new_{k}": v for k, v in values.items()}},
     )
-    return parts
+
+
+_REPLY_UPDATES: dict[tuple[str, ...], Any] = {}
+
+
+def _reply_update(columns: tuple[str, ...]) -> Any:
+    """The UPDATE of a reply's ``columns``, built once each (building it cost more than its
+    run)."""
+    statement = _REPLY_UPDATES.get(columns)
+    if statement is None:
+        statement = _REPLY_UPDATES[columns] = (
+            update(Message)
+            .where(Message.id == bindparam("message_id"))
+            .values({name: bindparam(f"new_{name}") for name in columns})
+            .execution_options(synchronize_session=False)
+        )
+    return statement
 
 
 def cited_urls(turn_id: str) -> set[str]:

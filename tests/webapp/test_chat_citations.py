@@ -278,3 +278,23 @@ def test_a_stored_reply_with_markers_but_no_checks_shows_plain_chips(
     chip.wait_for()
     assert chip.get_attribute("data-status") == "pending" and chip.inner_text() == "1"
     assert re.match(r"\[2\]", page.locator(".cite-missing").inner_text())
+
+
+def test_a_wrong_marker_is_marked_as_soon_as_the_turn_ends_without_a_reload(
+    page, chat_server, user, fake_model, model_id
+):
+    person, _chat = user
+    answer = "The current Eddystone tower was completed in 1882 [3]. It is 60 metres tall [3]."
+    script_cited_answer(fake_model, Reply.text(answer, chunks=4))
+    open_chat(page, chat_server, person, model_id)
+    send(page, "How tall is the Eddystone tower?")
+    chips = last_reply(page).locator(".cite-chip")
+    expect(chips).to_have_count(2)
+    wait_status(page, "completed")
+    # Read at once, not waited for: the reply drawn at the end carries the checks.
+    assert [c.get_attribute("data-status") for c in chips.all()] == ["supported", "partly"]
+    assert chips.all_inner_texts() == ["3", "3~"]
+    chips.nth(1).focus()
+    card = last_reply(page).locator(".cite-card").nth(1)
+    expect(card).to_be_visible()
+    assert card.locator(".cite-card-status").inner_text() == "Partly: the page does not mention 60"

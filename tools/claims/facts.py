@@ -203,6 +203,8 @@ def _is_name_word(word: str) -> bool:
 
 def _is_odd_case(word: str) -> bool:
     """An acronym (NASA), a word with an inner capital (iPhone) or letters and digits (F1)."""
+    if word.isalpha() and word.islower():  # most words: read in C, not letter by letter
+        return False
     letters = [ch for ch in word if ch.isalpha()]
     if not letters:
         return False

@@ -28,10 +28,16 @@ _ABBREVIATIONS = (
 # lower case, unless the stop ends an initial (J. Smith, e.g.) or a short form (Dr. Smith); or at
 # a line break before a blank line or a Markdown block (a list item, heading, quote, table row,
 # code fence): a line break inside a paragraph is a soft wrap. The regexes open with the
-# character they look for, so the engine skips ahead to it.
+# character they look for, so the engine skips ahead to it; the short forms are looked behind
+# in one alternation per length (a look-behind has a fixed width), not one look-behind each:
+# each stop of a page was tried against every short form in turn.
+_BY_LENGTH = sorted({len(word) for word in _ABBREVIATIONS})
 _STOP = re.compile(
     r"[.!?](?<![.!?][.!?])(?<!\b[A-Za-z]\.)"
-    + "".join(rf"(?<!\b(?i:{word})\.)" for word in _ABBREVIATIONS)
+    + "".join(
+        rf"(?<!\b(?i:{'|'.join(w for w in _ABBREVIATIONS if len(w) == size)})\.)"
+        for size in _BY_LENGTH
+    )
     + r"[.!?]*[\"'”’)\]]*(?:\[[\d ,;\-–—]{1,200}\])*(?=\s+[^\sa-z]|\s*\Z)"
 )
 # Two passes, not one alternation: each regex then skips ahead to its first character.

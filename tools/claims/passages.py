@@ -48,9 +48,10 @@ class SourceIndex:
     def __init__(self, text: str) -> None:
         # A tool's output may be stored as JSON: its escaped line breaks and quotes are read as
         # what they stand for, in as many characters, so offsets stay those of the stored text.
-        self.text = (
-            text[:MAX_SOURCE_CHARS].replace("\\n", " \n").replace('\\"', ' "').replace("\\t", "  ")
-        )
+        text = text[:MAX_SOURCE_CHARS]
+        if "\\" in text:  # one scan, where most pages need none of the three replacements
+            text = text.replace("\\n", " \n").replace('\\"', ' "').replace("\\t", "  ")
+        self.text = text
         lowered = self.text.lower()
         if len(lowered) != len(self.text):  # a few letters grow when lower-cased (İ)
             lowered = "".join(ch.lower()[0] for ch in self.text)
@@ -106,6 +107,8 @@ class SourceIndex:
         shortlist = sorted(windows, key=lambda w: -windows[w])[:SHORTLIST]
         best: tuple[float, Passage] | None = None
         for first, last in shortlist:
+            if best is not None and windows[first, last] + _FACT_WEIGHT <= best[0]:
+                break  # the shortlist falls in rank: even holding every fact, none can win
             shared = set().union(*(matched.get(i, ()) for i in range(first, last + 1)))
             candidate = self._passage(first, last, shared, weight, whole, facts)
             held = candidate.facts_held / facts.count if facts.count else 1.0

@@ -200,6 +200,9 @@
       if (opened) showError("");  // an error about another conversation is not this one's
       if (state.conversation && state.conversation.id !== id) stopFollowing();
       state.conversation = result.data;
+      result.data.messages.forEach(function (m) {  // the stored reply wins over what streamed
+        if (m.parts.length) delete state.streamed[m.id];
+      });
       (result.data.failedTurns || []).forEach(function (turn) {  // reasons survive a reload
         state.failures[turn.userMessageId] = turn.error;
         if (turn.assistantMessageId) state.failures[turn.assistantMessageId] = turn.error;
@@ -297,11 +300,22 @@
       // again now, so that a read begun before the turn ended cannot leave it "running".
       if (!state.conversation || state.conversation.id === id) {
         loadConversation(id).then(function () {
-          if (status === "cancelled") setTimeout(function () { reloadIfOpen(id); }, STORED_AFTER_STOP_MS);
+          // A read that raced the ending's write still has the reply running, without its
+          // checked citations: read the stored reply once more.
+          if (status === "cancelled" || !storedEnd(live.assistantMessageId)) {
+            setTimeout(function () { reloadIfOpen(id); }, STORED_AFTER_STOP_MS);
+          }
         });
       }
       sidebar.load();
     });
+  }
+
+  /** Whether the shown conversation holds the reply `id` as stored once its turn ended. */
+  function storedEnd(id) {
+    var reply = id && state.conversation && state.conversation.messages.filter(function (m) {
+      return m.id === id; })[0];
+    return !id || (!!reply && reply.status !== "running" && reply.status !== "queued");
   }
 
   /** The stored parts of a reply a turn continues, copied: its events add to them. */
