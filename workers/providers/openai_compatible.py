@@ -38,7 +38,7 @@ from workers.providers.base import (
     ProviderEvent,
     ToolSpec,
 )
-from workers.providers.chunks import DONE, ReplyAssembler, sse_payloads
+from workers.providers.chunks import DONE, ReplyAssembler, sse_lines, sse_payloads
 from workers.providers.openai_errors import (
     ProviderIdentity,
     answer_too_slow,
@@ -211,7 +211,8 @@ class OpenAICompatibleProvider:
         undo = signal.on_cancel(lambda: _shut(response))
         seen = False
         try:
-            for payload in sse_payloads(self._bounded(response.iter_lines(), clock)):
+            lines = sse_lines(_body(response))
+            for payload in sse_payloads(self._bounded(lines, clock)):
                 if signal.cancelled:
                     raise ProviderCancelled
                 seen = seen or payload != DONE
@@ -243,9 +244,10 @@ class OpenAICompatibleProvider:
                 raise no_first_token(self._who, self.first_token_timeout)
             if self.answer_timeout is not None and elapsed > self.answer_timeout:
                 raise answer_too_slow(self._who, self.answer_timeout)
-            said = line.strip()
-            if said and not said.startswith(":") and said.removeprefix("data:").strip() != DONE:
-                clock.spoke = True
+            if not clock.spoke:
+                said = line.strip()
+                if said and not said.startswith(":") and said.removeprefix("data:").strip() != DONE:
+                    clock.spoke = True
             yield line
 
 
@@ -262,6 +264,12 @@ class _Progress:
     """Whether any event of this call reached the caller (then it must not be retried)."""
 
     started = False
+
+
+def _body(response: httpx2.Response) -> Iterator[bytes]:
+    """The response's bytes as they arrive: raw unless the server compressed them."""
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    return response.iter_raw() if encoding == "identity" else response.iter_bytes()
 
 
 def _shut(response: Any) -> None:
