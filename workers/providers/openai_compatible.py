@@ -20,6 +20,7 @@ it). Either way the stream is closed and ProviderCancelled is raised.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import socket
 import ssl
@@ -96,13 +97,21 @@ class OpenAICompatibleProvider:
         key = api_key or "not-needed"
         self._who = ProviderIdentity(name, self.base_url, key)
         limits = openai.Timeout(timeout, connect=min(connect_timeout, timeout))
+        self._http = openai.DefaultHttpxClient(verify=_ssl_context(), timeout=limits)
         self._client = openai.OpenAI(
             base_url=self.base_url,
             api_key=key,
             max_retries=0,
             timeout=limits,
-            http_client=openai.DefaultHttpxClient(verify=_ssl_context(), timeout=limits),
+            http_client=self._http,
         )
+        self._completions_url = f"{self.base_url}/chat/completions"
+        self._headers = {
+            "Authorization": f"Bearer {key}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": self._client.user_agent,
+        }
 
     def close(self) -> None:
         """Release the provider's pooled connections."""
@@ -181,19 +190,25 @@ class OpenAICompatibleProvider:
         signal: Signal,
         progress: _Progress,
     ) -> Iterator[ProviderEvent]:
-        # Messages and tools go in extra_body, which the SDK sends as given: its type-driven
-        # transform of the same data cost more CPU than the rest of the request (measured).
-        create = self._client.chat.completions.with_streaming_response.create
+        # Sent through the SDK's HTTP client but not through the SDK: its request machinery
+        # (options, headers, the body's transform) cost a model step about as much CPU as
+        # sending the request did, and the stream is read here anyway. A refusal still becomes
+        # the SDK's own error, so ``translate`` reads it as before.
+        payload = {"model": model, "stream": True, "stream_options": {"include_usage": True}}
+        payload.update(body)
+        request = self._http.build_request(
+            "POST", self._completions_url, headers=self._headers, content=json.dumps(payload)
+        )
         clock = _Clock(time.monotonic())
         try:
-            with create(
-                model=model,
-                messages=[],
-                stream=True,
-                stream_options={"include_usage": True},
-                extra_body=body,
-            ) as response:
-                yield from self._read(response.http_response, reply, signal, progress, clock)
+            response = self._http.send(request, stream=True)
+            try:
+                if response.status_code >= 400:
+                    response.read()
+                    raise self._client._make_status_error_from_response(response)
+                yield from self._read(response, reply, signal, progress, clock)
+            finally:
+                response.close()
         except (openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError, ValueError) as exc:
             if signal.cancelled:
                 raise ProviderCancelled from exc
