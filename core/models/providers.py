@@ -9,7 +9,7 @@ import threading
 import redis
 from flask import current_app
 from sqlalchemy import JSON, String, event
-from sqlalchemy.orm import Mapped, Session, mapped_column
+from sqlalchemy.orm import Mapped, Session, mapped_column, object_session
 
 from core.extensions import db, get_redis
 from core.models.base import id_column
@@ -108,9 +108,12 @@ def find_kept_model(model_id: str) -> tuple[Provider, dict] | None:
 _CHANGED = "lookout_providers_changed"
 
 
-@event.listens_for(Session, "after_flush")
-def _note_flushed(session: Session, _context) -> None:
-    if any(isinstance(o, Provider) for o in (*session.new, *session.dirty, *session.deleted)):
+@event.listens_for(Provider, "after_insert")
+@event.listens_for(Provider, "after_update")
+@event.listens_for(Provider, "after_delete")
+def _note_flushed(_mapper, _connection, provider: Provider) -> None:
+    session = object_session(provider)
+    if session is not None:
         session.info[_CHANGED] = True
 
 
