@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.models import Provider, ToolCall, Turn
-from core.models.providers import find_model
+from core.models.providers import find_kept_model
 from core.plugin_host import enabled_tools, get_host
 from core.turn.owners import conversation_owner
 from tools.api import Tool
@@ -99,8 +99,9 @@ def owner_id(turn: Turn) -> str:
 
 
 def get_turn_model(turn: Turn) -> tuple[Provider, dict]:
-    """Return the turn's provider and model entry; raise TurnFailed when it is gone."""
-    found = find_model(turn.model)
+    """Return the turn's provider (detached, kept by the process until a provider changes) and
+    model entry; raise TurnFailed when it is gone."""
+    found = find_kept_model(turn.model)
     if found is None:
         raise TurnFailed(
             f"The model {turn.model} is not available. Pick another model; an admin can add "

@@ -19,39 +19,62 @@ markers nor extends the stream.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator, MutableMapping
 from typing import Any
 
 import redis
+from redis.exceptions import NoScriptError
 
 from core.extensions import get_redis
 
 SAFETY_TTL_SECONDS = 24 * 3600
 
+
+class LuaScript:
+    """A Lua script run by its SHA-1, loaded into a server that does not know it yet.
+
+    Made once per process: redis-py's ``register_script`` made a script object, and hashed its
+    text, on every event a turn published.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.sha = hashlib.sha1(text.encode()).hexdigest()
+
+    def __call__(self, client: redis.Redis, keys: list[str], args: list[Any]) -> Any:
+        """Return what the script answers for ``keys`` and ``args``."""
+        try:
+            return client.evalsha(self.sha, len(keys), *keys, *args)
+        except NoScriptError:  # a new or restarted server
+            client.script_load(self.text)
+            return client.evalsha(self.sha, len(keys), *keys, *args)
+
+
 # KEYS: the stream, the ended marker; ARGV: event, data, safety TTL. The TTL is set only on a
 # stream without one, so an event never pushes out the expiry the turn's end set.
-_PUBLISH = """
+_PUBLISH = LuaScript("""
 if redis.call('exists', KEYS[2]) == 1 then return false end
 local id = redis.call('xadd', KEYS[1], '*', 'event', ARGV[1], 'data', ARGV[2])
 if redis.call('ttl', KEYS[1]) == -1 then redis.call('expire', KEYS[1], ARGV[3]) end
 return id
-"""
+""")
 # KEYS: one of the turn's sets (tasks, queued, cited), the ended marker; ARGV: member, safety
 # TTL. Answers 1 when the member was added.
-_ADD_UNLESS_ENDED = """
+_ADD_UNLESS_ENDED = LuaScript("""
 if redis.call('exists', KEYS[2]) == 1 then return 0 end
 local added = redis.call('sadd', KEYS[1], ARGV[1])
 if redis.call('ttl', KEYS[1]) == -1 then redis.call('expire', KEYS[1], ARGV[2]) end
 return added
-"""
+""")
 # KEYS: the cache hash, the ended marker; ARGV: field, value, safety TTL.
-_CACHE_SET = """
+_CACHE_SET = LuaScript("""
 if redis.call('exists', KEYS[2]) == 1 then return 0 end
 redis.call('hset', KEYS[1], ARGV[1], ARGV[2])
 if redis.call('ttl', KEYS[1]) == -1 then redis.call('expire', KEYS[1], ARGV[3]) end
 return 1
-"""
+""")
 
 
 def turn_state(turn_id: str) -> TurnState:
@@ -81,10 +104,10 @@ class TurnState:
 
     def publish(self, event: str, data: dict[str, Any] | None = None) -> str | None:
         """Append an event to the turn's stream and return its id; None once the turn ended."""
-        script = self.client.register_script(_PUBLISH)
-        entry_id = script(
-            keys=[key(self.turn_id, "events"), key(self.turn_id, "ended")],
-            args=[event, json.dumps(data or {}, ensure_ascii=False), SAFETY_TTL_SECONDS],
+        entry_id = _PUBLISH(
+            self.client,
+            [key(self.turn_id, "events"), key(self.turn_id, "ended")],
+            [event, json.dumps(data or {}, ensure_ascii=False), SAFETY_TTL_SECONDS],
         )
         return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
 
@@ -148,9 +171,8 @@ class TurnState:
     def add_unless_ended(self, name: str, member: str) -> bool:
         """Add ``member`` to the turn's set ``name``; False when it was there or the turn has
         ended, so that a late publish never brings back a set the end deleted."""
-        script = self.client.register_script(_ADD_UNLESS_ENDED)
         keys = [key(self.turn_id, name), key(self.turn_id, "ended")]
-        return bool(script(keys=keys, args=[member, SAFETY_TTL_SECONDS]))
+        return bool(_ADD_UNLESS_ENDED(self.client, keys, [member, SAFETY_TTL_SECONDS]))
 
     def task_ids(self) -> list[str]:
         """Return the ids of the turn's recorded tasks."""
@@ -223,9 +245,10 @@ class RedisTurnCache(MutableMapping[str, Any]):
     def __setitem__(self, name: str, value: Any) -> None:
         encoded = json.dumps(value, ensure_ascii=False)  # raises TypeError for non-JSON values
         # Dropped once the turn ended: a late write must not recreate the deleted cache.
-        script = self._client.register_script(_CACHE_SET)
-        script(
-            keys=[self._key, self._ended], args=[self._prefix + name, encoded, SAFETY_TTL_SECONDS]
+        _CACHE_SET(
+            self._client,
+            [self._key, self._ended],
+            [self._prefix + name, encoded, SAFETY_TTL_SECONDS],
         )
 
     def __delitem__(self, name: str) -> None:

@@ -74,3 +74,15 @@ def test_the_turns_end_deletes_the_note_that_its_task_gave_up_on_the_database(st
 def test_a_turn_key_that_is_not_named_in_the_state_module_is_refused(state):
     with pytest.raises(ValueError, match="name it in core/turn/state.py"):
         key(state.turn_id, "scratch")
+
+
+def test_events_are_still_published_after_redis_forgot_its_scripts(state):
+    """A restarted Redis knows none of the scripts a worker loaded before: each is loaded
+    again, and the ended marker still drops a late event."""
+    state.publish("turn.started")
+    state.client.script_flush()
+    state.publish("text.delta", {"text": "hi"})
+    state.end(stream_ttl_seconds=600)
+    state.client.script_flush()
+    assert state.publish("text.delta", {"text": "late"}) is None
+    assert [name for _, name, _ in state.read()] == ["turn.started", "text.delta"]

@@ -23,6 +23,7 @@ from workers.providers import (
     ToolSpec,
     Usage,
 )
+from workers.providers.chunks import sse_lines
 
 KEY = "sk-test-0123456789abcdef"
 HELLO = [{"role": "user", "content": "Hello"}]
@@ -354,6 +355,21 @@ def test_comment_lines_and_multi_line_data_are_read_as_server_sent_events(fake, 
         Usage(2, 1, estimated=True),
         Finished("stop"),
     ]
+
+
+def test_events_ended_by_crlf_or_cr_are_read_like_those_ended_by_lf(fake, provider):
+    chunk = '{"choices": [{"index": 0, "delta": {"content": "Hi"}, "finish_reason": "stop"}]}'
+    fake.script(Reply.raw(f": ping\r\n\r\ndata: {chunk}\r\rdata: [DONE]\r\n\r\n"))
+    assert collect(provider.stream("fake-model", HELLO)) == [
+        TextDelta("Hi"),
+        Usage(2, 1, estimated=True),
+        Finished("stop"),
+    ]
+
+
+def test_a_line_cut_between_reads_is_read_whole_even_inside_a_character_or_a_crlf():
+    pieces = [b"data: caf", "é".encode()[:1], "é".encode()[1:] + b"\r", b"\n\r", b"\ndata: x"]
+    assert list(sse_lines(pieces)) == ["data: café", "", "data: x"]
 
 
 def test_an_error_event_before_the_first_token_is_retried(fake, provider, waits):

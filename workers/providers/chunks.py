@@ -35,6 +35,29 @@ FINISHED = ("stop", "tool_calls", "function_call")
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
+def sse_lines(chunks: Iterable[bytes]) -> Iterator[str]:
+    """The lines of an event stream's bytes, as text without their ends (CRLF, LF or CR).
+
+    One splitter over the bytes as they arrive: httpx's text and line decoders, two generator
+    layers more per chunk, cost a model's streamed token about as much as parsing it.
+    """
+    pending = b""
+    for chunk in chunks:
+        if pending:
+            chunk = pending + chunk
+        held = b""
+        if b"\r" in chunk:
+            if chunk.endswith(b"\r"):  # maybe the first half of a CRLF
+                chunk, held = chunk[:-1], b"\r"
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        *complete, pending = chunk.split(b"\n")
+        pending += held
+        for line in complete:
+            yield line.decode("utf-8", "replace")
+    if pending:
+        yield pending.rstrip(b"\r").decode("utf-8", "replace")
+
+
 def sse_payloads(lines: Iterable[str]) -> Iterator[str]:
     """The ``data`` of each server-sent event, up to and including ``DONE`` when the stream
     sends it (comments and other fields skipped; a multi-line ``data`` is joined with
@@ -108,9 +131,12 @@ class ReplyAssembler:
                 content = delta.get("content")
                 if isinstance(content, str) and content:
                     events.extend(self._thinking.add(content))
-                for position, call in enumerate(_list(delta.get("tool_calls"))):
-                    self._add_call_fragment(position, call)
-                events.extend(_sources(delta.get("annotations")))
+                calls = delta.get("tool_calls")
+                if calls:
+                    for position, call in enumerate(_list(calls)):
+                        self._add_call_fragment(position, call)
+                if delta.get("annotations"):
+                    events.extend(_sources(delta["annotations"]))
             if isinstance(choice.get("finish_reason"), str):
                 self._reason = choice["finish_reason"]
         self._count(events)

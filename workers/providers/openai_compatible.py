@@ -20,6 +20,7 @@ it). Either way the stream is closed and ProviderCancelled is raised.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import socket
 import ssl
@@ -38,7 +39,7 @@ from workers.providers.base import (
     ProviderEvent,
     ToolSpec,
 )
-from workers.providers.chunks import DONE, ReplyAssembler, sse_payloads
+from workers.providers.chunks import DONE, ReplyAssembler, sse_lines, sse_payloads
 from workers.providers.openai_errors import (
     ProviderIdentity,
     answer_too_slow,
@@ -96,13 +97,21 @@ class OpenAICompatibleProvider:
         key = api_key or "not-needed"
         self._who = ProviderIdentity(name, self.base_url, key)
         limits = openai.Timeout(timeout, connect=min(connect_timeout, timeout))
+        self._http = openai.DefaultHttpxClient(verify=_ssl_context(), timeout=limits)
         self._client = openai.OpenAI(
             base_url=self.base_url,
             api_key=key,
             max_retries=0,
             timeout=limits,
-            http_client=openai.DefaultHttpxClient(verify=_ssl_context(), timeout=limits),
+            http_client=self._http,
         )
+        self._completions_url = f"{self.base_url}/chat/completions"
+        self._headers = {
+            "Authorization": f"Bearer {key}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": self._client.user_agent,
+        }
 
     def close(self) -> None:
         """Release the provider's pooled connections."""
@@ -181,19 +190,25 @@ class OpenAICompatibleProvider:
         signal: Signal,
         progress: _Progress,
     ) -> Iterator[ProviderEvent]:
-        # Messages and tools go in extra_body, which the SDK sends as given: its type-driven
-        # transform of the same data cost more CPU than the rest of the request (measured).
-        create = self._client.chat.completions.with_streaming_response.create
+        # Sent through the SDK's HTTP client but not through the SDK: its request machinery
+        # (options, headers, the body's transform) cost a model step about as much CPU as
+        # sending the request did, and the stream is read here anyway. A refusal still becomes
+        # the SDK's own error, so ``translate`` reads it as before.
+        payload = {"model": model, "stream": True, "stream_options": {"include_usage": True}}
+        payload.update(body)
+        request = self._http.build_request(
+            "POST", self._completions_url, headers=self._headers, content=json.dumps(payload)
+        )
         clock = _Clock(time.monotonic())
         try:
-            with create(
-                model=model,
-                messages=[],
-                stream=True,
-                stream_options={"include_usage": True},
-                extra_body=body,
-            ) as response:
-                yield from self._read(response.http_response, reply, signal, progress, clock)
+            response = self._http.send(request, stream=True)
+            try:
+                if response.status_code >= 400:
+                    response.read()
+                    raise self._client._make_status_error_from_response(response)
+                yield from self._read(response, reply, signal, progress, clock)
+            finally:
+                response.close()
         except (openai.OpenAIError, httpx2.HTTPError, httpx2.StreamError, ValueError) as exc:
             if signal.cancelled:
                 raise ProviderCancelled from exc
@@ -211,7 +226,8 @@ class OpenAICompatibleProvider:
         undo = signal.on_cancel(lambda: _shut(response))
         seen = False
         try:
-            for payload in sse_payloads(self._bounded(response.iter_lines(), clock)):
+            lines = sse_lines(_body(response))
+            for payload in sse_payloads(self._bounded(lines, clock)):
                 if signal.cancelled:
                     raise ProviderCancelled
                 seen = seen or payload != DONE
@@ -243,9 +259,10 @@ class OpenAICompatibleProvider:
                 raise no_first_token(self._who, self.first_token_timeout)
             if self.answer_timeout is not None and elapsed > self.answer_timeout:
                 raise answer_too_slow(self._who, self.answer_timeout)
-            said = line.strip()
-            if said and not said.startswith(":") and said.removeprefix("data:").strip() != DONE:
-                clock.spoke = True
+            if not clock.spoke:
+                said = line.strip()
+                if said and not said.startswith(":") and said.removeprefix("data:").strip() != DONE:
+                    clock.spoke = True
             yield line
 
 
@@ -262,6 +279,12 @@ class _Progress:
     """Whether any event of this call reached the caller (then it must not be retried)."""
 
     started = False
+
+
+def _body(response: httpx2.Response) -> Iterator[bytes]:
+    """The response's bytes as they arrive: raw unless the server compressed them."""
+    encoding = response.headers.get("content-encoding", "identity").strip().lower()
+    return response.iter_raw() if encoding == "identity" else response.iter_bytes()
 
 
 def _shut(response: Any) -> None:

@@ -26,6 +26,8 @@ class ThinkSplitter:
 
     def add(self, text: str) -> list[TextDelta | ReasoningDelta]:
         """Return the events in one more piece of text."""
+        if not self._held and not self._thinking and "<" not in text:  # most tokens: no tag
+            return [TextDelta(text)] if text else []
         text = self._held + text
         self._held = ""
         events: list[TextDelta | ReasoningDelta] = []
