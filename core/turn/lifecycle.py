@@ -155,7 +155,15 @@ def store_queued_turn(
     )
     db.session.add(turn)
     conversation.updated_at = db.func.now()
-    db.session.commit()
+    # Kept loaded past the commit: its id is sent to the queue and answered at once, and
+    # what is answered (id, status "queued", who it answers) is what was just written, so
+    # reading the row back (the commit's expiry) would only cost a SELECT.
+    session = db.session()
+    session.expire_on_commit = False
+    try:
+        session.commit()
+    finally:
+        session.expire_on_commit = True
     return turn
 
 
