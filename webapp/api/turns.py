@@ -12,7 +12,7 @@ from flask_login import current_user
 
 from core import metrics
 from core.extensions import db
-from core.limits import allowed
+from core.limits import allowance, own_value
 from core.models import Conversation, Message, Turn
 from core.models.providers import find_model
 from core.streams import PROCESS_STREAMS, open_stream
@@ -168,6 +168,19 @@ def get_turn(turn_id: str) -> Turn:
     return turn
 
 
+def get_stream_allowance(turn_id: str) -> int:
+    """Return how many event streams the signed-in user may have open, read in the query that
+    finds the turn theirs; 404 for anyone else's turn, as ``get_turn`` says."""
+    row = db.session.execute(
+        db.select(Conversation.owner_id, own_value(current_user.id, "eventStreams"))
+        .join(Turn, Turn.conversation_id == Conversation.id)
+        .where(Turn.id == turn_id)
+    ).first()
+    if row is None or row[0] != current_user.id:
+        raise ApiError("There is no such turn.", 404)
+    return allowance("eventStreams", row[1])
+
+
 @bp.get("/turns/<turn_id>")
 @api_login_required
 @operation(answers={200: TurnSchema})
@@ -200,7 +213,7 @@ def stream_events(turn_id: str):
     The stream counts against the user's ``QUOTA_EVENT_STREAMS`` while it is served: past it,
     the user's oldest stream gets ``stream.closed`` and ends (core/streams.py).
     """
-    turn = get_turn(turn_id)
+    limit = get_stream_allowance(turn_id)
     after = request.headers.get("Last-Event-ID") or request.args.get("after") or "0"
     app = current_app._get_current_object()
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -213,15 +226,14 @@ def stream_events(turn_id: str):
         )
     hub = find_hub(request.environ)
     try:
-        limit = allowed(current_user.id, "eventStreams")
         stream = open_stream(current_user.id, limit, hub.control if hub else None)
     except redis.RedisError:
         stream = None  # Redis restarting: the stream ends at once and the page reconnects
     position = parse_id(after)
     if hub is not None and stream is not None and position is not None:
-        body = hub.hand_off(request.environ, Follower(turn.id, position, stream))
+        body = hub.hand_off(request.environ, Follower(turn_id, position, stream))
         return Response(body, mimetype=EVENT_STREAM, headers=headers)
-    state = turn_state(turn.id)
+    state = turn_state(turn_id)
 
     def ended() -> tuple[str, str | None] | None:
         """The turn's stored ending (status, error), None while it is open."""
