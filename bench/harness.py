@@ -63,15 +63,23 @@ def postgres_server_url() -> str | None:
 
 
 class GunicornServer:
-    """The API as production runs it: gunicorn's gthread workers in processes of their own."""
+    """The API as production runs it: gunicorn's workers in processes of their own (gthread,
+    or ./run's ``webapp.stream_worker.StreamingWorker``)."""
 
-    def __init__(self, app, directory: Path, workers: int = 2, threads: int = 128) -> None:
+    def __init__(
+        self,
+        app,
+        directory: Path,
+        workers: int = 2,
+        threads: int = 128,
+        worker_class: str = "gthread",
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = directory / "gunicorn.log"
         self.args = [
             sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{self.port}",
-            "--worker-class", "gthread", "--workers", str(workers), "--threads", str(threads),
+            "--worker-class", worker_class, "--workers", str(workers), "--threads", str(threads),
             "--no-control-socket", "webapp:create_app()",
         ]  # fmt: skip
         self.env = worker_environ(app)
@@ -101,8 +109,10 @@ class Stack:
         processes: int = 1,
         web: str = "werkzeug",
         web_threads: int = 128,
+        web_worker_class: str = "gthread",
     ) -> None:
         self.database = database
+        self.web_worker_class = web_worker_class
         self.web_threads = web_threads
         self.concurrency = concurrency
         self.processes = processes
@@ -138,7 +148,10 @@ class Stack:
             extra = CeleryWorker(self.app, self.directory, concurrency=self.concurrency)
             self.extra_workers.append(extra.start(timeout=60))
         if self.web_kind == "gunicorn":
-            self.web = GunicornServer(self.app, self.directory, threads=self.web_threads).start()
+            self.web = GunicornServer(
+                self.app, self.directory, threads=self.web_threads,
+                worker_class=self.web_worker_class,
+            ).start()  # fmt: skip
         else:
             self.web = LiveServer(self.app).start()
         return self

@@ -30,6 +30,7 @@ import json
 import statistics
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import requests
@@ -55,16 +56,18 @@ def cpu(stack: Stack) -> tuple[float, float]:
     return stack.worker_cpu_seconds(), stack.web_cpu_seconds() or 0.0
 
 
-def per_turn(stack: Stack, turns: int, run_one) -> tuple[float, float]:
-    """Run ``run_one`` ``turns`` times after the warm-ups; return the worker's and the web's
-    CPU ms per run."""
+def per_turn(stack: Stack, turns: int, run_one, clients: int = 1) -> tuple[float, float]:
+    """Run ``run_one`` ``turns`` times after the warm-ups (``clients`` at a time, each round
+    started together); return the worker's and the web's CPU ms per run."""
     for _ in range(WARMUP):
         run_one()
-    worker, web = cpu(stack)
-    for _ in range(turns):
-        run_one()
-    worker_after, web_after = cpu(stack)
-    return (worker_after - worker) * 1000 / turns, (web_after - web) * 1000 / turns
+    with ThreadPoolExecutor(clients) as pool:
+        worker, web = cpu(stack)
+        for _ in range(turns // clients if clients > 1 else turns):
+            list(pool.map(lambda _: run_one(), range(clients)))
+        worker_after, web_after = cpu(stack)
+    runs = (turns // clients) * clients if clients > 1 else turns
+    return (worker_after - worker) * 1000 / runs, (web_after - web) * 1000 / runs
 
 
 def turn_runner(stack: Stack, chat: ChatClient, model: str, tools: list[str]):
@@ -82,17 +85,35 @@ def turn_runner(stack: Stack, chat: ChatClient, model: str, tools: list[str]):
         conversations.extend(chat.new_conversation() for _ in range(count))
 
     run_one.prepare = prepare
+    run_one.chat = chat
     return run_one
 
 
-def measure_kind(stack: Stack, turns: int, fake_args: list[str], tools: list[str]):
-    """Return (worker ms, web ms) per turn of one kind, with its own fake model."""
+def measure_kind(
+    stack: Stack, turns: int, fake_args: list[str], tools: list[str], clients: int = 1
+):
+    """Return (worker ms, web ms) per turn of one kind, with its own fake model; ``clients``
+    users at once, each with a turn at a time (a user's answers running at once are
+    limited)."""
     with FakeModelProcess(*fake_args) as fake:
         model = stack.add_provider(fake.base_url)
-        chat = stack.chat()
-        run_one = turn_runner(stack, chat, model, tools)
-        run_one.prepare(turns + WARMUP)
-        return per_turn(stack, turns, run_one)
+        runners = [turn_runner(stack, stack.chat(), model, tools) for _ in range(clients)]
+        for run_one in runners:
+            run_one.prepare(max(1, turns // clients) + WARMUP)
+        if clients == 1:
+            return per_turn(stack, turns, runners[0])
+        free = list(runners)
+
+        def run_any() -> None:
+            runner = free.pop()
+            # a connection idle past gunicorn's keep-alive may be closed as it is reused
+            runner.chat.session.close()
+            try:
+                runner()
+            finally:
+                free.append(runner)
+
+        return per_turn(stack, max(turns, clients), run_any, clients)
 
 
 def extraction_ms(html: str, url: str, rounds: int = 15) -> float:
@@ -114,6 +135,16 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=0.5, help="the answer's streaming time")
     parser.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite")
     parser.add_argument("--page", type=Path, default=PAGE)
+    parser.add_argument(
+        "--clients", type=int, default=128, help="turns at once, for the web-only figure"
+    )
+    parser.add_argument(
+        "--web-only", action="store_true", help="only the text turns (the web's figures)"
+    )
+    parser.add_argument(
+        "--worker-class", default="webapp.stream_worker.StreamingWorker",
+        help="gunicorn's worker class for the web (gthread: each stream holds a thread)",
+    )  # fmt: skip
     args = parser.parse_args()
     header = machine()
     directory = Path(tempfile.mkdtemp(prefix="lookout-bench-cpu-"))
@@ -123,11 +154,24 @@ def main() -> None:
         plugins="bench.bench_plugins,tools.web_fetch",
         web="gunicorn",
         web_threads=16,
+        web_worker_class=args.worker_class,
     )
     rows = []
     with stack, PageServer(directory, args.page) as pages:
         # gunicorn listens before its workers have loaded the app: wait for one to answer.
         requests.get(stack.web.url + "/healthz", timeout=300)
+        stream = ["stream", "--seconds", str(args.seconds), "--tokens"]
+        if args.web_only:
+            one = measure_kind(stack, args.turns, [*stream, "1"], [])
+            fifty = measure_kind(stack, args.turns, [*stream, "50"], [])
+            together = measure_kind(stack, args.turns, [*stream, "50"], [], args.clients)
+            rows = [["text, 1 token", *one], ["text, 50 tokens", *fifty],
+                    [f"text, 50 tokens, {args.clients} clients at once", *together]]  # fmt: skip
+            print(f"Web CPU per turn, {args.turns} turns of each kind, {args.worker_class}; "
+                  f"{machine()}")  # fmt: skip
+            print()
+            print(table(["kind", "worker CPU ms per turn", "web CPU ms per turn"], rows))
+            return
         with stack.app.app_context():
             client = queue.get_client()
 
@@ -136,7 +180,6 @@ def main() -> None:
 
             worker, _web = per_turn(stack, args.turns, ping)
         rows.append(["ping (Celery's no-op task)", worker, "–"])
-        stream = ["stream", "--seconds", str(args.seconds), "--tokens"]
         one = measure_kind(stack, args.turns, [*stream, "1"], [])
         rows.append(["text, 1 token", *one])
         fifty = measure_kind(stack, args.turns, [*stream, "50"], [])

@@ -79,6 +79,23 @@ def allowed(user_id: str, name: str) -> int:
     return setting_value(user_id, name) * get_limit(name).unit
 
 
+def own_value(user_id: str, name: str):
+    """Return a scalar subquery of the user's own value of a limit (NULL when an admin set
+    none), so that a check reads it in the same query as what it counts."""
+    return (
+        db.select(UserLimit.value)
+        .where(UserLimit.user_id == user_id, UserLimit.setting == get_limit(name).setting)
+        .scalar_subquery()
+    )
+
+
+def allowance(name: str, own: int | None) -> int:
+    """Return how much a user is allowed of a limit, in counted units, given their own value
+    (``own_value``'s answer; None: the setting's default)."""
+    limit = get_limit(name)
+    return (current_app.config[limit.setting] if own is None else own) * limit.unit
+
+
 def allowances(user_id: str, names: tuple[str, ...]) -> dict[str, int]:
     """Return how much the user is allowed of each limit named, in counted units, read in one
     query (a message's start checks two)."""

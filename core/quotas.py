@@ -34,7 +34,7 @@ import redis
 from sqlalchemy import case, func
 
 from core.extensions import db, get_redis
-from core.limits import allowances, allowed, get_limit
+from core.limits import allowance, allowances, allowed, get_limit, own_value
 from core.models import Conversation, Turn, Upload
 from core.models.uploads import room_taken
 from core.streams import open_stream_count
@@ -79,6 +79,10 @@ used = redis.call('INCRBY', KEYS[1], amount)
 redis.call('PEXPIRE', KEYS[1], left)
 return {1, used, left}
 """
+
+
+class TurnRunning(Exception):
+    """The conversation has a queued or running turn already (one at a time in each)."""
 
 
 class QuotaExceeded(Exception):
@@ -160,19 +164,38 @@ def starting(user_id: str):
     return held(user_id, "starting")
 
 
-def check_turn(user_id: str) -> None:
-    """Take one turn of the user's hour, after checking their open turns; raise QuotaExceeded
-    for either. Call inside ``starting``."""
-    allowed_units = allowances(user_id, ("openTurns", "turnsPerHour"))
-    open_allowed = allowed_units["openTurns"]
-    if open_turn_count(user_id) >= open_allowed:
+def check_turn(user_id: str, conversation_id: str | None = None) -> None:
+    """Take one turn of the user's hour, after checking their open turns; raise TurnRunning
+    when ``conversation_id`` has an open turn, QuotaExceeded over either limit. Call inside
+    ``starting``.
+
+    One query reads the open turns (the user's, and the conversation's among them) with the
+    user's own values of both limits; one Redis script takes the hour's turn.
+    """
+    open_here = func.count(case((Turn.conversation_id == conversation_id, Turn.id)))
+    counted = db.session.execute(
+        db.select(
+            func.count(Turn.id),
+            open_here,
+            own_value(user_id, "openTurns"),
+            own_value(user_id, "turnsPerHour"),
+        )
+        .select_from(Turn)
+        .join(Conversation, Conversation.id == Turn.conversation_id)
+        .filter(Conversation.owner_id == user_id, Turn.status.in_(OPEN_STATUSES))
+    ).one()
+    open_count, open_in_conversation, own_open, own_hourly = counted
+    if open_in_conversation:
+        raise TurnRunning()
+    open_allowed = allowance("openTurns", own_open)
+    if open_count >= open_allowed:
         raise QuotaExceeded(
             "openTurns",
             f"You have {plural(open_allowed, 'answer')} running. Wait for one to finish, or stop "
             "one, then send again.",
             OPEN_TURN_RETRY_SECONDS,
         )
-    hourly = allowed_units["turnsPerHour"]
+    hourly = allowance("turnsPerHour", own_hourly)
     passed, _, ends = count(get_redis(), user_id, "turnsPerHour", hourly, 1, "take")
     if not passed:
         raise QuotaExceeded(

@@ -91,7 +91,9 @@ def call(name: str, *args: Any, timeout: float) -> Any:
 
 def send_first_step(turn_id: str) -> str:
     """Send a stored turn's first step to the workers; return its task id."""
-    return enqueue(broker.RUN_TURN_STEP, turn_id, 0)
+    # No result is stored for a step (its task ignores results), so the web does not
+    # subscribe to one: Celery would otherwise SUBSCRIBE this process to every step it sends.
+    return enqueue(broker.RUN_TURN_STEP, turn_id, 0, ignore_result=True)
 
 
 def revoke(task_id: str) -> None:

@@ -38,6 +38,7 @@ KEEPALIVE_SECONDS = 15
 SWEEP_SECONDS = 1.0  # how often keep-alives fall due: their timing is this coarse
 COUNT = 500  # events read per turn per round
 KEEPALIVE = chunk(b": keep-alive\n\n")
+TERMINAL_NAMES = frozenset(name.encode() for name in TERMINAL_EVENTS)
 
 
 def parse_id(text: str) -> tuple[int, int] | None:
@@ -197,12 +198,14 @@ class Hub:
         (a round that carries many events costs one system call per follower, not many)."""
         frames = []
         for raw_id, fields in entries:
-            entry_id = raw_id.decode()
-            name = fields[b"event"].decode()
-            data = json.dumps(json.loads(fields[b"data"]))
-            framed = chunk(event_frame(entry_id, name, data).encode())
-            frames.append((parse_id(entry_id), name in TERMINAL_EVENTS, framed))
-            if name in TERMINAL_EVENTS:
+            name = fields[b"event"]
+            # The stored data is the event's JSON already (escaped, so on one line): it goes
+            # out as it was written, never decoded and encoded again.
+            framed = chunk(b"id: %s\nevent: %s\ndata: %s\n\n" % (raw_id, name, fields[b"data"]))
+            ms, _, seq = raw_id.partition(b"-")
+            ending = name in TERMINAL_NAMES
+            frames.append(((int(ms), int(seq)), ending, framed))
+            if ending:
                 break  # nothing follows a turn's end
         whole = b"".join(frame for _, _, frame in frames)
         for follower in list(self.by_key.get(key, ())):

@@ -104,14 +104,13 @@ def begin_turn(
     the turn's first step with ``send``; raise TurnRefused as ``start_turn`` says."""
     try:
         with quotas.starting(conversation.owner_id):
-            if db.session.scalar(open_turns(conversation.id)) is not None:
-                raise TurnRefused(
-                    "A turn is still running in this conversation. Wait for it, or cancel it "
-                    "first.",
-                    409,
-                )
-            quotas.check_turn(conversation.owner_id)
+            quotas.check_turn(conversation.owner_id, conversation.id)
             turn = store()
+    except quotas.TurnRunning as running:
+        raise TurnRefused(
+            "A turn is still running in this conversation. Wait for it, or cancel it first.",
+            409,
+        ) from running
     except quotas.QuotaExceeded as over:
         raise TurnRefused(over.message, 429, retry_after=over.retry_after) from over
     except redis.RedisError as exc:
@@ -153,7 +152,15 @@ def store_queued_turn(
     )
     db.session.add(turn)
     conversation.updated_at = db.func.now()
-    db.session.commit()
+    # Kept loaded past the commit: its id is sent to the queue and answered at once, and
+    # what is answered (id, status "queued", who it answers) is what was just written, so
+    # reading the row back (the commit's expiry) would only cost a SELECT.
+    session = db.session()
+    session.expire_on_commit = False
+    try:
+        session.commit()
+    finally:
+        session.expire_on_commit = True
     return turn
 
 

@@ -9,7 +9,8 @@ import pytest
 from marshmallow import Schema, fields, validate
 
 from core.extensions import db
-from core.models import Provider
+from core.models import Message, Provider
+from core.turn.parts import text_part
 from webapp.api.field_errors import sentence, titles_of
 
 PLUGINS = "tests.tools.sample_plugins.alpha,tools.web_search,tools.web_fetch"
@@ -79,6 +80,28 @@ def test_a_removed_model_says_to_pick_another(alice, model_id):
     )
     assert error["fields"] == {"model": ["Not installed. Pick another model from the list."]}
     assert "/api/" not in error["message"]
+
+
+def test_a_model_its_provider_does_not_list_is_not_installed(alice, model_id):
+    url = f"/api/conversations/{conversation_of(alice)}/turns"
+    error = refused(alice.post(url, json={"content": "Hi", "model": "local/other"}))
+    assert error["fields"] == {"model": ["Not installed. Pick another model from the list."]}
+
+
+def test_a_parent_message_of_another_conversation_is_refused(app, alice, model_id):
+    other = conversation_of(alice)
+    with app.app_context():
+        message = Message(conversation_id=other, role="user", parts=[text_part("Hi")])
+        db.session.add(message)
+        db.session.commit()
+        message_id = message.id
+    url = f"/api/conversations/{conversation_of(alice)}/turns"
+    body = {"content": "Hi", "model": model_id, "parentMessageId": message_id}
+    error = refused(alice.post(url, json=body))
+    assert error == {
+        "message": "parentMessageId is not a message of this conversation.",
+        "fields": {"parentMessageId": ["Not a message of this conversation."]},
+    }
 
 
 def test_a_missing_model_names_the_field_as_people_call_it(alice):

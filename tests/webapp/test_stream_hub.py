@@ -97,6 +97,21 @@ def test_a_stream_resumed_after_last_event_id_reads_only_later_events(served):
     assert [e.name for e in stream.events] == ["text.delta", "turn.completed"]
 
 
+def test_text_with_line_breaks_quotes_and_non_ascii_arrives_as_the_worker_wrote_it(served):
+    """The hub sends each event's stored JSON as it is, without decoding it again: a text
+    with a line break, quotes and non-ASCII letters still reads back whole, one event."""
+    web, app, user, token = served()
+    turn = stored_turn(app, user.id, "running")
+    text = 'Line one\nline "two" \u2014 na\u00efve \u6771\u4eac \U0001f600\r\n\u2028end'
+    publish(app, turn, "text.delta", {"text": text, "nested": {"list": [1, None]}})
+    publish(app, turn, "turn.completed", {})
+    stream = RawStream(web.url, turn, token)
+    pump_until([stream], lambda: stream.ended, 30, "the stream did not end")
+
+    assert [e.name for e in stream.events] == ["text.delta", "turn.completed"]
+    assert stream.events[0].data == {"text": text, "nested": {"list": [1, None]}}
+
+
 def test_a_stream_of_an_ended_turn_whose_events_expired_ends_with_its_stored_sentence(served):
     web, app, user, token = served()
     turn = stored_turn(app, user.id, "failed", "The model stopped. Send the message again.")

@@ -120,8 +120,10 @@ def test_on_postgresql_many_posts_at_the_same_instant_never_open_more_turns_than
 
 
 def test_two_posts_in_one_conversation_at_the_same_instant_start_one_turn(
-    chat, model_ids, fake_model
+    chat, chat_app, model_ids, fake_model
 ):
+    """The refused ones say why and take nothing of the user's hour (the conversation's open
+    turn is read in the same query as the user's, before the hour is counted)."""
     model, _ = model_ids
     fake_model.default = Reply.hang()
     conversation = chat.new_conversation()
@@ -140,7 +142,14 @@ def test_two_posts_in_one_conversation_at_the_same_instant_start_one_turn(
 
     started = [a for a in answers if a.status_code == 202]
     assert len(started) == 1
-    assert {a.status_code for a in answers if a not in started} == {409}
+    refused = [a for a in answers if a not in started]
+    assert {a.status_code for a in refused} == {409}
+    assert {a.json()["error"]["message"] for a in refused} == {
+        "A turn is still running in this conversation. Wait for it, or cancel it first."
+    }
+    with chat_app.app_context():
+        shown = {row["limit"]: row for row in remaining(chat.user_id)}
+        assert shown["turnsPerHour"]["used"] == 1
     chat.call("POST", f"/api/turns/{started[0].json()['turn']['id']}/cancel")
 
 

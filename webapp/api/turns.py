@@ -9,12 +9,13 @@ from typing import Any
 import redis
 from flask import Blueprint, Response, current_app, jsonify, request
 from flask_login import current_user
+from sqlalchemy import and_, sql
 
 from core import metrics
 from core.extensions import db
-from core.limits import allowed
+from core.limits import allowance, own_value
 from core.models import Conversation, Message, Turn
-from core.models.providers import find_model
+from core.models.providers import Provider, split_model_id
 from core.streams import PROCESS_STREAMS, open_stream
 from core.turn import lifecycle
 from core.turn.events import STREAM_CLOSED, TERMINAL_EVENTS, ending_event
@@ -65,27 +66,45 @@ def read_turn_request() -> dict[str, Any]:
     return data
 
 
-def find_parent(conversation: Conversation, data: dict[str, Any]) -> Message | None:
-    """Return the message to continue from: the one named, None for an explicit null (a new
-    first message, as when editing the first one), or the newest of the conversation."""
-    if "parentMessageId" in data and data["parentMessageId"] is None:
-        return None
+def read_model_and_parent(
+    conversation: Conversation, data: dict[str, Any]
+) -> tuple[bool, Message | None]:
+    """Return whether the model asked for is installed, and the message to continue from: the
+    one named, None for an explicit null (a new first message, as when editing the first one),
+    or the newest of the conversation. One query reads both: the provider's list of models
+    (never its key, which would be decrypted for nothing) and the message."""
+    try:
+        provider_name, model_name = split_model_id(data["model"])
+    except ValueError:
+        return False, None
+    wanted = "parentMessageId" not in data or data["parentMessageId"] is not None
     parent_id = data.get("parentMessageId")
     if parent_id is None:
-        return db.session.scalar(
-            db.select(Message)
+        parent_id = (
+            db.select(Message.id)
             .filter_by(conversation_id=conversation.id)
             .order_by(Message.created_at.desc())
             .limit(1)
+            .scalar_subquery()
         )
-    parent = db.session.get(Message, parent_id)
-    if parent is None or parent.conversation_id != conversation.id:
+    found = db.session.execute(
+        db.select(Provider.models, Message)
+        .outerjoin(Message, and_(Message.id == parent_id, sql.literal(wanted)))
+        .where(Provider.name == provider_name)
+    ).first()
+    installed = found is not None and any(m.get("name") == model_name for m in found.models or [])
+    if not installed:
+        return False, None
+    parent = found.Message
+    if data.get("parentMessageId") is not None and (
+        parent is None or parent.conversation_id != conversation.id
+    ):
         raise ApiError(
             "parentMessageId is not a message of this conversation.",
             400,
             {"parentMessageId": ["Not a message of this conversation."]},
         )
-    return parent
+    return True, parent
 
 
 @bp.post("/conversations/<conversation_id>/turns")
@@ -112,14 +131,14 @@ def start_conversation():
 
 def start_from_request(conversation: Conversation, data: dict[str, Any]):
     """Check the request, then start the turn; 202 with the turn and its events URL."""
-    if find_model(data["model"]) is None:
+    installed, parent = read_model_and_parent(conversation, data)
+    if not installed:
         raise ApiError(
             f"The model {data['model']} is not installed: an administrator may have removed it. "
             "Pick another model from the list.",
             400,
             {"model": ["Not installed. Pick another model from the list."]},
         )
-    parent = find_parent(conversation, data)
     if "content" in data:
         user_message = Message(
             conversation_id=conversation.id,
@@ -168,6 +187,19 @@ def get_turn(turn_id: str) -> Turn:
     return turn
 
 
+def get_stream_allowance(turn_id: str) -> int:
+    """Return how many event streams the signed-in user may have open, read in the query that
+    finds the turn theirs; 404 for anyone else's turn, as ``get_turn`` says."""
+    row = db.session.execute(
+        db.select(Conversation.owner_id, own_value(current_user.id, "eventStreams"))
+        .join(Turn, Turn.conversation_id == Conversation.id)
+        .where(Turn.id == turn_id)
+    ).first()
+    if row is None or row[0] != current_user.id:
+        raise ApiError("There is no such turn.", 404)
+    return allowance("eventStreams", row[1])
+
+
 @bp.get("/turns/<turn_id>")
 @api_login_required
 @operation(answers={200: TurnSchema})
@@ -200,7 +232,7 @@ def stream_events(turn_id: str):
     The stream counts against the user's ``QUOTA_EVENT_STREAMS`` while it is served: past it,
     the user's oldest stream gets ``stream.closed`` and ends (core/streams.py).
     """
-    turn = get_turn(turn_id)
+    limit = get_stream_allowance(turn_id)
     after = request.headers.get("Last-Event-ID") or request.args.get("after") or "0"
     app = current_app._get_current_object()
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -213,15 +245,14 @@ def stream_events(turn_id: str):
         )
     hub = find_hub(request.environ)
     try:
-        limit = allowed(current_user.id, "eventStreams")
         stream = open_stream(current_user.id, limit, hub.control if hub else None)
     except redis.RedisError:
         stream = None  # Redis restarting: the stream ends at once and the page reconnects
     position = parse_id(after)
     if hub is not None and stream is not None and position is not None:
-        body = hub.hand_off(request.environ, Follower(turn.id, position, stream))
+        body = hub.hand_off(request.environ, Follower(turn_id, position, stream))
         return Response(body, mimetype=EVENT_STREAM, headers=headers)
-    state = turn_state(turn.id)
+    state = turn_state(turn_id)
 
     def ended() -> tuple[str, str | None] | None:
         """The turn's stored ending (status, error), None while it is open."""
