@@ -39,10 +39,9 @@ from bench.harness import ROOT, EventReader, FakeModelProcess, Stack, machine, t
 from bench.load import PageServer
 from core import broker
 from tests.support.chat import ChatClient
-
-# A news article of 50.7 KB from the shared extraction set (bench/extraction.py reads the same
 from webapp import queue
 
+# A news article of 50.7 KB from the shared extraction set (bench/extraction.py reads the same
 # folder, but importing it needs its peers installed).
 PAGE = (
     ROOT.parent / "shared" / "bench" / "extraction" / "html"
