@@ -52,12 +52,14 @@ START_HOLD_SECONDS = 30
 
 # KEYS[1]: the user's running MCP calls. ARGV: the call's id, allowed, now and the call's end
 # (ms). Forgets calls past their end (a web process that died never said they ended), then adds
-# this one unless ``allowed`` run already. Answers 1 when it was added, else 0.
+# this one unless ``allowed`` run already; the set lasts until its latest call's end. Answers 1
+# when it was added, else 0.
 _START_CALL = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
 redis.call('ZADD', KEYS[1], ARGV[4], ARGV[1])
-redis.call('PEXPIREAT', KEYS[1], ARGV[4])
+local latest = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+redis.call('PEXPIREAT', KEYS[1], latest[2])
 return 1
 """
 

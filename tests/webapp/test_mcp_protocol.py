@@ -3,7 +3,6 @@ what it says to messages, tokens and methods of HTTP it does not take."""
 
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 
 import pytest
@@ -99,19 +98,21 @@ def test_a_get_stream_is_answered_405_naming_post(client, make_user, bearer):
     assert "answers POST only" in answered.json["error"]["message"]
 
 
-def test_an_mcp_call_whose_web_process_died_stops_counting_at_its_end(app, make_user):
-    """A running call is counted until its end (its deadline), so a process that died mid-call
-    cannot hold a user's place for ever."""
+def test_mcp_calls_past_the_limit_are_refused_and_a_dead_calls_place_frees_at_its_end(
+    app, make_user
+):
+    """A running call is counted until it ends or its deadline passes, so a process that died
+    mid-call cannot hold a user's place for ever."""
     user = make_user("alice")
     with app.app_context():
         set_overrides(user.id, {"mcpCalls": 1})
         db.session.commit()
-        start_mcp_call(user.id, "mcp-died", 0.3)  # never ended: its process died
+        start_mcp_call(user.id, "mcp-running", 600)
         with pytest.raises(QuotaExceeded) as refused:
-            start_mcp_call(user.id, "mcp-next", 10)
+            start_mcp_call(user.id, "mcp-next", 600)
         assert refused.value.limit == "mcpCalls"
-        time.sleep(0.4)  # past the first call's end
-        start_mcp_call(user.id, "mcp-next", 10)
-        assert running_mcp_calls(user.id) == 1
-        end_mcp_call(user.id, "mcp-next")
+        end_mcp_call(user.id, "mcp-running")
         assert running_mcp_calls(user.id) == 0
+        start_mcp_call(user.id, "mcp-died", -1)  # its deadline has passed: its process died
+        start_mcp_call(user.id, "mcp-next", 600)
+        assert running_mcp_calls(user.id) == 1

@@ -214,6 +214,16 @@ def test_a_token_without_the_chat_scope_is_refused_with_403(stack):
     assert refusal_of(url, admin_only).error.message == MISSING_SCOPE.format(scope="chat")
 
 
+def endless_fetch(site) -> dict[str, Any]:
+    """Return a JSON-RPC tools/call of web_fetch for the site's endless page."""
+    return {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "web_fetch", "arguments": {"url": site.url("/endless")}},
+    }
+
+
 def worker_said(worker: CeleryWorker, words: str, within: float = 60) -> bool:
     """Return whether the worker's log says ``words`` before the bound runs out."""
     stop = time.monotonic() + within
@@ -236,12 +246,7 @@ def test_a_client_that_goes_away_cancels_its_call(make_app, tmp_path, site):
             "PUT", "/api/admin/plugins/web_fetch/options", json={"timeoutSeconds": 300}
         )
         assert saved.status_code == 200, saved.text
-        call = {
-            "jsonrpc": "2.0",
-            "id": 7,
-            "method": "tools/call",
-            "params": {"name": "web_fetch", "arguments": {"url": site.url("/endless")}},
-        }
+        call = endless_fetch(site)
         with requests.post(
             f"{web.url}/mcp",
             json=call,
@@ -276,12 +281,7 @@ def test_a_program_past_its_calls_at_once_is_told_to_wait_and_a_finished_call_fr
     with app.app_context():
         set_overrides(user_id, {"mcpCalls": 1})
         db.session.commit()
-    call = {
-        "jsonrpc": "2.0",
-        "id": 7,
-        "method": "tools/call",
-        "params": {"name": "web_fetch", "arguments": {"url": site.url("/endless")}},
-    }
+    call = endless_fetch(site)
     with requests.post(
         url, json=call, headers={"Authorization": f"Bearer {token}"}, stream=True, timeout=30
     ) as running:
