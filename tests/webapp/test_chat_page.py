@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 
 import pytest
 from playwright.sync_api import expect
@@ -243,7 +244,11 @@ def test_the_keyboard_stays_in_the_composer_when_send_and_stop_swap(
     """Send and Stop hide in turn; the focus on either fell to the page, so a keyboard user
     started again from the top of it after every message and every Stop."""
     person, chat = user
-    fake_model.script(Reply.forever("tick ", 0.05), Reply.text("Done.", chunks=40, delay=0.1))
+    # The second reply holds after its first piece until the Tab key has reached Stop, so the
+    # turn cannot end (and Stop hide) while the keys are still on their way, however slow.
+    reached_stop = threading.Event()
+    held = Reply.text("Done.", chunks=2, pause_after=(1, 60.0), release=reached_stop)
+    fake_model.script(Reply.forever("tick ", 0.05), held)
     open_chat(page, chat_server, person, model_id)
     box = page.get_by_label("Message", exact=True)
     box.fill("Count forever")
@@ -261,6 +266,7 @@ def test_the_keyboard_stays_in_the_composer_when_send_and_stop_swap(
     page.keyboard.press("Enter")
     expect(page.get_by_role("button", name="Stop")).to_be_visible(timeout=WAIT_MS)
     tab_to(page, "Stop")
+    reached_stop.set()
     page.locator(".message-assistant[data-status=completed]").wait_for(timeout=WAIT_MS)
     assert focused(page) == "Message"
 
