@@ -8,15 +8,17 @@ Run from the project root:
 ``TURN_STALE_SECONDS``) make a queue build with fewer users, as 500 users do with the defaults.
 
 For each N, a fresh stack (bench/harness.py): a private Redis, a database, one Celery worker
-process (threads pool, a thread for every user), and gunicorn as ./run serves it (2 gthread
-processes with threads enough for every user's open event stream and its requests), with
-metrics on (a multiprocess folder and a token, as an operator would run it). N users, each
-with an account and an API token of their own, start one after another over ``--ramp``
-seconds, then loop until ``--minutes`` have passed: a new conversation, a message, its event
-stream read to the end, a pause of about ``--think`` seconds. Every turn is two model steps
-and a web_fetch tool call: the fake model (a process of its own) asks for a page served by
-a static server on 127.0.0.1 (another process), then streams its answer for
-``--answer-seconds``. Everything listens on 127.0.0.1.
+process (threads pool, a thread for every user), and gunicorn as ./run serves it (2 processes of
+``webapp.stream_worker.StreamingWorker`` with 64 threads each, the event streams followed
+without a thread each; ``--web-worker-class gthread`` serves as ./run did before issue 29, with
+threads enough for every user's open event stream and its requests), with metrics on (a
+multiprocess folder and a token, as an operator would run it). N users, each with an account and
+an API token of their own, start one after another over ``--ramp`` seconds, then loop until
+``--minutes`` have passed: a new conversation, a message, its event stream read to the end, a
+pause of about ``--think`` seconds. Every turn is two model steps and a web_fetch tool call: the
+fake model (a process of its own) asks for a page served by a static server on 127.0.0.1
+(another process), then streams its answer for ``--answer-seconds``. Everything listens on
+127.0.0.1.
 
 Reported per N: turns completed per minute; the time Lookout added to a turn (POST sent to
 stream ended, less the model's scripted answer time), p50 and p95; how long POSTs took;
@@ -63,6 +65,11 @@ from webapp import queue
 
 PAGE = ROOT / "bench" / "pages" / "html" / "bbc-1.html.gz"
 METRICS_TOKEN = "load-" + uuid.uuid4().hex
+WEB_WORKER_CLASSES = {
+    "streaming": "webapp.stream_worker.StreamingWorker",
+    "gthread": "gthread",
+}
+STREAMING_THREADS = 64  # ./run's --threads
 WEB_PROCESSES = 2
 # The tasks of a turn: here two steps and a web_fetch call, three in all.
 TURN_TASKS = (broker.RUN_TURN_STEP, broker.RUN_TOOL_CALL)
@@ -252,7 +259,10 @@ def parsed_settings(pairs: list[str]) -> dict:
 
 def run_once(users: int, args: argparse.Namespace) -> dict:
     """Run one round with ``users`` users and return its figures."""
-    threads_per_web = -(-users // WEB_PROCESSES) + 32  # every open stream, plus the POSTs
+    if args.web_worker_class == "gthread":
+        threads_per_web = -(-users // WEB_PROCESSES) + 32  # every open stream, plus the POSTs
+    else:
+        threads_per_web = STREAMING_THREADS  # streams hold no thread: as ./run serves it
     directory = Path(tempfile.mkdtemp(prefix="lookout-load-"))
     stack = Stack(
         database=args.database,
@@ -266,6 +276,7 @@ def run_once(users: int, args: argparse.Namespace) -> dict:
         },
         web="gunicorn",
         web_threads=threads_per_web,
+        web_worker_class=WEB_WORKER_CLASSES[args.web_worker_class],
     )
     with stack, PageServer(directory) as pages:
         model_args = (
@@ -366,7 +377,7 @@ def report(rounds: list[dict], args: argparse.Namespace) -> str:
         f"~{args.think:g} s between turns; a turn is a web_fetch of a loopback page and an "
         f"answer streamed over {args.answer_seconds:g} s; database {args.database}; one worker "
         f"process (threads pool, {threads}), gunicorn "
-        f"{WEB_PROCESSES} gthread processes with "
+        f"{WEB_PROCESSES} {args.web_worker_class} processes with "
         + ", ".join(f"{r['web_threads']} threads each for {r['users']} users" for r in rounds)
         + f"{settings}; {machine()}",
         "",
@@ -408,6 +419,12 @@ def main() -> None:
         "--worker-threads",
         type=int,
         help="the worker's threads (default: one per user, 16 at least)",
+    )
+    parser.add_argument(
+        "--web-worker-class",
+        choices=sorted(WEB_WORKER_CLASSES),
+        default="streaming",
+        help="gunicorn's worker class: ./run's (streaming) or a thread per stream (gthread)",
     )
     parser.add_argument(
         "--setting", action="append", default=[], metavar="NAME=VALUE", help="a Lookout setting"
