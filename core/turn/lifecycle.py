@@ -168,7 +168,7 @@ def enqueue_first_step(turn: Turn, send: Callable[[str], str]) -> Turn:
     """Queue a stored turn's first step with ``send``; fail the turn and raise TurnRefused
     (503) when the queue cannot be reached."""
     try:
-        task_id = send(turn.id)
+        send(turn.id)
     except QueueError as exc:
         finish_turn(turn.id, "failed", QUEUE_DOWN)
         raise TurnRefused(
@@ -176,8 +176,7 @@ def enqueue_first_step(turn: Turn, send: Callable[[str], str]) -> Turn:
             "Try again in a moment.",
             503,
         ) from exc
-    turn_state(turn.id).remember_task(task_id)
-    return turn
+    return turn  # its task's id was recorded as it was published (``core.turn.queued``)
 
 
 def claim_step(turn_id: str, step: int) -> tuple[StepClaim, Turn | None]:
