@@ -136,13 +136,14 @@ def run_tool_call(self, turn_id: str, call_id: str) -> str:
     if claim not in ("claimed", "again"):
         db.session.rollback()
         return "skipped"
-    db.session.commit()  # the claim, seen at once by any other delivery of this call
+    commit_loaded()  # the claim, seen at once by any other delivery of this call
     with get_watcher().watching(turn_id, Signal()):  # beats from the claim, as a step does
         return run_claimed(turn_id, call_id)
 
 
 def run_claimed(turn_id: str, call_id: str) -> str:
     """Run a claimed call, store its result and publish its ending; return its outcome."""
+    # Both as the claim left them (``claim_call``); the turn is read only when it has stopped.
     call = db.session.get(ToolCall, (turn_id, call_id))
     turn = db.session.get(Turn, turn_id)
     started = time.monotonic()
@@ -179,6 +180,19 @@ def run_claimed(turn_id: str, call_id: str) -> str:
     return result.outcome
 
 
+def commit_loaded() -> None:
+    """Commit, leaving what the session loaded as it is: the task reads its call and turn
+    after each commit only for what no other process changes (the call's name and owner, the
+    turn's conversation and roles) and what it writes itself, so the commit's expiry cost a
+    SELECT of each every time one was read again."""
+    session = db.session()
+    session.expire_on_commit = False
+    try:
+        session.commit()
+    finally:
+        session.expire_on_commit = True
+
+
 def run_in_context(tool: Tool, input: Any, ctx: ToolContext, signal: Signal) -> Outcome:
     """Return the outcome of ``tool`` run in ``ctx`` under its deadline, with what it spent; a
     turn's call and an MCP client's call (``workers.user_tools``) both run through here."""
@@ -209,7 +223,7 @@ def run_call(turn: Turn, call: ToolCall) -> Outcome:
     turn_id = turn.id
     with get_watcher().watching(turn_id, signal):
         ctx, sources, collected = make_tool_context(turn, call, offered, signal)
-        db.session.commit()  # ends the read transaction: no connection held while the tool runs
+        commit_loaded()  # ends the read transaction: no connection held while the tool runs
         result = run_in_context(tool, input, ctx, signal)
     # The sources of an ok result only: a call that failed or timed out cites nothing.
     call.citations = sources.claim_all(collected.citations) if result.outcome == "ok" else []

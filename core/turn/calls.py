@@ -141,10 +141,13 @@ def claim_call(turn_id: str, call_id: str, task_id: str) -> CallClaim:
     before), "busy" (another task runs it), "done" (it has its outcome) or "gone".
 
     A claim also beats for the turn: from here on the call's work is held by this worker.
-    Uncommitted: the caller commits it with the call's reads, before the tool runs.
+    Uncommitted: the caller commits it with the call's reads, before the tool runs. The call
+    and, while it runs, its turn are left loaded in the session as the claim's statements
+    returned them, so the task reads neither again.
     """
     now = utcnow()
-    claimed = db.session.execute(
+    # The claimed row is the call (populate_existing): a claim then read it with a SELECT.
+    call = db.session.scalars(
         update(ToolCall)
         .where(
             ToolCall.turn_id == turn_id,
@@ -153,23 +156,26 @@ def claim_call(turn_id: str, call_id: str, task_id: str) -> CallClaim:
             ToolCall.outcome.is_(None),
         )
         .values(started_at=now, task_id=task_id)
-        .execution_options(synchronize_session=False)
-    ).rowcount
-    call = db.session.get(ToolCall, (turn_id, call_id), populate_existing=True)
-    if call is None:
-        return "gone"
+        .returning(ToolCall),
+        execution_options={"populate_existing": True, "synchronize_session": False},
+    ).one_or_none()
+    claimed = call is not None
     if not claimed:
+        call = db.session.get(ToolCall, (turn_id, call_id), populate_existing=True)
+        if call is None:
+            return "gone"
         if call.outcome is not None:
             return "done"
         if call.task_id != task_id:
             return "busy"
         call.started_at = now
-    db.session.execute(
+    db.session.scalars(
         update(Turn)
         .where(Turn.id == turn_id, Turn.status == "running")
         .values(heartbeat_at=now)
-        .execution_options(synchronize_session=False)
-    )
+        .returning(Turn),
+        execution_options={"populate_existing": True, "synchronize_session": False},
+    ).one_or_none()
     return "claimed" if claimed else "again"
 
 

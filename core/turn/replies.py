@@ -238,12 +238,15 @@ def source_numbers(turn_id: str) -> dict[str, int]:
     return reply.numbers
 
 
-def earlier_turn_ids(turn_id: str) -> list[str]:
+def earlier_turn_ids(turn_id: str, known: Turn | None = None) -> list[str]:
     """Return the turns that wrote into this turn's reply before it, oldest first: none unless
-    the turn continues a reply (core/turn/continuation.py)."""
-    turn = db.session.execute(
-        db.select(Turn.assistant_message_id, Turn.created_at).filter_by(id=turn_id)
-    ).one()
+    the turn continues a reply (core/turn/continuation.py). ``known``: the turn, loaded, when
+    the caller holds it (its reply and creation time are read otherwise)."""
+    turn = known
+    if turn is None:
+        turn = db.session.execute(
+            db.select(Turn.assistant_message_id, Turn.created_at).filter_by(id=turn_id)
+        ).one()
     if turn.assistant_message_id is None:
         return []
     return list(
@@ -364,11 +367,11 @@ def _reply_update(columns: tuple[str, ...]) -> Any:
     return statement
 
 
-def cited_urls(turn_id: str) -> set[str]:
+def cited_urls(turn_id: str, known: Turn | None = None) -> set[str]:
     """Return every URL the turn's reply cites: the model's sources of each step, and the
     sources of each tool call's result, shown in the reply yet or not (with those of the
-    earlier turns of a continued reply)."""
-    turn_ids = [*earlier_turn_ids(turn_id), turn_id]
+    earlier turns of a continued reply). ``known``: as for ``earlier_turn_ids``."""
+    turn_ids = [*earlier_turn_ids(turn_id, known), turn_id]
     steps = db.select(TurnStep.sources).filter(TurnStep.turn_id.in_(turn_ids))
     cited = {s["url"] for sources in db.session.scalars(steps) for s in sources or []}
     calls = db.session.scalars(db.select(ToolCall.citations).filter(ToolCall.turn_id.in_(turn_ids)))
