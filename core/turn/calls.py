@@ -25,7 +25,7 @@ from core.limits import setting_values
 from core.models import ToolCall, Turn
 from core.models.base import utcnow
 from core.models.usage import add_usage
-from core.turn.replies import StepOutput, record_step, write_reply
+from core.turn.replies import Records, StepOutput, record_step, write_records, write_reply
 from core.turn.states import FAILED_OUTCOMES, CallClaim, CallOutcome
 
 BAD_ARGUMENTS = "The arguments were not valid JSON."
@@ -72,9 +72,12 @@ def store_calls(
     output: StepOutput,
     offered: Mapping[str, OfferedTool],
     requested: Sequence[Requested],
+    records: Records | None = None,
 ) -> list[str]:
     """Store the step's output and the tool calls the model asked for (each with the tool as
     ``offered`` by name), and write the reply; return the call ids in order (uncommitted).
+    ``records``: the reply's records as the step read them, before this step stored anything
+    (the reply is then derived from them and what is stored here, without reading them again).
 
     A call with arguments that are not JSON, past the step's ``TOOL_CALLS_PER_STEP`` or past
     the turn's ``QUOTA_TOOL_CALLS_PER_TURN`` (the user's own values when an admin set them) is
@@ -92,6 +95,7 @@ def store_calls(
     taken = {row.call_id for row in stored}
     ran = sum(1 for row in stored if row.step < step and row.started_at is not None)
     ids = []
+    calls = []
     record_step(turn_id, step, output)
     for position, call in enumerate(requested):
         call_id = call.id if call.id and call.id not in taken else f"call_{uuid.uuid4().hex}"
@@ -105,7 +109,7 @@ def store_calls(
             else None
         )  # fmt: skip
         ran += error is None
-        db.session.add(
+        calls.append(
             ToolCall(
                 turn_id=turn_id,
                 call_id=call_id,
@@ -121,7 +125,11 @@ def store_calls(
                 **({"outcome": "error", "error": error} if error else {}),
             )
         )
-    write_reply(turn_id)
+    db.session.add_all(calls)
+    if records is None:
+        write_reply(turn_id)
+    else:
+        write_records(records.with_step(output, calls))
     return ids
 
 

@@ -34,7 +34,14 @@ from core.models.usage import add_usage
 from core.turn import events
 from core.turn.endings import noted_error, prepare_ending
 from core.turn.owners import conversation_owner
-from core.turn.replies import StepOutput, read_records, record_step, store_reply, write_reply
+from core.turn.replies import (
+    Records,
+    StepOutput,
+    read_records,
+    record_step,
+    store_reply,
+    write_reply,
+)
 from core.turn.state import turn_state
 from core.turn.states import OPEN_STATUSES, StepClaim, TurnStatus
 
@@ -179,10 +186,12 @@ def enqueue_first_step(turn: Turn, send: Callable[[str], str]) -> Turn:
     return turn  # its task's id was recorded as it was published (``core.turn.queued``)
 
 
-def claim_step(turn_id: str, step: int) -> tuple[StepClaim, Turn | None]:
+def claim_step(turn_id: str, step: int) -> tuple[StepClaim, Turn | None, bool]:
     """Claim a step for this worker: "claimed", "started" (claimed, and its reply made),
     "taken" (claimed from a worker that stopped beating), "busy" (another worker runs it), or
-    why it will not run ("gone", "ended", "stale-task"); with the turn.
+    why it will not run ("gone", "ended", "stale-task"); with the turn, and whether the claim
+    made the turn's reply (so nothing is stored to derive it from, and no earlier turn wrote
+    it: the turn is no continuation).
 
     The claim and the reply it makes stay in the session's transaction, committed by the
     caller with the step's reads, before the model is called.
@@ -205,18 +214,18 @@ def claim_step(turn_id: str, step: int) -> tuple[StepClaim, Turn | None]:
     ).one_or_none()
     if turn is not None:
         if step == 0:
-            start_reply(turn)
-            return "started", turn
-        return "claimed", turn
+            return "started", turn, start_reply(turn)
+        return "claimed", turn, False
     turn = db.session.get(Turn, turn_id)
     if turn is None:
-        return "gone", None
+        return "gone", None, False
     if turn.status == "cancelled" and step > 0:
         close_cancelled(turn, step)
-        return "ended", turn
+        return "ended", turn, False
     if turn.status != "running" or turn.step != step:
-        return ("ended" if turn.status not in OPEN_STATUSES else "stale-task"), turn
-    return take_over(turn, step), turn
+        return ("ended" if turn.status not in OPEN_STATUSES else "stale-task"), turn, False
+    claim = take_over(turn, step)
+    return claim, turn, claim == "started"
 
 
 def close_cancelled(turn: Turn, step: int) -> None:
@@ -256,9 +265,9 @@ def take_over(turn: Turn, step: int) -> StepClaim:
     return "taken"
 
 
-def start_reply(turn: Turn) -> None:
+def start_reply(turn: Turn) -> bool:
     """Add the assistant message the turn writes into, or mark the reply a continuation writes
-    on as being written again (committed with the step's reads)."""
+    on as being written again (committed with the step's reads); return whether it added it."""
     if turn.assistant_message_id is not None:  # a continuation: its reply exists
         db.session.execute(
             update(Message)
@@ -266,7 +275,7 @@ def start_reply(turn: Turn) -> None:
             .values(status="running")
             .execution_options(synchronize_session=False)
         )
-        return
+        return False
     # Two statements rather than the unit of work's flush of a new object and a changed turn,
     # which cost as much CPU as the claim itself.
     message_id = new_id()
@@ -288,6 +297,7 @@ def start_reply(turn: Turn) -> None:
         .execution_options(synchronize_session=False)
     )
     set_committed_value(turn, "assistant_message_id", message_id)
+    return True
 
 
 def record_heartbeats(turn_ids: list[str]) -> None:
@@ -321,6 +331,7 @@ def finish_turn(
     usage: dict | None = None,
     output: StepOutput | None = None,
     stale_before: datetime | None = None,
+    records: Records | None = None,
 ) -> bool:
     """End an open turn with ``status``; return False when it had already ended (or, given
     ``stale_before``, when something beat for it since: the reaper's ending, which work
@@ -336,9 +347,12 @@ def finish_turn(
     or a source that changed is checked again. A failure that keeps anything says so in its
     error. Nothing is written when someone else ended the turn first. Commits, with whatever
     the session holds besides. ``usage`` replaces the turn's token usage. A turn ended
-    ``cancelled`` raises its cancel flag.
+    ``cancelled`` raises its cancel flag. ``records``: the reply's records as the step ending
+    the turn with ``output`` read them while it ran (nothing else writes them meanwhile: a
+    Stop ends the turn, and this ending then writes nothing), so they are not read again.
     """
-    records = read_records(turn_id)
+    if records is None or output is None:
+        records = read_records(turn_id)
     ending = None
     if records is not None and records.turn.status in OPEN_STATUSES:
         ending = prepare_ending(records, status, output)
