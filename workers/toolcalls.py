@@ -18,6 +18,7 @@ from core.models import ToolCall, Turn
 from core.tool_names import tool_label
 from core.turn import events
 from core.turn.calls import claim_call, finish_call
+from core.turn.lifecycle import commit_loaded
 from core.turn.state import turn_state
 from core.turn.states import CallOutcome
 from tools.api import Cancelled, Signal, Tool, ToolContext, ToolError, ToolRefused
@@ -136,7 +137,10 @@ def run_tool_call(self, turn_id: str, call_id: str) -> str:
     if claim not in ("claimed", "again"):
         db.session.rollback()
         return "skipped"
-    commit_loaded()  # the claim, seen at once by any other delivery of this call
+    # The claim, seen at once by any other delivery of this call. The task reads its call and
+    # turn after each commit only for what no other process changes (the call's name and
+    # owner, the turn's conversation and roles) and what it writes itself.
+    commit_loaded()
     with get_watcher().watching(turn_id, Signal()):  # beats from the claim, as a step does
         return run_claimed(turn_id, call_id)
 
@@ -178,19 +182,6 @@ def run_claimed(turn_id: str, call_id: str) -> str:
     )
     events.tool_finished(state, call_id, name, result.outcome, result.output, result.error)
     return result.outcome
-
-
-def commit_loaded() -> None:
-    """Commit, leaving what the session loaded as it is: the task reads its call and turn
-    after each commit only for what no other process changes (the call's name and owner, the
-    turn's conversation and roles) and what it writes itself, so the commit's expiry cost a
-    SELECT of each every time one was read again."""
-    session = db.session()
-    session.expire_on_commit = False
-    try:
-        session.commit()
-    finally:
-        session.expire_on_commit = True
 
 
 def run_in_context(tool: Tool, input: Any, ctx: ToolContext, signal: Signal) -> Outcome:

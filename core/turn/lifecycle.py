@@ -162,13 +162,20 @@ def store_queued_turn(
     # Kept loaded past the commit: its id is sent to the queue and answered at once, and
     # what is answered (id, status "queued", who it answers) is what was just written, so
     # reading the row back (the commit's expiry) would only cost a SELECT.
+    commit_loaded()
+    return turn
+
+
+def commit_loaded() -> None:
+    """Commit, leaving what the session loaded as it is rather than expired: for a caller
+    that reads afterwards only what it wrote itself or what no other process changes, for
+    which the expiry cost a SELECT of each object read again."""
     session = db.session()
     session.expire_on_commit = False
     try:
         session.commit()
     finally:
         session.expire_on_commit = True
-    return turn
 
 
 def enqueue_first_step(turn: Turn, send: Callable[[str], str]) -> Turn:
