@@ -18,13 +18,12 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from sqlalchemy import update
-
 from core.extensions import db
 from core.limits import setting_values
-from core.models import ToolCall, Turn
+from core.models import ToolCall
 from core.models.base import utcnow
 from core.models.usage import add_usage
+from core.turn import statements
 from core.turn.replies import Records, StepOutput, record_step, write_records, write_reply
 from core.turn.states import FAILED_OUTCOMES, CallClaim, CallOutcome
 
@@ -156,16 +155,9 @@ def claim_call(turn_id: str, call_id: str, task_id: str) -> CallClaim:
     now = utcnow()
     # The claimed row is the call (populate_existing): a claim then read it with a SELECT.
     call = db.session.scalars(
-        update(ToolCall)
-        .where(
-            ToolCall.turn_id == turn_id,
-            ToolCall.call_id == call_id,
-            ToolCall.started_at.is_(None),
-            ToolCall.outcome.is_(None),
-        )
-        .values(started_at=now, task_id=task_id)
-        .returning(ToolCall),
-        execution_options={"populate_existing": True, "synchronize_session": False},
+        statements.call_claim(),
+        {"turn": turn_id, "call": call_id, "now": now, "new_task": task_id},
+        execution_options=statements.RETURNED,
     ).one_or_none()
     claimed = call is not None
     if not claimed:
@@ -178,11 +170,7 @@ def claim_call(turn_id: str, call_id: str, task_id: str) -> CallClaim:
             return "busy"
         call.started_at = now
     db.session.scalars(
-        update(Turn)
-        .where(Turn.id == turn_id, Turn.status == "running")
-        .values(heartbeat_at=now)
-        .returning(Turn),
-        execution_options={"populate_existing": True, "synchronize_session": False},
+        statements.beat(), {"turn": turn_id, "now": now}, execution_options=statements.RETURNED
     ).one_or_none()
     return "claimed" if claimed else "again"
 

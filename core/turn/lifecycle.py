@@ -22,7 +22,7 @@ from typing import Any
 
 import redis
 from flask import current_app
-from sqlalchemy import insert, or_, update
+from sqlalchemy import update
 from sqlalchemy.orm.attributes import set_committed_value
 
 from core import metrics, quotas
@@ -31,7 +31,7 @@ from core.extensions import db
 from core.models import Conversation, Message, Turn
 from core.models.base import aware, new_id, utcnow
 from core.models.usage import add_usage
-from core.turn import events
+from core.turn import events, statements
 from core.turn.endings import noted_error, prepare_ending
 from core.turn.owners import conversation_owner
 from core.turn.replies import (
@@ -203,22 +203,14 @@ def claim_step(turn_id: str, step: int) -> tuple[StepClaim, Turn | None, bool]:
     The claim and the reply it makes stay in the session's transaction, committed by the
     caller with the step's reads, before the model is called.
     """
-    now = utcnow()
-    if step == 0:
-        where = [Turn.status == "queued"]
-        values: dict[str, Any] = {"status": "running", "started_at": now, "step": 0}
-    else:
-        where = [Turn.status == "running", Turn.step == step - 1]
-        values = {"step": step}
     # The returned row is the turn (populate_existing); nothing else in the session needs the
     # ORM's evaluation of the WHERE against loaded objects, which cost a fifth of the claim.
-    turn = db.session.scalars(
-        update(Turn)
-        .where(Turn.id == turn_id, *where)
-        .values(heartbeat_at=now, **values)
-        .returning(Turn),
-        execution_options={"populate_existing": True, "synchronize_session": False},
-    ).one_or_none()
+    if step == 0:
+        claim, values = statements.first_claim(), {"turn": turn_id, "now": utcnow()}
+    else:
+        claim = statements.next_claim()
+        values = {"turn": turn_id, "now": utcnow(), "previous": step - 1, "new_step": step}
+    turn = db.session.scalars(claim, values, execution_options=statements.RETURNED).one_or_none()
     if turn is not None:
         if step == 0:
             return "started", turn, start_reply(turn)
@@ -287,21 +279,19 @@ def start_reply(turn: Turn) -> bool:
     # which cost as much CPU as the claim itself.
     message_id = new_id()
     db.session.execute(
-        insert(Message).values(
-            id=message_id,
-            conversation_id=turn.conversation_id,
-            parent_id=turn.user_message_id,
-            role="assistant",
-            parts=[],
-            status="running",
-            created_at=utcnow(),
-        )
+        statements.new_reply(),
+        {
+            "new_id": message_id,
+            "new_conversation": turn.conversation_id,
+            "new_parent": turn.user_message_id,
+            "new_parts": [],
+            "new_created_at": utcnow(),
+        },
     )
     db.session.execute(
-        update(Turn)
-        .where(Turn.id == turn.id)
-        .values(assistant_message_id=message_id)
-        .execution_options(synchronize_session=False)
+        statements.reply_of_turn(),
+        {"turn": turn.id, "reply": message_id},
+        execution_options=statements.UNSYNCHRONIZED,
     )
     set_committed_value(turn, "assistant_message_id", message_id)
     return True
@@ -323,10 +313,9 @@ def record_usage(turn_id: str, usage: dict | None) -> bool:
     """Set a running turn's token usage (uncommitted); False when the turn has ended."""
     return bool(
         db.session.execute(
-            update(Turn)
-            .where(Turn.id == turn_id, Turn.status == "running")
-            .values(usage=usage)
-            .execution_options(synchronize_session=False)
+            statements.running_usage(),
+            {"turn": turn_id, "new_usage": usage},
+            execution_options=statements.UNSYNCHRONIZED,
         ).rowcount
     )
 
@@ -363,24 +352,21 @@ def finish_turn(
     ending = None
     if records is not None and records.turn.status in OPEN_STATUSES:
         ending = prepare_ending(records, status, output)
-    now = utcnow()
     noted = noted_error(status, error, ending.parts if ending else None)
     values: dict[str, Any] = {
-        "status": status, "error": noted, "finished_at": now, "heartbeat_at": now
-    }  # fmt: skip
+        "turn": turn_id,
+        "new_status": status,
+        "new_error": noted,
+        "now": utcnow(),
+    }
     if usage is not None:
-        values["usage"] = usage
-    where = [Turn.id == turn_id, Turn.status.in_(OPEN_STATUSES)]
-    if stale_before is not None:  # a queued turn never beat: a claim would have beaten
-        where.append(or_(Turn.heartbeat_at.is_(None), Turn.heartbeat_at < stale_before))
+        values["new_usage"] = usage
+    if stale_before is not None:
+        values["stale_before"] = stale_before
     ended = db.session.execute(
-        update(Turn)
-        .where(*where)
-        .values(**values)
-        .returning(
-            Turn.assistant_message_id, Turn.step, Turn.conversation_id, Turn.model, Turn.usage
-        )
-        .execution_options(synchronize_session=False)
+        statements.ending(usage is not None, stale_before is not None),
+        values,
+        execution_options=statements.UNSYNCHRONIZED,
     ).first()
     if ended is not None:
         count_turn(ended, status)
