@@ -43,7 +43,7 @@ def make_tool_context(
     (``Sources.claim_all``), never from a call that failed or timed out.
     """
     state = turn_state(turn.id)
-    sources = Sources(state, cited_urls(turn.id))
+    sources = Sources(state, cited_urls(turn.id, turn))
     citations = sources.collector()
     user = owner_id(turn)
     plugin = offered.plugin  # a tool source's tools have no plugin settings

@@ -24,9 +24,15 @@ from core.models.uploads import with_attachment_texts
 from core.plugin_host import get_host
 from core.turn import events
 from core.turn.calls import store_calls, stored_call_ids
-from core.turn.continuation import continues
 from core.turn.lifecycle import claim_step, finish_turn, record_usage
-from core.turn.replies import StepOutput, cited_urls, step_shown, write_reply
+from core.turn.replies import (
+    Records,
+    StepOutput,
+    cited_in,
+    read_records,
+    step_shown,
+    write_records,
+)
 from core.turn.sources import Sources
 from core.turn.state import turn_state
 from tools.api import Signal
@@ -58,7 +64,7 @@ log = logging.getLogger("lookout.turns")
 def run_turn_step(self, turn_id: str, step: int) -> str:
     """Run step ``step`` of a turn, once (again while the database does not answer, as
     ``TurnTask`` bounds it: the claim and the step's end are each one transaction)."""
-    claim, turn = claim_step(turn_id, step)
+    claim, turn, made_reply = claim_step(turn_id, step)
     if claim == "busy":
         raise self.wait(BUSY_RETRY_SECONDS)
     if claim == "taken":  # from a worker that died
@@ -77,7 +83,7 @@ def run_turn_step(self, turn_id: str, step: int) -> str:
     db.session.commit()
     try:
         with get_watcher().watching(turn_id, Signal()):
-            model_step(turn, step, announce=claim == "started")
+            model_step(turn, step, announce=claim == "started", made_reply=made_reply)
     except (TurnFailed, ProviderError) as exc:
         end(turn_id, "failed", exc.message, keep=True)
     except OperationalError:
@@ -116,7 +122,7 @@ def branch(conversation_id: str, message_id: str) -> list[Message]:
     return list(reversed(path))
 
 
-def model_step(turn: Turn, step: int, announce: bool = False) -> None:
+def model_step(turn: Turn, step: int, announce: bool = False, made_reply: bool = False) -> None:
     """Stream one model call and store what it said; end the turn or dispatch its tools.
 
     The previous step's tool results join the reply before the model is called, and whatever
@@ -124,20 +130,31 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
     once, here, and stored with the calls. ``announce`` publishes ``turn.started`` once the
     claim that made the reply is committed. A continuation (core/turn/continuation.py) is
     offered no tools and sent its reply as stored, then the instruction to go on.
+    ``made_reply``: the step's claim made the reply, so no record of it is stored yet and no
+    earlier turn wrote it.
     """
     config = current_app.config
     state = turn_state(turn.id)
     user_id = owner_id(turn)
     provider_row, model = get_turn_model(turn)
     host = get_host()  # once a step: each look asks Redis whether the options changed
-    continuing = continues(turn)  # offered no tools, and asked to go on with its reply
+    # One read of the reply's records answers whether the turn continues a reply, what the
+    # previous step's results add to it and what it cites (a read each, and two to ask
+    # whether it continued), and serves the step's own write of the reply or its ending; a
+    # reply the claim just made has none to read.
+    if made_reply:
+        records = Records.new_reply(turn.assistant_message_id, turn.id)
+    else:
+        records = read_records(turn.id)
+    continuing = records is not None and records.continued
     # Offers may load plugins: before the reply's write, so the transaction holds no write
     # lock meanwhile (SQLite would hold back the turn's beats).
     offers = [] if continuing else offered_tools(turn, model, host, user_id)
     # Step 0 has nothing stored to derive from (a step that stored calls is never run again),
     # and no write: on SQLite each write waits for every other turn's.
-    said = write_reply(turn.id) if step > 0 else []  # with the previous step's results
-    sources = Sources(state, cited_urls(turn.id) if step > 0 or continuing else ())
+    said = write_records(records) if step > 0 and records is not None else []
+    cited = cited_in(records) if records is not None and (step > 0 or continuing) else ()
+    sources = Sources(state, cited)
     last_step = step >= config["TURN_MAX_STEPS"] - 1
     path = branch(turn.conversation_id, turn.assistant_message_id)
     history = [
@@ -177,15 +194,15 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
     output = StepOutput(streamed.text, streamed.sources, streamed.reasoning)
     usage = add_step_tokens(usage, streamed.usage)
     if streamed.cancelled:
-        end(turn_id, "cancelled", usage=usage, output=output)
+        end(turn_id, "cancelled", usage=usage, output=output, records=records)
     elif streamed.error is not None:
-        end(turn_id, "failed", streamed.error.message, usage=usage, output=output)
+        end(turn_id, "failed", streamed.error.message, usage=usage, output=output, records=records)
     elif streamed.calls:
         if not record_usage(turn_id, usage):
             db.session.rollback()  # the turn ended meanwhile (a Stop): its ending kept the reply
             return
         offered = {o.tool.name: o for o in offers}
-        call_ids = store_calls(turn_id, step, user_id, output, offered, streamed.calls)
+        call_ids = store_calls(turn_id, step, user_id, output, offered, streamed.calls, records)
         db.session.commit()
         dispatch(turn_id, step, call_ids)
     else:
@@ -193,7 +210,7 @@ def model_step(turn: Turn, step: int, announce: bool = False) -> None:
             asked = follow_up(turn_id, provider, model["name"], messages, streamed.text)
             output = replace(output, follow_ups=asked.questions or None)
             usage = add_step_tokens(usage, asked.usage)
-        end(turn_id, "completed", usage=usage, output=output)
+        end(turn_id, "completed", usage=usage, output=output, records=records)
 
 
 def follow_up(
@@ -220,13 +237,15 @@ def end(
     usage: dict | None = None,
     keep: bool = False,
     output: StepOutput | None = None,
+    records: Records | None = None,
 ) -> None:
     """End the turn, if nothing ended it already.
 
     ``output`` is what the step said, when it streamed; without it the ending keeps what the
     user saw (see ``finish_turn``). ``keep`` commits what the session holds with the ending;
     without it (and without ``output``), whatever a failed step left unsaved is dropped first.
+    ``records``: the reply's records as the step read them (``finish_turn``).
     """
     if not keep and output is None:
         db.session.rollback()
-    finish_turn(turn_id, status, error, usage, output)
+    finish_turn(turn_id, status, error, usage, output, records=records)

@@ -18,6 +18,7 @@ from core.models import ToolCall, Turn
 from core.tool_names import tool_label
 from core.turn import events
 from core.turn.calls import claim_call, finish_call
+from core.turn.lifecycle import commit_loaded
 from core.turn.state import turn_state
 from core.turn.states import CallOutcome
 from tools.api import Cancelled, Signal, Tool, ToolContext, ToolError, ToolRefused
@@ -136,13 +137,17 @@ def run_tool_call(self, turn_id: str, call_id: str) -> str:
     if claim not in ("claimed", "again"):
         db.session.rollback()
         return "skipped"
-    db.session.commit()  # the claim, seen at once by any other delivery of this call
+    # The claim, seen at once by any other delivery of this call. The task reads its call and
+    # turn after each commit only for what no other process changes (the call's name and
+    # owner, the turn's conversation and roles) and what it writes itself.
+    commit_loaded()
     with get_watcher().watching(turn_id, Signal()):  # beats from the claim, as a step does
         return run_claimed(turn_id, call_id)
 
 
 def run_claimed(turn_id: str, call_id: str) -> str:
     """Run a claimed call, store its result and publish its ending; return its outcome."""
+    # Both as the claim left them (``claim_call``); the turn is read only when it has stopped.
     call = db.session.get(ToolCall, (turn_id, call_id))
     turn = db.session.get(Turn, turn_id)
     started = time.monotonic()
@@ -209,7 +214,7 @@ def run_call(turn: Turn, call: ToolCall) -> Outcome:
     turn_id = turn.id
     with get_watcher().watching(turn_id, signal):
         ctx, sources, collected = make_tool_context(turn, call, offered, signal)
-        db.session.commit()  # ends the read transaction: no connection held while the tool runs
+        commit_loaded()  # ends the read transaction: no connection held while the tool runs
         result = run_in_context(tool, input, ctx, signal)
     # The sources of an ok result only: a call that failed or timed out cites nothing.
     call.citations = sources.claim_all(collected.citations) if result.outcome == "ok" else []

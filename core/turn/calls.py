@@ -18,14 +18,13 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from sqlalchemy import update
-
 from core.extensions import db
 from core.limits import setting_values
-from core.models import ToolCall, Turn
+from core.models import ToolCall
 from core.models.base import utcnow
 from core.models.usage import add_usage
-from core.turn.replies import StepOutput, record_step, write_reply
+from core.turn import statements
+from core.turn.replies import Records, StepOutput, record_step, write_records, write_reply
 from core.turn.states import FAILED_OUTCOMES, CallClaim, CallOutcome
 
 BAD_ARGUMENTS = "The arguments were not valid JSON."
@@ -72,9 +71,12 @@ def store_calls(
     output: StepOutput,
     offered: Mapping[str, OfferedTool],
     requested: Sequence[Requested],
+    records: Records | None = None,
 ) -> list[str]:
     """Store the step's output and the tool calls the model asked for (each with the tool as
     ``offered`` by name), and write the reply; return the call ids in order (uncommitted).
+    ``records``: the reply's records as the step read them, before this step stored anything
+    (the reply is then derived from them and what is stored here, without reading them again).
 
     A call with arguments that are not JSON, past the step's ``TOOL_CALLS_PER_STEP`` or past
     the turn's ``QUOTA_TOOL_CALLS_PER_TURN`` (the user's own values when an admin set them) is
@@ -92,6 +94,7 @@ def store_calls(
     taken = {row.call_id for row in stored}
     ran = sum(1 for row in stored if row.step < step and row.started_at is not None)
     ids = []
+    calls = []
     record_step(turn_id, step, output)
     for position, call in enumerate(requested):
         call_id = call.id if call.id and call.id not in taken else f"call_{uuid.uuid4().hex}"
@@ -105,7 +108,7 @@ def store_calls(
             else None
         )  # fmt: skip
         ran += error is None
-        db.session.add(
+        calls.append(
             ToolCall(
                 turn_id=turn_id,
                 call_id=call_id,
@@ -121,7 +124,11 @@ def store_calls(
                 **({"outcome": "error", "error": error} if error else {}),
             )
         )
-    write_reply(turn_id)
+    db.session.add_all(calls)
+    if records is None:
+        write_reply(turn_id)
+    else:
+        write_records(records.with_step(output, calls))
     return ids
 
 
@@ -141,35 +148,30 @@ def claim_call(turn_id: str, call_id: str, task_id: str) -> CallClaim:
     before), "busy" (another task runs it), "done" (it has its outcome) or "gone".
 
     A claim also beats for the turn: from here on the call's work is held by this worker.
-    Uncommitted: the caller commits it with the call's reads, before the tool runs.
+    Uncommitted: the caller commits it with the call's reads, before the tool runs. The call
+    and, while it runs, its turn are left loaded in the session as the claim's statements
+    returned them, so the task reads neither again.
     """
     now = utcnow()
-    claimed = db.session.execute(
-        update(ToolCall)
-        .where(
-            ToolCall.turn_id == turn_id,
-            ToolCall.call_id == call_id,
-            ToolCall.started_at.is_(None),
-            ToolCall.outcome.is_(None),
-        )
-        .values(started_at=now, task_id=task_id)
-        .execution_options(synchronize_session=False)
-    ).rowcount
-    call = db.session.get(ToolCall, (turn_id, call_id), populate_existing=True)
-    if call is None:
-        return "gone"
+    # The claimed row is the call (populate_existing): a claim then read it with a SELECT.
+    call = db.session.scalars(
+        statements.call_claim(),
+        {"turn": turn_id, "call": call_id, "now": now, "new_task": task_id},
+        execution_options=statements.RETURNED,
+    ).one_or_none()
+    claimed = call is not None
     if not claimed:
+        call = db.session.get(ToolCall, (turn_id, call_id), populate_existing=True)
+        if call is None:
+            return "gone"
         if call.outcome is not None:
             return "done"
         if call.task_id != task_id:
             return "busy"
         call.started_at = now
-    db.session.execute(
-        update(Turn)
-        .where(Turn.id == turn_id, Turn.status == "running")
-        .values(heartbeat_at=now)
-        .execution_options(synchronize_session=False)
-    )
+    db.session.scalars(
+        statements.beat(), {"turn": turn_id, "now": now}, execution_options=statements.RETURNED
+    ).one_or_none()
     return "claimed" if claimed else "again"
 
 

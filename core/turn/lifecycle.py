@@ -22,7 +22,7 @@ from typing import Any
 
 import redis
 from flask import current_app
-from sqlalchemy import insert, or_, update
+from sqlalchemy import update
 from sqlalchemy.orm.attributes import set_committed_value
 
 from core import metrics, quotas
@@ -31,10 +31,17 @@ from core.extensions import db
 from core.models import Conversation, Message, Turn
 from core.models.base import aware, new_id, utcnow
 from core.models.usage import add_usage
-from core.turn import events
+from core.turn import events, statements
 from core.turn.endings import noted_error, prepare_ending
 from core.turn.owners import conversation_owner
-from core.turn.replies import StepOutput, read_records, record_step, store_reply, write_reply
+from core.turn.replies import (
+    Records,
+    StepOutput,
+    read_records,
+    record_step,
+    store_reply,
+    write_reply,
+)
 from core.turn.state import turn_state
 from core.turn.states import OPEN_STATUSES, StepClaim, TurnStatus
 
@@ -155,20 +162,27 @@ def store_queued_turn(
     # Kept loaded past the commit: its id is sent to the queue and answered at once, and
     # what is answered (id, status "queued", who it answers) is what was just written, so
     # reading the row back (the commit's expiry) would only cost a SELECT.
+    commit_loaded()
+    return turn
+
+
+def commit_loaded() -> None:
+    """Commit, leaving what the session loaded as it is rather than expired: for a caller
+    that reads afterwards only what it wrote itself or what no other process changes, for
+    which the expiry cost a SELECT of each object read again."""
     session = db.session()
     session.expire_on_commit = False
     try:
         session.commit()
     finally:
         session.expire_on_commit = True
-    return turn
 
 
 def enqueue_first_step(turn: Turn, send: Callable[[str], str]) -> Turn:
     """Queue a stored turn's first step with ``send``; fail the turn and raise TurnRefused
     (503) when the queue cannot be reached."""
     try:
-        task_id = send(turn.id)
+        send(turn.id)
     except QueueError as exc:
         finish_turn(turn.id, "failed", QUEUE_DOWN)
         raise TurnRefused(
@@ -176,48 +190,41 @@ def enqueue_first_step(turn: Turn, send: Callable[[str], str]) -> Turn:
             "Try again in a moment.",
             503,
         ) from exc
-    turn_state(turn.id).remember_task(task_id)
-    return turn
+    return turn  # its task's id was recorded as it was published (``core.turn.queued``)
 
 
-def claim_step(turn_id: str, step: int) -> tuple[StepClaim, Turn | None]:
+def claim_step(turn_id: str, step: int) -> tuple[StepClaim, Turn | None, bool]:
     """Claim a step for this worker: "claimed", "started" (claimed, and its reply made),
     "taken" (claimed from a worker that stopped beating), "busy" (another worker runs it), or
-    why it will not run ("gone", "ended", "stale-task"); with the turn.
+    why it will not run ("gone", "ended", "stale-task"); with the turn, and whether the claim
+    made the turn's reply (so nothing is stored to derive it from, and no earlier turn wrote
+    it: the turn is no continuation).
 
     The claim and the reply it makes stay in the session's transaction, committed by the
     caller with the step's reads, before the model is called.
     """
-    now = utcnow()
-    if step == 0:
-        where = [Turn.status == "queued"]
-        values: dict[str, Any] = {"status": "running", "started_at": now, "step": 0}
-    else:
-        where = [Turn.status == "running", Turn.step == step - 1]
-        values = {"step": step}
     # The returned row is the turn (populate_existing); nothing else in the session needs the
     # ORM's evaluation of the WHERE against loaded objects, which cost a fifth of the claim.
-    turn = db.session.scalars(
-        update(Turn)
-        .where(Turn.id == turn_id, *where)
-        .values(heartbeat_at=now, **values)
-        .returning(Turn),
-        execution_options={"populate_existing": True, "synchronize_session": False},
-    ).one_or_none()
+    if step == 0:
+        claim, values = statements.first_claim(), {"turn": turn_id, "now": utcnow()}
+    else:
+        claim = statements.next_claim()
+        values = {"turn": turn_id, "now": utcnow(), "previous": step - 1, "new_step": step}
+    turn = db.session.scalars(claim, values, execution_options=statements.RETURNED).one_or_none()
     if turn is not None:
         if step == 0:
-            start_reply(turn)
-            return "started", turn
-        return "claimed", turn
+            return "started", turn, start_reply(turn)
+        return "claimed", turn, False
     turn = db.session.get(Turn, turn_id)
     if turn is None:
-        return "gone", None
+        return "gone", None, False
     if turn.status == "cancelled" and step > 0:
         close_cancelled(turn, step)
-        return "ended", turn
+        return "ended", turn, False
     if turn.status != "running" or turn.step != step:
-        return ("ended" if turn.status not in OPEN_STATUSES else "stale-task"), turn
-    return take_over(turn, step), turn
+        return ("ended" if turn.status not in OPEN_STATUSES else "stale-task"), turn, False
+    claim = take_over(turn, step)
+    return claim, turn, claim == "started"
 
 
 def close_cancelled(turn: Turn, step: int) -> None:
@@ -257,9 +264,9 @@ def take_over(turn: Turn, step: int) -> StepClaim:
     return "taken"
 
 
-def start_reply(turn: Turn) -> None:
+def start_reply(turn: Turn) -> bool:
     """Add the assistant message the turn writes into, or mark the reply a continuation writes
-    on as being written again (committed with the step's reads)."""
+    on as being written again (committed with the step's reads); return whether it added it."""
     if turn.assistant_message_id is not None:  # a continuation: its reply exists
         db.session.execute(
             update(Message)
@@ -267,28 +274,27 @@ def start_reply(turn: Turn) -> None:
             .values(status="running")
             .execution_options(synchronize_session=False)
         )
-        return
+        return False
     # Two statements rather than the unit of work's flush of a new object and a changed turn,
     # which cost as much CPU as the claim itself.
     message_id = new_id()
     db.session.execute(
-        insert(Message).values(
-            id=message_id,
-            conversation_id=turn.conversation_id,
-            parent_id=turn.user_message_id,
-            role="assistant",
-            parts=[],
-            status="running",
-            created_at=utcnow(),
-        )
+        statements.new_reply(),
+        {
+            "new_id": message_id,
+            "new_conversation": turn.conversation_id,
+            "new_parent": turn.user_message_id,
+            "new_parts": [],
+            "new_created_at": utcnow(),
+        },
     )
     db.session.execute(
-        update(Turn)
-        .where(Turn.id == turn.id)
-        .values(assistant_message_id=message_id)
-        .execution_options(synchronize_session=False)
+        statements.reply_of_turn(),
+        {"turn": turn.id, "reply": message_id},
+        execution_options=statements.UNSYNCHRONIZED,
     )
     set_committed_value(turn, "assistant_message_id", message_id)
+    return True
 
 
 def record_heartbeats(turn_ids: list[str]) -> None:
@@ -307,10 +313,9 @@ def record_usage(turn_id: str, usage: dict | None) -> bool:
     """Set a running turn's token usage (uncommitted); False when the turn has ended."""
     return bool(
         db.session.execute(
-            update(Turn)
-            .where(Turn.id == turn_id, Turn.status == "running")
-            .values(usage=usage)
-            .execution_options(synchronize_session=False)
+            statements.running_usage(),
+            {"turn": turn_id, "new_usage": usage},
+            execution_options=statements.UNSYNCHRONIZED,
         ).rowcount
     )
 
@@ -322,6 +327,7 @@ def finish_turn(
     usage: dict | None = None,
     output: StepOutput | None = None,
     stale_before: datetime | None = None,
+    records: Records | None = None,
 ) -> bool:
     """End an open turn with ``status``; return False when it had already ended (or, given
     ``stale_before``, when something beat for it since: the reaper's ending, which work
@@ -337,30 +343,30 @@ def finish_turn(
     or a source that changed is checked again. A failure that keeps anything says so in its
     error. Nothing is written when someone else ended the turn first. Commits, with whatever
     the session holds besides. ``usage`` replaces the turn's token usage. A turn ended
-    ``cancelled`` raises its cancel flag.
+    ``cancelled`` raises its cancel flag. ``records``: the reply's records as the step ending
+    the turn with ``output`` read them while it ran (nothing else writes them meanwhile: a
+    Stop ends the turn, and this ending then writes nothing), so they are not read again.
     """
-    records = read_records(turn_id)
+    if records is None or output is None:
+        records = read_records(turn_id)
     ending = None
     if records is not None and records.turn.status in OPEN_STATUSES:
         ending = prepare_ending(records, status, output)
-    now = utcnow()
     noted = noted_error(status, error, ending.parts if ending else None)
     values: dict[str, Any] = {
-        "status": status, "error": noted, "finished_at": now, "heartbeat_at": now
-    }  # fmt: skip
+        "turn": turn_id,
+        "new_status": status,
+        "new_error": noted,
+        "now": utcnow(),
+    }
     if usage is not None:
-        values["usage"] = usage
-    where = [Turn.id == turn_id, Turn.status.in_(OPEN_STATUSES)]
-    if stale_before is not None:  # a queued turn never beat: a claim would have beaten
-        where.append(or_(Turn.heartbeat_at.is_(None), Turn.heartbeat_at < stale_before))
+        values["new_usage"] = usage
+    if stale_before is not None:
+        values["stale_before"] = stale_before
     ended = db.session.execute(
-        update(Turn)
-        .where(*where)
-        .values(**values)
-        .returning(
-            Turn.assistant_message_id, Turn.step, Turn.conversation_id, Turn.model, Turn.usage
-        )
-        .execution_options(synchronize_session=False)
+        statements.ending(usage is not None, stale_before is not None),
+        values,
+        execution_options=statements.UNSYNCHRONIZED,
     ).first()
     if ended is not None:
         count_turn(ended, status)

@@ -9,7 +9,9 @@ publishes it (a Celery signal): the web side's first step, a step's chord of cal
 chord's callback (the next step, sent by the worker that ran the last call), a task's retry,
 the reaper. The task clears it as it starts, before it claims its work, so a task that fails
 or gives up before its claim leaves its work unmarked: lost, for the reaper; so does a task
-the worker drops unrun (revoked, expired, rejected: ``workers.turn_task``).
+the worker drops unrun (revoked, expired, rejected: ``workers.turn_task``). The same round
+trip records the task's id in the turn's ``tasks``, which a Stop revokes (each sender recorded
+it apart, in a round trip of its own).
 
 A marker is read only for work nobody claimed, so one left behind on claimed work (a task that
 started before its publisher set the marker, a duplicate of a claimed call) misleads nobody.
@@ -52,9 +54,14 @@ def work_of(task_name: str, args: Sequence[Any]) -> tuple[str, str] | None:
     return None
 
 
-def mark_queued(turn_id: str, work: str) -> None:
-    """Record that a task for ``work`` was published, unless its turn has ended."""
-    TurnState(_client(), turn_id).add_unless_ended("queued", work)
+def mark_queued(turn_id: str, work: str, task_id: str | None = None) -> None:
+    """Record that a task for ``work`` was published, unless its turn has ended; with
+    ``task_id``, the task's id too, in the same round trip (a cancel revokes it)."""
+    state = TurnState(_client(), turn_id)
+    if task_id is None:
+        state.add_unless_ended("queued", work)
+    else:
+        state.queue(work, task_id)
 
 
 def mark_left(turn_id: str, work: str) -> None:
@@ -78,16 +85,19 @@ def init_app(app: Flask) -> None:
     after_task_publish.connect(_published, weak=False, dispatch_uid=__name__)
 
 
-def _published(sender: str | None = None, body: Any = None, **_kwargs: Any) -> None:
+def _published(
+    sender: str | None = None, body: Any = None, headers: Any = None, **_kwargs: Any
+) -> None:
     args = body[0] if isinstance(body, (tuple, list)) and body else ()
     found = work_of(sender or "", args)
     if found is None:
         return
+    task_id = headers.get("id") if isinstance(headers, dict) else None
     if has_app_context():
-        mark_queued(*found)
+        mark_queued(*found, task_id)
     elif _app is not None:
         with _app.app_context():
-            mark_queued(*found)
+            mark_queued(*found, task_id)
 
 
 def _client():

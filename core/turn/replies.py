@@ -7,8 +7,10 @@ step stored (``TurnStep``) and the turn's tool calls (``ToolCall``).
                    ending leaves them (``Records.ending``, core/turn/endings.py)
     reply_parts    the reply's parts, in order, derived from the stored records
     write_reply    the one writer of ``Message.parts`` (and of ``Message.grounding``), through
-                   ``store_reply``, which the ending calls with the reply it derived
-    cited_urls     the one answer to "what does this turn's reply cite"
+                   ``store_reply``, which the ending calls with the reply it derived (and
+                   ``write_records``, which a step calls with the records it read)
+    cited_urls     the one answer to "what does this turn's reply cite" (``cited_in``: the
+                   same answer from records already read)
     source_numbers the one answer to "which number has each source"
 
 Step by step, the reply reads: the sources the model cited, its reasoning, its text, the tool
@@ -29,8 +31,8 @@ text going on in the last text part (core/turn/continuation.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlalchemy import and_, bindparam, or_, update
@@ -131,15 +133,30 @@ class Records:
     def turn(self) -> TurnRecords:
         return self.turns[-1]
 
+    @property
+    def continued(self) -> bool:
+        """Whether earlier turns wrote into the reply: the turn is a continuation."""
+        return len(self.turns) > 1
+
+    @classmethod
+    def new_reply(cls, message_id: str, turn_id: str) -> Records:
+        """Return the records of a reply the turn's first step just made: none stored yet."""
+        return cls(message_id, [TurnRecords(turn_id, "running", 0, {}, {})])
+
     def ending(self, status: str, output: StepOutput | None) -> Records:
         """Return these records as the turn's ending leaves them: ended with ``status``, and
         ``output`` (when given) as its current step's."""
+        ended = self.with_step(output) if output is not None else self
+        return Records(self.message_id, [*self.turns[:-1], replace(ended.turn, status=status)])
+
+    def with_step(self, output: StepOutput, calls: Sequence[ToolCall] = ()) -> Records:
+        """Return these records with ``output`` and ``calls`` as the turn's current step's,
+        as the step stores them."""
         turn = self.turn
-        steps = dict(turn.steps)
-        if output is not None:
-            steps[turn.step] = output
-        ended = TurnRecords(turn.turn_id, status, turn.step, steps, turn.calls)
-        return Records(self.message_id, [*self.turns[:-1], ended])
+        steps = {**turn.steps, turn.step: output}
+        step_calls = {**turn.calls, turn.step: list(calls)} if calls else turn.calls
+        stepped = TurnRecords(turn.turn_id, turn.status, turn.step, steps, step_calls)
+        return Records(self.message_id, [*self.turns[:-1], stepped])
 
 
 def _reads() -> tuple[Any, Any, Any]:
@@ -238,12 +255,15 @@ def source_numbers(turn_id: str) -> dict[str, int]:
     return reply.numbers
 
 
-def earlier_turn_ids(turn_id: str) -> list[str]:
+def earlier_turn_ids(turn_id: str, known: Turn | None = None) -> list[str]:
     """Return the turns that wrote into this turn's reply before it, oldest first: none unless
-    the turn continues a reply (core/turn/continuation.py)."""
-    turn = db.session.execute(
-        db.select(Turn.assistant_message_id, Turn.created_at).filter_by(id=turn_id)
-    ).one()
+    the turn continues a reply (core/turn/continuation.py). ``known``: the turn, loaded, when
+    the caller holds it (its reply and creation time are read otherwise)."""
+    turn = known
+    if turn is None:
+        turn = db.session.execute(
+            db.select(Turn.assistant_message_id, Turn.created_at).filter_by(id=turn_id)
+        ).one()
     if turn.assistant_message_id is None:
         return []
     return list(
@@ -326,8 +346,12 @@ def write_reply(turn_id: str, status: str | None = None) -> list[Part] | None:
     """Set the stored reply's parts to ``reply_parts`` (and its status, when given); return
     them, None for a turn without a reply yet (uncommitted: committed with what follows)."""
     records = read_records(turn_id)
-    if records is None:
-        return None
+    return None if records is None else write_records(records, status)
+
+
+def write_records(records: Records, status: str | None = None) -> list[Part]:
+    """Set the stored reply's parts to those ``records`` derive (and its status, when given);
+    return them (uncommitted)."""
     parts, grounding = derive_reply(records)
     store_reply(records.message_id, parts, grounding, status)
     return parts
@@ -364,15 +388,33 @@ def _reply_update(columns: tuple[str, ...]) -> Any:
     return statement
 
 
-def cited_urls(turn_id: str) -> set[str]:
+def cited_urls(turn_id: str, known: Turn | None = None) -> set[str]:
     """Return every URL the turn's reply cites: the model's sources of each step, and the
     sources of each tool call's result, shown in the reply yet or not (with those of the
-    earlier turns of a continued reply)."""
-    turn_ids = [*earlier_turn_ids(turn_id), turn_id]
+    earlier turns of a continued reply). ``known``: as for ``earlier_turn_ids``."""
+    turn_ids = [*earlier_turn_ids(turn_id, known), turn_id]
     steps = db.select(TurnStep.sources).filter(TurnStep.turn_id.in_(turn_ids))
     cited = {s["url"] for sources in db.session.scalars(steps) for s in sources or []}
     calls = db.session.scalars(db.select(ToolCall.citations).filter(ToolCall.turn_id.in_(turn_ids)))
     cited.update(c["url"] for citations in calls for c in citations or [])
+    return cited
+
+
+def cited_in(records: Records) -> set[str]:
+    """Return the URLs ``cited_urls`` answers, from the reply's records already read."""
+    cited = {
+        s["url"]
+        for turn in records.turns
+        for output in turn.steps.values()
+        for s in output.sources or []
+    }
+    cited.update(
+        c["url"]
+        for turn in records.turns
+        for calls in turn.calls.values()
+        for call in calls
+        for c in call.citations or []
+    )
     return cited
 
 

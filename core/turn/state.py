@@ -68,6 +68,16 @@ local added = redis.call('sadd', KEYS[1], ARGV[1])
 if redis.call('ttl', KEYS[1]) == -1 then redis.call('expire', KEYS[1], ARGV[2]) end
 return added
 """)
+# KEYS: the queued set, the task set, the ended marker; ARGV: work, task id, safety TTL. A
+# published task's marker and id in one round trip (they were a script call each).
+_QUEUE = LuaScript("""
+if redis.call('exists', KEYS[3]) == 1 then return 0 end
+redis.call('sadd', KEYS[1], ARGV[1])
+if redis.call('ttl', KEYS[1]) == -1 then redis.call('expire', KEYS[1], ARGV[3]) end
+redis.call('sadd', KEYS[2], ARGV[2])
+if redis.call('ttl', KEYS[2]) == -1 then redis.call('expire', KEYS[2], ARGV[3]) end
+return 1
+""")
 # KEYS: the cache hash, the ended marker; ARGV: field, value, safety TTL.
 _CACHE_SET = LuaScript("""
 if redis.call('exists', KEYS[2]) == 1 then return 0 end
@@ -173,6 +183,13 @@ class TurnState:
         ended, so that a late publish never brings back a set the end deleted."""
         keys = [key(self.turn_id, name), key(self.turn_id, "ended")]
         return bool(_ADD_UNLESS_ENDED(self.client, keys, [member, SAFETY_TTL_SECONDS]))
+
+    def queue(self, work: str, task_id: str) -> None:
+        """Record that the task ``task_id`` for ``work`` waits in the queue: its marker
+        (``core.turn.queued``) and its id, which a cancel revokes; nothing once the turn has
+        ended, as ``add_unless_ended`` does for each."""
+        keys = [key(self.turn_id, "queued"), key(self.turn_id, "tasks"), key(self.turn_id, "ended")]
+        _QUEUE(self.client, keys, [work, task_id, SAFETY_TTL_SECONDS])
 
     def task_ids(self) -> list[str]:
         """Return the ids of the turn's recorded tasks."""

@@ -27,6 +27,19 @@ def test_a_published_step_or_call_is_queued_until_its_task_starts(app):
         assert queued.all_queued(turn_id, [call])
 
 
+def test_a_published_step_or_call_records_its_task_id_for_a_stop_to_revoke(app):
+    """Each sender recorded its task's id apart, a round trip more than the marker's; the
+    publish now records both at once, and a publish after the end records neither."""
+    turn_id = uuid.uuid4().hex
+    with app.app_context():
+        step_task = queue.enqueue(broker.RUN_TURN_STEP, turn_id, 0)
+        call_task = queue.enqueue(broker.RUN_TOOL_CALL, turn_id, "c1")
+        assert sorted(turn_state(turn_id).task_ids()) == sorted([step_task, call_task])
+        turn_state(turn_id).end(60, cancelled=True)
+        queue.enqueue(broker.RUN_TURN_STEP, turn_id, 1)
+        assert turn_state(turn_id).task_ids() == []
+
+
 def test_a_turns_end_deletes_its_markers_and_a_later_publish_marks_nothing(app):
     """Regression: a Stop revoked the turn's queued tasks, which workers drop unrun, so their
     markers stayed for a day; and a publish after the end (a late callback) marked anew."""

@@ -64,6 +64,19 @@ def test_a_task_recorded_after_the_turn_ended_does_not_bring_back_its_task_list(
     assert not state.exists("tasks") and state.task_ids() == []
 
 
+def test_a_queued_task_records_its_marker_and_its_id_together_until_the_turn_ends(state):
+    """A published task's queued marker and its id (for a Stop to revoke) were two round trips;
+    one script now sets both, each with the safety expiry, and neither once the turn ended."""
+    state.queue("step:0", "task-0")
+    assert state.task_ids() == ["task-0"]
+    assert state.client.smembers(key(state.turn_id, "queued")) == {b"step:0"}
+    for name in ("tasks", "queued"):
+        assert 0 < state.client.ttl(key(state.turn_id, name)) <= SAFETY_TTL_SECONDS
+    state.end(stream_ttl_seconds=600)
+    state.queue("step:1", "late-callback")
+    assert not state.exists("tasks") and not state.exists("queued")
+
+
 def test_the_turns_end_deletes_the_note_that_its_task_gave_up_on_the_database(state):
     """The note was made outside the module that names the turn's keys, and outlived the turn."""
     state.client.set(key(state.turn_id, "database_gave_up"), "1700000000.0")
