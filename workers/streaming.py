@@ -73,6 +73,7 @@ def stream_reply(
     deltas = DeltaBuffer(state)
     thoughts = DeltaBuffer(state, events.reasoning_delta)
     room = reasoning_room(max_tokens)
+    texts: list[str] = []  # joined once: += copied the whole answer on every token
     watcher = get_watcher()
     with (
         watcher.watching(turn_id, signal),
@@ -92,7 +93,7 @@ def stream_reply(
                     continue
                 thoughts.flush()  # reasoning shows before the answer that follows it
                 if isinstance(event, TextDelta) and event.text:
-                    reply.text += event.text
+                    texts.append(event.text)
                     deltas.add(event.text)
                     continue
                 deltas.flush()
@@ -111,6 +112,7 @@ def stream_reply(
             reply.calls = []
             reply.usage = exc.usage or reply.usage
         finally:
+            reply.text = "".join(texts)
             thoughts.flush()
             deltas.flush()
     reply.cancelled = reply.cancelled or signal.cancelled
@@ -171,6 +173,9 @@ class DeltaBuffer:
 
     def flush(self) -> None:
         """Publish the buffered text now, if there is any."""
+        if not self.pending:  # the answer's every token flushes the reasoning: mostly none
+            self.last_flush = time.monotonic()
+            return
         with self._lock:
             self._publish()
 

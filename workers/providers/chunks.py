@@ -36,48 +36,93 @@ REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 
 def sse_lines(chunks: Iterable[bytes]) -> Iterator[str]:
-    """The lines of an event stream's bytes, as text without their ends (CRLF, LF or CR).
-
-    One splitter over the bytes as they arrive: httpx's text and line decoders, two generator
-    layers more per chunk, cost a model's streamed token about as much as parsing it.
-    """
+    """The lines of an event stream's bytes, as text without their ends (CRLF, LF or CR)."""
     pending = b""
     for chunk in chunks:
-        if pending:
-            chunk = pending + chunk
-        held = b""
-        if b"\r" in chunk:
-            if chunk.endswith(b"\r"):  # maybe the first half of a CRLF
-                chunk, held = chunk[:-1], b"\r"
-            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        *complete, pending = chunk.split(b"\n")
-        pending += held
+        complete, pending = _split_lines(pending, chunk)
         for line in complete:
             yield line.decode("utf-8", "replace")
     if pending:
         yield pending.rstrip(b"\r").decode("utf-8", "replace")
 
 
-def sse_payloads(lines: Iterable[str]) -> Iterator[str]:
-    """The ``data`` of each server-sent event, up to and including ``DONE`` when the stream
-    sends it (comments and other fields skipped; a multi-line ``data`` is joined with
-    newlines)."""
-    data: list[str] = []
-    for line in lines:
+def _split_lines(pending: bytes, chunk: bytes) -> tuple[list[bytes], bytes]:
+    """Return the complete lines in ``pending`` and ``chunk``, and the rest (a cut line)."""
+    if pending:
+        chunk = pending + chunk
+    held = b""
+    if b"\r" in chunk:
+        if chunk.endswith(b"\r"):  # maybe the first half of a CRLF
+            chunk, held = chunk[:-1], b"\r"
+        chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    *complete, pending = chunk.split(b"\n")
+    return complete, pending + held
+
+
+class EventStream:
+    """Reads the ``data`` of each server-sent event from an event stream's bytes, up to and
+    including ``DONE`` when the stream sends it (comments and other fields skipped; a
+    multi-line ``data`` is joined with newlines).
+
+    One reader over the bytes as they arrive: httpx's text and line decoders and a generator
+    per layer cost a model's streamed token about as much as parsing it, so a read that holds
+    exactly one event of one ``data`` line (what servers send per token) skips the splitting.
+    ``spoke`` tells whether any line was more than a blank, a comment or ``DONE``.
+    """
+
+    def __init__(self) -> None:
+        self.spoke = False
+
+    def payloads(self, chunks: Iterable[bytes]) -> Iterator[str]:
+        """Yield each event's data, as text, ending after ``DONE``."""
+        pending = b""
+        data: list[str] = []
+        for chunk in chunks:
+            if (
+                not pending
+                and not data
+                and chunk.startswith(b"data:")
+                and chunk.find(b"\n") == len(chunk) - 2
+                and chunk.endswith(b"\n\n")
+                and b"\r" not in chunk
+            ):
+                payload = chunk[5:-2].decode("utf-8", "replace")
+                payload = payload[1:] if payload.startswith(" ") else payload
+                if payload.strip() == DONE:
+                    yield DONE
+                    return
+                self.spoke = True
+                yield payload
+                continue
+            complete, pending = _split_lines(pending, chunk)
+            for line in complete:
+                payload = self._line(line.decode("utf-8", "replace"), data)
+                if payload is DONE:
+                    yield DONE
+                    return
+                if payload is not None:
+                    yield payload
+        if pending:
+            self._line(pending.rstrip(b"\r").decode("utf-8", "replace"), data)
+        if data:
+            payload = "\n".join(data)
+            yield DONE if payload.strip() == DONE else payload
+
+    def _line(self, line: str, data: list[str]) -> str | None:
+        """Add one line to the event in ``data``; return the event's data when the line
+        ends it (``DONE`` itself for the end of the stream)."""
+        if not self.spoke:
+            said = line.strip()
+            if said and not said.startswith(":") and said.removeprefix("data:").strip() != DONE:
+                self.spoke = True
         if line.startswith("data:"):
             data.append(line[6:] if line.startswith("data: ") else line[5:])
-            continue
+            return None
         if line or not data:
-            continue
+            return None
         payload = "\n".join(data)
-        data = []
-        if payload.strip() == DONE:
-            yield DONE
-            return
-        yield payload
-    if data:
-        payload = "\n".join(data)
-        yield DONE if payload.strip() == DONE else payload
+        data.clear()
+        return DONE if payload.strip() == DONE else payload
 
 
 class ReplyAssembler:

@@ -39,7 +39,8 @@ from workers.providers.base import (
     ProviderEvent,
     ToolSpec,
 )
-from workers.providers.chunks import DONE, ReplyAssembler, sse_lines, sse_payloads
+from workers.providers.body import body_chunks
+from workers.providers.chunks import DONE, EventStream, ReplyAssembler
 from workers.providers.openai_errors import (
     ProviderIdentity,
     answer_too_slow,
@@ -226,8 +227,8 @@ class OpenAICompatibleProvider:
         undo = signal.on_cancel(lambda: _shut(response))
         seen = False
         try:
-            lines = sse_lines(_body(response))
-            for payload in sse_payloads(self._bounded(lines, clock)):
+            events = EventStream()
+            for payload in events.payloads(self._bounded(body_chunks(response), clock)):
                 if signal.cancelled:
                     raise ProviderCancelled
                 seen = seen or payload != DONE
@@ -236,7 +237,7 @@ class OpenAICompatibleProvider:
                     yield event
             if signal.cancelled:
                 raise ProviderCancelled
-            if not seen and not clock.spoke:  # an HTTP 200 with nothing in it
+            if not seen and not events.spoke:  # an HTTP 200 with nothing in it
                 raise empty_answer(self._who)
             if not seen:  # e.g. a server that ignored stream=True and sent one JSON body
                 raise unreadable(self._who)
@@ -247,23 +248,19 @@ class OpenAICompatibleProvider:
             undo()
             response.close()
 
-    def _bounded(self, lines: Iterable[str], clock: _Clock) -> Iterator[str]:
-        """``lines``, raising ProviderError once the first token or the whole answer is late.
+    def _bounded(self, chunks: Iterable[bytes], clock: _Clock) -> Iterator[bytes]:
+        """``chunks``, raising ProviderError once the first token or the whole answer is late.
 
-        Checked per line, comments included: a server that pings while it is busy elsewhere
-        is bounded by these, and one wholly silent by the read timeout.
+        Checked on every read, comments included: a server that pings while it is busy
+        elsewhere is bounded by these, and one wholly silent by the read timeout.
         """
-        for line in lines:
+        for chunk in chunks:
             elapsed = time.monotonic() - clock.started
             if not clock.answering and elapsed > self.first_token_timeout:
                 raise no_first_token(self._who, self.first_token_timeout)
             if self.answer_timeout is not None and elapsed > self.answer_timeout:
                 raise answer_too_slow(self._who, self.answer_timeout)
-            if not clock.spoke:
-                said = line.strip()
-                if said and not said.startswith(":") and said.removeprefix("data:").strip() != DONE:
-                    clock.spoke = True
-            yield line
+            yield chunk
 
 
 class _Clock:
@@ -272,19 +269,12 @@ class _Clock:
     def __init__(self, started: float) -> None:
         self.started = started
         self.answering = False
-        self.spoke = False
 
 
 class _Progress:
     """Whether any event of this call reached the caller (then it must not be retried)."""
 
     started = False
-
-
-def _body(response: httpx2.Response) -> Iterator[bytes]:
-    """The response's bytes as they arrive: raw unless the server compressed them."""
-    encoding = response.headers.get("content-encoding", "identity").strip().lower()
-    return response.iter_raw() if encoding == "identity" else response.iter_bytes()
 
 
 def _shut(response: Any) -> None:

@@ -1,0 +1,112 @@
+"""CPU per streamed token in one process: the provider's read and parse, and the step's
+publishing, without Celery or the database.
+
+Run from the project root: ``.venv/bin/python -m bench.token_cpu [--tokens 200] [--rounds 10]
+[--profile]``.
+
+Two fake models in processes of their own stream 1 and ``--tokens`` tokens over ``--seconds``
+(each token its own HTTP chunk and read, as from a real server). Each round reads one reply of
+each through ``OpenAICompatibleProvider.stream`` alone (``provider``), then through
+``stream_reply`` with a private Redis (``step``: the provider, the text batches published, the
+watcher's ticks), counting the CPU time of the whole process (the watcher's thread included).
+A token's cost is the long reply's CPU minus the short one's, over the tokens between.
+``--profile`` prints cProfile's top entries for the step's long replies instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import statistics
+import time
+
+from bench.harness import FakeModelProcess
+from tests.support import databases
+from tests.support.redis_server import RedisServer
+
+
+def provider_cpu(base_url: str) -> float:
+    """Return the process CPU seconds one reply takes through the provider alone."""
+    from workers.providers import OpenAICompatibleProvider
+
+    with OpenAICompatibleProvider("bench", base_url, None) as provider:
+        list(provider.stream("m", [{"role": "user", "content": "hi"}]))  # the connection
+        started = time.process_time()
+        for _ in provider.stream("m", [{"role": "user", "content": "hi"}]):
+            pass
+        return time.process_time() - started
+
+
+class StepRunner:
+    """``stream_reply`` in an app context with a private Redis."""
+
+    def __init__(self, redis_url: str) -> None:
+        import tempfile
+
+        from webapp import create_app
+
+        folder = tempfile.mkdtemp(prefix="token-cpu-")
+        self.app = create_app(
+            {
+                "TESTING": True,
+                "SECRET_KEY": "bench",
+                "DATABASE_URL": f"sqlite:///{folder}/lookout.db",
+                "REDIS_URL": redis_url,
+            }
+        )
+        databases.migrate(self.app)  # the watcher's heartbeats write the turns table
+
+    def cpu(self, base_url: str, turn: int) -> float:
+        """Return the process CPU seconds one reply takes through ``stream_reply``."""
+        from core.turn.sources import Sources
+        from core.turn.state import turn_state
+        from workers.providers import OpenAICompatibleProvider
+        from workers.streaming import stream_reply
+
+        with self.app.app_context(), OpenAICompatibleProvider("bench", base_url, None) as model:
+            messages = [{"role": "user", "content": "hi"}]
+            list(model.stream("m", messages))  # the connection
+            state = turn_state(f"bench-{turn}-{base_url[-6:]}")
+            sources = Sources(state, [])
+            started = time.process_time()
+            stream_reply(state, model, "m", messages, [], sources)
+            return time.process_time() - started
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Measure and print the CPU per streamed token, in process."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tokens", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=1.0)
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args(argv)
+    short = FakeModelProcess("stream", "--tokens", "1", "--seconds", str(args.seconds))
+    long = FakeModelProcess("stream", "--tokens", str(args.tokens), "--seconds", str(args.seconds))
+    with short, long, RedisServer() as redis:
+        step = StepRunner(redis.url)
+        if args.profile:
+            profile = cProfile.Profile(time.process_time)
+            profile.enable()
+            for turn in range(args.rounds):
+                step.cpu(long.base_url, turn)
+            profile.disable()
+            pstats.Stats(profile).sort_stats("tottime").print_stats(30)
+            return
+        figures: dict[str, list[float]] = {"provider": [], "step": []}
+        for turn in range(args.rounds):
+            one, many = provider_cpu(short.base_url), provider_cpu(long.base_url)
+            figures["provider"].append((many - one) / (args.tokens - 1))
+            one, many = step.cpu(short.base_url, turn), step.cpu(long.base_url, turn)
+            figures["step"].append((many - one) / (args.tokens - 1))
+    for name, values in figures.items():
+        micro = sorted(v * 1e6 for v in values)
+        print(
+            f"{name}: per streamed token, µs: median {statistics.median(micro):.1f}, "
+            f"min {micro[0]:.1f}, max {micro[-1]:.1f} ({args.rounds} rounds)"
+        )
+
+
+if __name__ == "__main__":
+    main()

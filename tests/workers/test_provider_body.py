@@ -1,0 +1,175 @@
+"""The model's streamed body read below httpx (workers/providers/body.py): the same bytes and
+errors as httpx gave, and the connection's state kept for httpx's pool."""
+
+from __future__ import annotations
+
+import gzip
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx2
+import pytest
+
+from tests.support.fake_model import FakeModel, Reply
+from workers.providers.body import KEPT_BYTES, ChunkedBody, body_chunks
+
+
+class RawServer:
+    """A loopback HTTP/1.1 server that answers every GET with the scripted pieces of bytes,
+    written one at a time with a pause between (each its own read), and counts connections."""
+
+    def __init__(self, head: bytes, pieces: list[bytes], keep_open: bool = True) -> None:
+        self.head = head
+        self.pieces = pieces
+        self.keep_open = keep_open
+        self.connections = 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            received = b""
+            while True:
+                while b"\r\n\r\n" not in received:
+                    data = conn.recv(65536)
+                    if not data:
+                        return
+                    received += data
+                received = received.split(b"\r\n\r\n", 1)[1]
+                try:
+                    conn.sendall(self.head)
+                    for piece in self.pieces:
+                        time.sleep(0.01)
+                        conn.sendall(piece)
+                except OSError:
+                    return
+                if not self.keep_open:
+                    return
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+CHUNKED = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+)
+
+
+def read(url: str, client: httpx2.Client) -> Iterator[bytes]:
+    with client.stream("GET", url) as response:
+        yield from body_chunks(response)
+
+
+@pytest.fixture
+def serve():
+    """Start RawServers for the test, closed after it."""
+    servers: list[RawServer] = []
+
+    def start(head: bytes, pieces: list[bytes], keep_open: bool = True) -> RawServer:
+        servers.append(RawServer(head, pieces, keep_open))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+@pytest.fixture
+def client():
+    with httpx2.Client(timeout=5) as client:
+        yield client
+
+
+def test_chunks_split_across_reads_or_sharing_one_read_give_the_bodys_bytes(serve, client):
+    pieces = [b"5\r\nhel", b"lo\r\n", b"1;name=value\r\n ", b"\r\n3\r\nab", b"c\r\n4\r\nwxyz\r\n"]
+    pieces.append(b"0\r\n\r\n")
+    server = serve(CHUNKED, pieces)
+    assert b"".join(read(server.url, client)) == b"hello abcwxyz"
+
+
+def test_a_body_read_to_its_end_leaves_its_connection_to_the_pool(serve, client):
+    server = serve(CHUNKED, [b"5\r\nhello\r\n", b"0\r\nX-Trailer: 1\r\n\r\n"])
+    for _ in range(3):
+        assert b"".join(read(server.url, client)) == b"hello"
+    assert server.connections == 1
+
+
+def test_a_body_that_came_whole_with_its_headers_leaves_the_connection_usable(serve, client):
+    """h11 was handed an empty read when nothing had come after the headers, which told it the
+    server had closed the connection: the next request on it failed and was retried."""
+    server = serve(CHUNKED + b"5\r\nhello\r\n0\r\n\r\n", [])
+    for _ in range(3):
+        assert b"".join(read(server.url, client)) == b"hello"
+    assert server.connections == 1
+
+
+def test_a_body_longer_than_what_is_kept_for_h11_closes_its_connection(serve, client):
+    piece = b"x" * 4096
+    chunk = f"{len(piece):x}\r\n".encode() + piece + b"\r\n"
+    count = KEPT_BYTES // len(piece) + 2
+    server = serve(CHUNKED, [chunk] * count + [b"0\r\n\r\n"])
+    for _ in range(2):
+        assert b"".join(read(server.url, client)) == piece * count
+    assert server.connections == 2
+
+
+def test_a_body_cut_short_is_a_protocol_error_as_httpx_raised_it(serve, client):
+    server = serve(CHUNKED, [b"5\r\nhello\r\n", b"9\r\nabc"], keep_open=False)
+    with pytest.raises(httpx2.RemoteProtocolError):
+        list(read(server.url, client))
+
+
+def test_a_malformed_chunk_size_is_a_protocol_error(serve, client):
+    server = serve(CHUNKED, [b"5\r\nhello\r\n", b"zz\r\nabc\r\n"], keep_open=False)
+    with pytest.raises(httpx2.RemoteProtocolError):
+        list(read(server.url, client))
+
+
+def test_a_silent_server_times_out_as_httpx_timed_out(serve):
+    server = serve(CHUNKED, [b"5\r\nhello\r\n"])
+    with httpx2.Client(timeout=0.3) as client, pytest.raises(httpx2.ReadTimeout):
+        list(read(server.url, client))
+
+
+def test_a_compressed_body_is_read_and_decoded_through_httpx(serve, client):
+    packed = gzip.compress(b"data: hi\n\n")
+    head = CHUNKED.replace(b"\r\n\r\n", b"\r\nContent-Encoding: gzip\r\n\r\n")
+    body = f"{len(packed):x}\r\n".encode() + packed + b"\r\n0\r\n\r\n"
+    server = serve(head, [body])
+    assert b"".join(read(server.url, client)) == b"data: hi\n\n"
+
+
+def test_a_body_with_a_length_is_read_through_httpx(serve, client):
+    head = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"
+    server = serve(head, [b"hel", b"lo"])
+    with client.stream("GET", server.url) as response:
+        assert ChunkedBody.of(response) is None
+        assert b"".join(body_chunks(response)) == b"hello"
+
+
+def test_the_model_servers_stream_is_read_below_httpx():
+    """Pins httpx's and httpcore's private path to the connection's h11 state: an upgrade that
+    moves it would put every streamed token back through httpx's layers unnoticed."""
+    with FakeModel() as fake, httpx2.Client(timeout=5) as client:
+        fake.script(Reply.text("one two three", chunks=3))
+        body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+        url = f"{fake.base_url}/chat/completions"
+        with client.stream("POST", url, json=body) as response:
+            assert ChunkedBody.of(response) is not None
+            assert b"one " in b"".join(body_chunks(response))
