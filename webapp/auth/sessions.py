@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from flask import Flask, current_app, g, request, session
+from flask.sessions import SecureCookieSessionInterface
 from flask_login import AnonymousUserMixin
 from sqlalchemy import update
 
@@ -114,8 +115,23 @@ class Anonymous(AnonymousUserMixin):
     name = None
 
 
+class CookieSessions(SecureCookieSessionInterface):
+    """Flask's signed session cookies, with the signing serializer made once per secret key
+    instead of on every request (a bearer request, which has no cookie, made one too)."""
+
+    def get_signing_serializer(self, app: Flask):
+        """Return the serializer of the app's current secret keys, made when they change."""
+        keys = (app.secret_key, tuple(app.config.get("SECRET_KEY_FALLBACKS") or ()))
+        made = app.extensions.get("lookout_session_serializer")
+        if made is None or made[0] != keys:
+            made = (keys, super().get_signing_serializer(app))
+            app.extensions["lookout_session_serializer"] = made
+        return made[1]
+
+
 def init_sessions(app: Flask) -> None:
     """Wire Flask-Login and CSRFProtect into the app."""
+    app.session_interface = CookieSessions()
     login_manager.init_app(app)
     login_manager.user_loader(load_session_user)
     login_manager.request_loader(load_request_user)
