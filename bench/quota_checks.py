@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench.harness import machine, table
 from bench.timing import per_second_together
-from core import quotas
+from core import turn_starts
 from core.extensions import db
 from core.models import ApiToken, Provider, User
 from tests.support import databases
@@ -68,13 +68,13 @@ def run(app, tokens: list[str], threads: int, posts: int) -> float:
 @contextlib.contextmanager
 def unchecked():
     """Replace the start lock and the turn checks with nothing, for the side-by-side."""
-    starting, check_turn = quotas.starting, quotas.check_turn
-    quotas.starting = lambda user_id: contextlib.nullcontext()
-    quotas.check_turn = lambda user_id: None
+    starting, check_turn = turn_starts.starting, turn_starts.check_turn
+    turn_starts.starting = lambda user_id: contextlib.nullcontext()
+    turn_starts.check_turn = lambda start, conversation_id=None: None
     try:
         yield
     finally:
-        quotas.starting, quotas.check_turn = starting, check_turn
+        turn_starts.starting, turn_starts.check_turn = starting, check_turn
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ Keys, all under ``lookout:quota:<user>:``
     <limit>    a window's count (``turnsPerHour``, ``searchesPerDay``, ``fetchBytesPerDay``,
                ``uploadsPerHour``)
     starting   a lock held while a turn is checked and stored: two POSTs never both pass
+               (``core.turn_starts``, which takes it with the hour's count in one script)
     uploading  a lock held while an upload is checked against the room left, and stored
     streams    a sorted set of the user's open event streams, by when they opened
     mcpCalls   a sorted set of the user's MCP tool calls running, by when each must be over
@@ -34,10 +35,11 @@ import redis
 from sqlalchemy import case, func
 
 from core.extensions import db, get_redis
-from core.limits import allowance, allowances, allowed, get_limit, own_value
+from core.limits import allowances, allowed, get_limit
 from core.models import Conversation, Turn, Upload
 from core.models.uploads import room_taken
 from core.streams import open_stream_count
+from core.turn.state import LuaScript
 from core.turn.states import OPEN_STATUSES
 from tools.quotas import Quotas, QuotaUsed
 
@@ -66,7 +68,7 @@ return 1
 # KEYS[1]: the window's counter. ARGV: allowed, amount, window seconds, mode: "take" adds
 # unless that would pass allowed, "check" only says whether it would, "add" always adds.
 # Answers {passed (1 or 0), used after, milliseconds until the window ends}.
-_COUNT = """
+_COUNT = LuaScript("""
 local t = redis.call('TIME')
 local now_ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local window_ms = tonumber(ARGV[3]) * 1000
@@ -80,7 +82,7 @@ if ARGV[4] == 'check' then return {1, used, left} end
 used = redis.call('INCRBY', KEYS[1], amount)
 redis.call('PEXPIRE', KEYS[1], left)
 return {1, used, left}
-"""
+""")
 
 
 class TurnRunning(Exception):
@@ -113,8 +115,8 @@ def count(
     """Run one count of a window limit; return whether it passed, the count after, and when the
     window ends."""
     window = WINDOW_SECONDS[get_limit(name).window or ""]
-    passed, used, left_ms = client.eval(
-        _COUNT, 1, key(user_id, name), allowed_units, amount, window, mode
+    passed, used, left_ms = _COUNT(
+        client, [key(user_id, name)], [allowed_units, amount, window, mode]
     )
     return bool(passed), int(used), datetime.now(UTC) + timedelta(milliseconds=int(left_ms))
 
@@ -159,53 +161,6 @@ def held(user_id: str, name: str) -> Iterator[None]:
             lock.release()
         except redis.exceptions.LockError:
             pass  # held past START_HOLD_SECONDS: it has expired, and may be someone else's now
-
-
-def starting(user_id: str):
-    """Hold the user's start lock while a turn is checked and stored (see ``held``)."""
-    return held(user_id, "starting")
-
-
-def check_turn(user_id: str, conversation_id: str | None = None) -> None:
-    """Take one turn of the user's hour, after checking their open turns; raise TurnRunning
-    when ``conversation_id`` has an open turn, QuotaExceeded over either limit. Call inside
-    ``starting``.
-
-    One query reads the open turns (the user's, and the conversation's among them) with the
-    user's own values of both limits; one Redis script takes the hour's turn.
-    """
-    open_here = func.count(case((Turn.conversation_id == conversation_id, Turn.id)))
-    counted = db.session.execute(
-        db.select(
-            func.count(Turn.id),
-            open_here,
-            own_value(user_id, "openTurns"),
-            own_value(user_id, "turnsPerHour"),
-        )
-        .select_from(Turn)
-        .join(Conversation, Conversation.id == Turn.conversation_id)
-        .filter(Conversation.owner_id == user_id, Turn.status.in_(OPEN_STATUSES))
-    ).one()
-    open_count, open_in_conversation, own_open, own_hourly = counted
-    if open_in_conversation:
-        raise TurnRunning()
-    open_allowed = allowance("openTurns", own_open)
-    if open_count >= open_allowed:
-        raise QuotaExceeded(
-            "openTurns",
-            f"You have {plural(open_allowed, 'answer')} running. Wait for one to finish, or stop "
-            "one, then send again.",
-            OPEN_TURN_RETRY_SECONDS,
-        )
-    hourly = allowance("turnsPerHour", own_hourly)
-    passed, _, ends = count(get_redis(), user_id, "turnsPerHour", hourly, 1, "take")
-    if not passed:
-        raise QuotaExceeded(
-            "turnsPerHour",
-            f"You have sent {plural(hourly, 'message')} this hour; you can send again at "
-            f"{clock(ends)}.",
-            seconds_until(ends),
-        )
 
 
 def start_mcp_call(user_id: str, call_id: str, seconds: float) -> None:

@@ -25,7 +25,7 @@ from flask import current_app
 from sqlalchemy import update
 from sqlalchemy.orm.attributes import set_committed_value
 
-from core import metrics, quotas
+from core import metrics, quotas, turn_starts
 from core.broker import QueueError
 from core.extensions import db
 from core.models import Conversation, Message, Turn
@@ -93,7 +93,7 @@ def start_turn(
     TurnRefused while the conversation has an open turn (409), when the user is over a turn
     limit (429), or (after failing the stored turn) when the queue cannot be reached (503).
 
-    The checks and the store run under the user's start lock (``quotas.starting``): two
+    The checks and the store run under the user's start lock (``turn_starts.starting``): two
     requests at the same instant see each other's turn, so neither limit can be passed.
     """
     return begin_turn(
@@ -110,8 +110,8 @@ def begin_turn(
     the conversation has no open turn and the owner is within their turn limits, then queue
     the turn's first step with ``send``; raise TurnRefused as ``start_turn`` says."""
     try:
-        with quotas.starting(conversation.owner_id):
-            quotas.check_turn(conversation.owner_id, conversation.id)
+        with turn_starts.starting(conversation.owner_id) as start:
+            turn_starts.check_turn(start, conversation.id)
             turn = store()
     except quotas.TurnRunning as running:
         raise TurnRefused(

@@ -27,7 +27,12 @@ bp = Blueprint("api_conversations", __name__, url_prefix="/api/conversations")
 
 def get_conversation(conversation_id: str) -> Conversation:
     """Return the signed-in user's conversation; 404 for anyone else's, as for a missing one."""
-    conversation = db.session.get(Conversation, conversation_id)
+    return owned(db.session.get(Conversation, conversation_id))
+
+
+def owned(conversation: Conversation | None) -> Conversation:
+    """Return a conversation read by id if it is the signed-in user's; 404 otherwise, in the
+    words of a missing one."""
     if conversation is None or conversation.owner_id != current_user.id:
         raise ApiError(
             "There is no such conversation among yours: it may have been deleted. Pick one "

@@ -24,7 +24,7 @@ from core.turn.parts import text_part
 from core.turn.state import turn_state
 from webapp import queue
 from webapp.api.bodies import load_json
-from webapp.api.conversations import get_conversation
+from webapp.api.conversations import get_conversation, owned
 from webapp.api.operations import EVENT_STREAM, operation
 from webapp.api.schemas.turns import (
     TurnEventSchema,
@@ -67,34 +67,43 @@ def read_turn_request() -> dict[str, Any]:
 
 
 def read_model_and_parent(
-    conversation: Conversation, data: dict[str, Any]
-) -> tuple[bool, Message | None]:
-    """Return whether the model asked for is installed, and the message to continue from: the
-    one named, None for an explicit null (a new first message, as when editing the first one),
-    or the newest of the conversation. One query reads both: the provider's list of models
-    (never its key, which would be decrypted for nothing) and the message."""
+    conversation: Conversation | str, data: dict[str, Any]
+) -> tuple[Conversation, bool, Message | None]:
+    """Return the conversation (read here, the signed-in user's, when given its id: 404
+    otherwise), whether the model asked for is installed, and the message to continue from:
+    the one named, None for an explicit null (a new first message, as when editing the first
+    one), or the newest of the conversation. One query reads them all: the conversation, the
+    provider's list of models (never its key, which would be decrypted for nothing) and the
+    message."""
+    conversation_id = conversation if isinstance(conversation, str) else conversation.id
     try:
         provider_name, model_name = split_model_id(data["model"])
     except ValueError:
-        return False, None
+        if isinstance(conversation, str):
+            conversation = get_conversation(conversation)
+        return conversation, False, None
     wanted = "parentMessageId" not in data or data["parentMessageId"] is not None
     parent_id = data.get("parentMessageId")
     if parent_id is None:
         parent_id = (
             db.select(Message.id)
-            .filter_by(conversation_id=conversation.id)
+            .filter_by(conversation_id=conversation_id)
             .order_by(Message.created_at.desc())
             .limit(1)
             .scalar_subquery()
         )
     found = db.session.execute(
-        db.select(Provider.models, Message)
+        db.select(Conversation, Provider.models, Message)
+        .select_from(Conversation)
+        .outerjoin(Provider, Provider.name == provider_name)
         .outerjoin(Message, and_(Message.id == parent_id, sql.literal(wanted)))
-        .where(Provider.name == provider_name)
+        .where(Conversation.id == conversation_id)
     ).first()
-    installed = found is not None and any(m.get("name") == model_name for m in found.models or [])
-    if not installed:
-        return False, None
+    if isinstance(conversation, str):
+        conversation = owned(found.Conversation if found is not None else None)
+    models = found.models if found is not None else None
+    if not any(m.get("name") == model_name for m in models or []):
+        return conversation, False, None
     parent = found.Message
     if data.get("parentMessageId") is not None and (
         parent is None or parent.conversation_id != conversation.id
@@ -104,7 +113,7 @@ def read_model_and_parent(
             400,
             {"parentMessageId": ["Not a message of this conversation."]},
         )
-    return True, parent
+    return conversation, True, parent
 
 
 @bp.post("/conversations/<conversation_id>/turns")
@@ -112,7 +121,12 @@ def read_model_and_parent(
 @operation(body=TurnRequest, answers={202: TurnStartedSchema}, errors=(409, 429, 503))
 def post_turn(conversation_id: str):
     """Store the user's message at once and queue the turn; answer 202 with its events URL."""
-    return start_from_request(get_conversation(conversation_id), read_turn_request())
+    try:
+        data = read_turn_request()
+    except ApiError:
+        get_conversation(conversation_id)  # someone else's conversation is a 404 first
+        raise
+    return start_from_request(conversation_id, data)
 
 
 @bp.post("/turns")
@@ -129,9 +143,10 @@ def start_conversation():
     )  # committed only once all checks pass
 
 
-def start_from_request(conversation: Conversation, data: dict[str, Any]):
-    """Check the request, then start the turn; 202 with the turn and its events URL."""
-    installed, parent = read_model_and_parent(conversation, data)
+def start_from_request(conversation: Conversation | str, data: dict[str, Any]):
+    """Check the request (for a conversation, or its id: read here, 404 unless the user's),
+    then start the turn; 202 with the turn and its events URL."""
+    conversation, installed, parent = read_model_and_parent(conversation, data)
     if not installed:
         raise ApiError(
             f"The model {data['model']} is not installed: an administrator may have removed it. "

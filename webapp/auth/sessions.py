@@ -5,14 +5,15 @@ from __future__ import annotations
 from datetime import timedelta
 
 from flask import Flask, current_app, g, request, session
+from flask.sessions import SecureCookieSessionInterface
 from flask_login import AnonymousUserMixin
 from sqlalchemy import update
 
 from core.extensions import csrf, db, login_manager
 from core.models import ApiToken, User
-from core.models.accounts import hash_token
 from core.models.base import aware, utcnow
 from webapp.auth.guards import refuse_anonymous
+from webapp.auth.kept_tokens import QUIET_WRITE, find_token_with_user, note_use
 from webapp.auth.scopes import init_scopes
 
 LAST_USED_PRECISION = timedelta(minutes=1)
@@ -31,15 +32,12 @@ def find_user_by_token(token: str) -> User | None:
     """Return the active user owning the token (recording its use), or None.
 
     An expired token is kept in ``g.expired_api_token``, so that the answer can say it expired.
-    One query reads the token with its user. Its use is written at most once a minute: a
-    write on every request made all requests with one token queue on its row.
+    The token and its user are kept per process until a user or a token changes
+    (``kept_tokens``); the expiry is checked here on every request. Its use is written at most
+    once a minute: a write on every request made all requests with one token queue on its row.
     """
-    found = db.session.execute(
-        db.select(ApiToken, User)
-        .join(User, ApiToken.user_id == User.id)
-        .filter(ApiToken.token_hash == hash_token(token))
-    ).first()
-    if found is None or found.User.disabled:
+    found = find_token_with_user(token)
+    if found is None or found[1].disabled:
         return None
     row, user = found
     if row.expired:
@@ -51,9 +49,10 @@ def find_user_by_token(token: str) -> User | None:
             update(ApiToken)
             .where(ApiToken.id == row.id)
             .values(last_used_at=now)
-            .execution_options(synchronize_session=False)
+            .execution_options(synchronize_session=False, **{QUIET_WRITE: True})
         )
         db.session.commit()
+        note_use(token, now)
     g.api_token = row
     return user
 
@@ -116,8 +115,23 @@ class Anonymous(AnonymousUserMixin):
     name = None
 
 
+class CookieSessions(SecureCookieSessionInterface):
+    """Flask's signed session cookies, with the signing serializer made once per secret key
+    instead of on every request (a bearer request, which has no cookie, made one too)."""
+
+    def get_signing_serializer(self, app: Flask):
+        """Return the serializer of the app's current secret keys, made when they change."""
+        keys = (app.secret_key, tuple(app.config.get("SECRET_KEY_FALLBACKS") or ()))
+        made = app.extensions.get("lookout_session_serializer")
+        if made is None or made[0] != keys:
+            made = (keys, super().get_signing_serializer(app))
+            app.extensions["lookout_session_serializer"] = made
+        return made[1]
+
+
 def init_sessions(app: Flask) -> None:
     """Wire Flask-Login and CSRFProtect into the app."""
+    app.session_interface = CookieSessions()
     login_manager.init_app(app)
     login_manager.user_loader(load_session_user)
     login_manager.request_loader(load_request_user)
