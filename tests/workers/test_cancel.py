@@ -112,13 +112,22 @@ def test_cancelling_a_finished_turn_is_a_conflict_that_says_why(chat, fake_model
     )
 
 
+def cache_gone(state, seconds: float = 5.0) -> bool:
+    """Whether the turn's tool cache is gone within ``seconds``: it is deleted just after the
+    ending is committed, so a turn read as ended may still have it for a moment."""
+    deadline = time.monotonic() + seconds
+    while state.exists("cache") and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return not state.exists("cache")
+
+
 def test_a_finished_turn_deletes_its_cache_and_flag_and_its_stream_expires(
     chat, chat_app, fake_model, model_ids
 ):
     fake_model.script(Reply.tool_calls([("page", {"text": "a"})]), Reply.text("ok"))
     turn = chat.run(chat.new_conversation(), "read", model_ids[0])
     state = state_of(chat_app, turn["id"])
-    assert not state.exists("cache") and not state.exists("cancel")
+    assert cache_gone(state) and not state.exists("cancel")
     with chat_app.app_context():
         ttl = get_redis().ttl(f"lookout:turn:{turn['id']}:events")
     assert 0 < ttl <= chat_app.config["EVENT_STREAM_TTL_SECONDS"]
@@ -128,11 +137,7 @@ def test_a_failed_turn_deletes_its_cache_too(chat, chat_app, fake_model, model_i
     fake_model.script(Reply.tool_calls([("page", {"text": "a"})]), Reply.error(401))
     turn = chat.run(chat.new_conversation(), "read", model_ids[0])
     assert turn["status"] == "failed"
-    state = state_of(chat_app, turn["id"])
-    deadline = time.monotonic() + 5  # deleted just after the ending is committed
-    while state.exists("cache") and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not state.exists("cache")
+    assert cache_gone(state_of(chat_app, turn["id"]))
 
 
 def test_a_turn_whose_worker_is_killed_is_failed_with_a_reason(make_app, tmp_path, redis_url):
