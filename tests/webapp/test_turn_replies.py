@@ -66,15 +66,19 @@ def test_a_result_that_arrives_after_a_stop_takes_its_place_in_the_reply(app, ma
 def test_a_result_that_arrives_after_a_stop_takes_its_place_on_postgresql(
     make_app, migrated_postgres_url
 ):
+    a_late_result_takes_its_place(*postgres_app_and_user(make_app, migrated_postgres_url))
+
+
+def postgres_app_and_user(make_app, url: str) -> tuple:
+    """Return an app on PostgreSQL and the id of a user stored there."""
     from core.models import User
 
-    app = make_app(DATABASE_URL=migrated_postgres_url)
+    app = make_app(DATABASE_URL=url)
     with app.app_context():
         user = User.make("pat", "password")
         db.session.add(user)
         db.session.commit()
-        user_id = user.id
-    a_late_result_takes_its_place(app, user_id)
+        return app, user.id
 
 
 def a_late_result_takes_its_place(app, user_id: str) -> None:
@@ -188,12 +192,5 @@ def test_a_continued_reply_cites_what_its_earlier_turns_cited(app, make_user):
 def test_a_continued_reply_cites_what_its_earlier_turns_cited_on_postgresql(
     make_app, migrated_postgres_url
 ):
-    from core.models import User
-
-    app = make_app(DATABASE_URL=migrated_postgres_url)
-    with app.app_context():
-        user = User.make("kim", "password")
-        db.session.add(user)
-        db.session.commit()
-        user_id = user.id
+    app, user_id = postgres_app_and_user(make_app, migrated_postgres_url)
     a_continued_reply_cites_what_its_earlier_turns_cited(app, user_id)
