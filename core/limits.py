@@ -13,9 +13,12 @@ from dataclasses import dataclass
 from flask import current_app
 
 from core.extensions import db
+from core.kept import find_kept, watch
 from core.models import UserLimit
 
 MEGABYTE = 1_000_000
+# Raised (INCR) after every commit that wrote a user's own value, in whichever process wrote it.
+VERSION_KEY = "lookout:limits:version"
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,13 @@ def overrides(user_id: str) -> dict[str, int]:
     return {by_setting[row.setting]: row.value for row in rows if row.setting in by_setting}
 
 
+def kept_overrides(user_id: str) -> dict[str, int]:
+    """Return ``overrides(user_id)``, read once per process until any process commits a
+    change to any user's own values (one Redis GET of ``VERSION_KEY`` a use): a tool call's
+    quotas and a step's call limits read them every time, an admin rarely changes them."""
+    return find_kept(VERSION_KEY, user_id, lambda: overrides(user_id))
+
+
 def setting_value(user_id: str, name: str) -> int:
     """Return the user's value of a limit in its setting's unit: theirs, or the default."""
     limit = get_limit(name)
@@ -69,8 +79,9 @@ def setting_value(user_id: str, name: str) -> int:
 
 def setting_values(user_id: str, names: tuple[str, ...]) -> dict[str, int]:
     """Return the user's values of the limits named, in their settings' units, read in one
-    query (a step that stores tool calls checks two)."""
-    own = overrides(user_id)
+    query, or none while no user's own values changed (a step that stores tool calls checks
+    two, a tool call's quotas two)."""
+    own = kept_overrides(user_id)
     return {name: own.get(name, current_app.config[get_limit(name).setting]) for name in names}
 
 
@@ -116,3 +127,6 @@ def set_overrides(user_id: str, values: dict[str, int | None]) -> None:
             db.session.add(UserLimit(user_id=user_id, setting=limit.setting, value=value))
         else:
             row.value = value
+
+
+watch(UserLimit, VERSION_KEY)

@@ -3,21 +3,16 @@ and the rows a process keeps until any process commits a change to one."""
 
 from __future__ import annotations
 
-import logging
-import threading
+from sqlalchemy import JSON, String
+from sqlalchemy.orm import Mapped, mapped_column
 
-import redis
-from flask import current_app
-from sqlalchemy import JSON, String, event
-from sqlalchemy.orm import Mapped, Session, mapped_column, object_session
-
-from core.extensions import db, get_redis
+from core.extensions import db
+from core.kept import find_kept, watch
 from core.models.base import id_column
 from core.models.encrypted import EncryptedText
 
 # Raised (INCR) after every commit that wrote a provider row, in whichever process wrote it.
 VERSION_KEY = "lookout:providers:version"
-log = logging.getLogger("lookout.providers")
 
 # A model's settings when its entry has none (README: "Models and their settings").
 DEFAULT_CONTEXT_TOKENS = 16384
@@ -69,15 +64,6 @@ def context_tokens(model: dict) -> int:
     return int(model.get("contextTokens") or DEFAULT_CONTEXT_TOKENS)
 
 
-class _KeptModels:
-    """The model entries one app's process has read, with the version they were read at."""
-
-    def __init__(self) -> None:
-        self.version: bytes | None = None
-        self.found: dict[str, tuple[Provider, dict]] = {}
-        self.lock = threading.Lock()
-
-
 def find_kept_model(model_id: str) -> tuple[Provider, dict] | None:
     """Return ``find_model(model_id)``, read once per process until a provider changes.
 
@@ -85,57 +71,13 @@ def find_kept_model(model_id: str) -> tuple[Provider, dict] | None:
     (``VERSION_KEY``) tells whether what the process read still holds. The row is kept
     detached, with every column loaded. Without Redis, the row is read as before.
     """
-    kept: _KeptModels = current_app.extensions.setdefault("lookout_kept_models", _KeptModels())
-    try:
-        version = get_redis().get(VERSION_KEY)
-    except redis.RedisError:
-        return find_model(model_id)
-    with kept.lock:
-        if version != kept.version:
-            kept.found, kept.version = {}, version
-        found = kept.found.get(model_id)
-    if found is not None:
-        return found
-    found = find_model(model_id)
+    return find_kept(VERSION_KEY, model_id, lambda: _detached(find_model(model_id)))
+
+
+def _detached(found: tuple[Provider, dict] | None) -> tuple[Provider, dict] | None:
     if found is not None:
         db.session.expunge(found[0])  # a commit would expire its columns
-        with kept.lock:
-            if version == kept.version:  # read before the row: a later change reads it again
-                kept.found[model_id] = found
     return found
 
 
-_CHANGED = "lookout_providers_changed"
-
-
-@event.listens_for(Provider, "after_insert")
-@event.listens_for(Provider, "after_update")
-@event.listens_for(Provider, "after_delete")
-def _note_flushed(_mapper, _connection, provider: Provider) -> None:
-    session = object_session(provider)
-    if session is not None:
-        session.info[_CHANGED] = True
-
-
-@event.listens_for(Session, "do_orm_execute")
-def _note_bulk(state) -> None:
-    if state.is_select:
-        return
-    mapper = state.bind_mapper
-    if mapper is not None and mapper.class_ is Provider:
-        state.session.info[_CHANGED] = True
-
-
-@event.listens_for(Session, "after_commit")
-def _tell_processes(session: Session) -> None:
-    if not session.info.pop(_CHANGED, False):
-        return
-    try:
-        get_redis().incr(VERSION_KEY)
-    except (redis.RedisError, RuntimeError, KeyError):
-        log.warning("the providers' version could not be raised: workers keep the old rows")
-
-
-@event.listens_for(Session, "after_rollback")
-def _forget_changes(session: Session) -> None:
-    session.info.pop(_CHANGED, None)
+watch(Provider, VERSION_KEY)

@@ -391,13 +391,29 @@ def _reply_update(columns: tuple[str, ...]) -> Any:
 def cited_urls(turn_id: str, known: Turn | None = None) -> set[str]:
     """Return every URL the turn's reply cites: the model's sources of each step, and the
     sources of each tool call's result, shown in the reply yet or not (with those of the
-    earlier turns of a continued reply). ``known``: as for ``earlier_turn_ids``."""
-    turn_ids = [*earlier_turn_ids(turn_id, known), turn_id]
-    steps = db.select(TurnStep.sources).filter(TurnStep.turn_id.in_(turn_ids))
-    cited = {s["url"] for sources in db.session.scalars(steps) for s in sources or []}
-    calls = db.session.scalars(db.select(ToolCall.citations).filter(ToolCall.turn_id.in_(turn_ids)))
-    cited.update(c["url"] for citations in calls for c in citations or [])
-    return cited
+    earlier turns of a continued reply), read in one query. ``known``: as for
+    ``earlier_turn_ids``."""
+    turns = _reply_turn_ids(turn_id, known)
+    steps = db.select(TurnStep.sources).filter(TurnStep.turn_id.in_(turns))
+    calls = db.select(ToolCall.citations).filter(ToolCall.turn_id.in_(turns))
+    return {c["url"] for cited in db.session.scalars(steps.union_all(calls)) for c in cited or []}
+
+
+def _reply_turn_ids(turn_id: str, known: Turn | None):
+    """Return the turn's id with ``earlier_turn_ids``' answer, as a query to read within the
+    query that needs them rather than before it."""
+    if known is not None and known.assistant_message_id is None:
+        return [turn_id]
+    this = aliased(Turn)
+    reply, created = (
+        (this.assistant_message_id, this.created_at)
+        if known is None
+        else (known.assistant_message_id, known.created_at)
+    )
+    found = db.select(Turn.id).filter(
+        or_(Turn.id == turn_id, and_(Turn.assistant_message_id == reply, Turn.created_at < created))
+    )
+    return found.join(this, this.id == turn_id) if known is None else found
 
 
 def cited_in(records: Records) -> set[str]:

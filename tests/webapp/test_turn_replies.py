@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from core.extensions import db
@@ -64,15 +66,19 @@ def test_a_result_that_arrives_after_a_stop_takes_its_place_in_the_reply(app, ma
 def test_a_result_that_arrives_after_a_stop_takes_its_place_on_postgresql(
     make_app, migrated_postgres_url
 ):
+    a_late_result_takes_its_place(*postgres_app_and_user(make_app, migrated_postgres_url))
+
+
+def postgres_app_and_user(make_app, url: str) -> tuple:
+    """Return an app on PostgreSQL and the id of a user stored there."""
     from core.models import User
 
-    app = make_app(DATABASE_URL=migrated_postgres_url)
+    app = make_app(DATABASE_URL=url)
     with app.app_context():
         user = User.make("pat", "password")
         db.session.add(user)
         db.session.commit()
-        user_id = user.id
-    a_late_result_takes_its_place(app, user_id)
+        return app, user.id
 
 
 def a_late_result_takes_its_place(app, user_id: str) -> None:
@@ -150,3 +156,41 @@ def test_replies_stored_before_0011_keep_their_parts_both_ways(app, make_user):
         flask_migrate.upgrade()
         assert "turn_steps" in db.inspect(db.engine).get_table_names()
         assert stored_reply(turn_id) == kept
+
+
+def a_continued_reply_cites_what_its_earlier_turns_cited(app, user_id: str) -> None:
+    first = stored_turn(app, user_id, "running", with_reply=True)
+    other = stored_turn(app, user_id, "running", with_reply=True)
+    unanswered = stored_turn(app, user_id, "queued")
+    with app.app_context():
+        ask_for_two_calls(first, user_id)
+        finish(first, "a", "A said", [PAGE_SOURCE])
+        db.session.commit()
+        earlier = db.session.get(Turn, first)
+        later = Turn(
+            conversation_id=earlier.conversation_id, user_message_id=earlier.user_message_id,
+            assistant_message_id=earlier.assistant_message_id, model="p/m", status="queued",
+            step=0, created_at=earlier.created_at + timedelta(seconds=1),
+        )  # fmt: skip
+        db.session.add(later)
+        db.session.commit()
+        both = {MODEL_SOURCE["url"], PAGE_SOURCE["url"]}
+        assert cited_urls(later.id) == both
+        assert cited_urls(later.id, later) == both
+        assert cited_urls(first) == both
+        assert cited_urls(other) == set()
+        assert cited_urls(other, db.session.get(Turn, other)) == set()
+        assert cited_urls(unanswered, db.session.get(Turn, unanswered)) == set()
+
+
+def test_a_continued_reply_cites_what_its_earlier_turns_cited(app, make_user):
+    """``cited_urls`` reads the earlier turns within its one query, knowing the turn or not."""
+    a_continued_reply_cites_what_its_earlier_turns_cited(app, make_user("kim").id)
+
+
+@pytest.mark.postgres
+def test_a_continued_reply_cites_what_its_earlier_turns_cited_on_postgresql(
+    make_app, migrated_postgres_url
+):
+    app, user_id = postgres_app_and_user(make_app, migrated_postgres_url)
+    a_continued_reply_cites_what_its_earlier_turns_cited(app, user_id)

@@ -1,0 +1,75 @@
+"""A user's own limits as a process keeps them: read once, read again at the very next use in
+every process after any process commits a change (two apps on one database and one Redis)."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.extensions import db, get_redis
+from core.limits import set_overrides, setting_values
+from core.models import User
+from core.quotas import UserQuotas
+
+NAMES = ("toolCallsPerStep", "fetchBytesPerDay")
+
+
+@pytest.fixture
+def two_apps(make_app, tmp_path, sqlite_template):
+    first = make_app()
+    second = make_app(DATABASE_URL=first.config["DATABASE_URL"])
+    with first.app_context():
+        user = User.make("limited", "password")
+        db.session.add(user)
+        db.session.commit()
+        user_id = user.id
+    return first, second, user_id
+
+
+def save(app, user_id: str, values: dict[str, int | None]) -> None:
+    with app.app_context():
+        set_overrides(user_id, values)
+        db.session.commit()
+
+
+def test_a_limit_saved_in_one_process_is_used_by_another_at_its_next_call(two_apps):
+    worker, web, user_id = two_apps
+    with worker.app_context():
+        defaults = setting_values(user_id, NAMES)
+    save(web, user_id, {"toolCallsPerStep": 2, "fetchBytesPerDay": 3})
+    with worker.app_context():
+        assert setting_values(user_id, NAMES) == {"toolCallsPerStep": 2, "fetchBytesPerDay": 3}
+        quotas = UserQuotas(get_redis(), user_id)
+        assert quotas.allowed["fetchBytesPerDay"] == 3_000_000
+    save(web, user_id, {"toolCallsPerStep": None})
+    with worker.app_context():
+        values = setting_values(user_id, NAMES)
+    assert values == {"toolCallsPerStep": defaults["toolCallsPerStep"], "fetchBytesPerDay": 3}
+
+
+def test_kept_limits_are_read_once_until_a_change_is_committed(two_apps):
+    worker, web, user_id = two_apps
+    save(web, user_id, {"toolCallsPerStep": 2})
+    with worker.app_context():
+        assert setting_values(user_id, NAMES)["toolCallsPerStep"] == 2
+        # Written behind the ORM's back: no commit raised the version, so the kept copy holds.
+        db.session.execute(db.text("UPDATE user_limits SET value = 7"))
+        db.session.commit()
+        assert setting_values(user_id, NAMES)["toolCallsPerStep"] == 2
+    save(web, user_id, {"fetchBytesPerDay": 4})
+    with worker.app_context():
+        assert setting_values(user_id, NAMES) == {"toolCallsPerStep": 7, "fetchBytesPerDay": 4}
+
+
+def test_a_limit_change_rolled_back_leaves_the_kept_values_alone(two_apps):
+    worker, web, user_id = two_apps
+    with worker.app_context():
+        before = setting_values(user_id, NAMES)
+        version = get_redis().get("lookout:limits:version")
+    with web.app_context():
+        set_overrides(user_id, {"toolCallsPerStep": 5})
+        db.session.flush()
+        db.session.rollback()
+        db.session.commit()
+        assert get_redis().get("lookout:limits:version") == version
+    with worker.app_context():
+        assert setting_values(user_id, NAMES) == before
