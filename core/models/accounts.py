@@ -14,6 +14,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from core.extensions import db
+from core.kept import watch
 from core.models.base import ID_LENGTH, aware, created_column, id_column, utcnow
 from core.scopes import DEFAULT_SCOPES, scopes_allowed
 
@@ -142,3 +143,10 @@ class ApiToken(db.Model):
             user=user, name=name, token_hash=hash_token(token), scopes=chosen, expires_at=expires_at
         )
         return row, token
+
+
+# Set anew after every commit that wrote a user or a token, in whichever process wrote it: the
+# web keeps tokens with their users per process behind it (webapp/auth/kept_tokens.py).
+ACCOUNTS_VERSION_KEY = "lookout:accounts:version"
+watch(User, ACCOUNTS_VERSION_KEY)
+watch(ApiToken, ACCOUNTS_VERSION_KEY)

@@ -73,3 +73,16 @@ def test_a_limit_change_rolled_back_leaves_the_kept_values_alone(two_apps):
         assert get_redis().get("lookout:limits:version") == version
     with worker.app_context():
         assert setting_values(user_id, NAMES) == before
+
+
+def test_a_change_after_redis_restarted_empty_is_not_mistaken_for_an_old_version(two_apps):
+    """A version counted up from nothing after Redis lost its keys could repeat the one a
+    process kept its rows at, and the process would keep using the rows from before."""
+    worker, web, user_id = two_apps
+    save(web, user_id, {"toolCallsPerStep": 2})
+    with worker.app_context():
+        assert setting_values(user_id, NAMES)["toolCallsPerStep"] == 2
+        get_redis().flushdb()  # as a Redis that keeps nothing on disk, restarted
+    save(web, user_id, {"toolCallsPerStep": 3})
+    with worker.app_context():
+        assert setting_values(user_id, NAMES)["toolCallsPerStep"] == 3
