@@ -13,7 +13,9 @@ import httpx2
 import pytest
 
 from tests.support.fake_model import FakeModel, Reply
-from workers.providers.body import KEPT_BYTES, ChunkedBody, body_chunks
+from tools.api import Signal
+from workers.providers import OpenAICompatibleProvider, ProviderCancelled, TextDelta
+from workers.providers.body import KEPT_BYTES, REST_SECONDS, ChunkedBody, body_chunks
 
 
 class RawServer:
@@ -119,13 +121,24 @@ def test_a_body_that_came_whole_with_its_headers_leaves_the_connection_usable(se
     assert server.connections == 1
 
 
-def test_a_body_longer_than_what_is_kept_for_h11_closes_its_connection(serve, client):
+def test_a_long_body_read_to_its_end_leaves_its_connection_to_the_pool(serve, client):
+    """h11 was handed the whole body to parse at its end, so a body longer than what was kept
+    for it (an answer of a few hundred tokens) closed its connection."""
     piece = b"x" * 4096
     chunk = f"{len(piece):x}\r\n".encode() + piece + b"\r\n"
     count = KEPT_BYTES // len(piece) + 2
     server = serve(CHUNKED, [chunk] * count + [b"0\r\n\r\n"])
     for _ in range(2):
         assert b"".join(read(server.url, client)) == piece * count
+    assert server.connections == 1
+
+
+def test_a_first_chunk_longer_than_what_is_kept_for_h11_closes_its_connection(serve, client):
+    size = KEPT_BYTES + 8192  # its start comes with the headers, so h11 holds it
+    pieces = [b"x" * 4096] * (size // 4096) + [b"\r\n0\r\n\r\n"]
+    server = serve(CHUNKED + f"{size:x}\r\n".encode(), pieces)
+    for _ in range(2):
+        assert b"".join(read(server.url, client)) == b"x" * size
     assert server.connections == 2
 
 
@@ -173,3 +186,89 @@ def test_the_model_servers_stream_is_read_below_httpx():
         with client.stream("POST", url, json=body) as response:
             assert ChunkedBody.of(response) is not None
             assert b"one " in b"".join(body_chunks(response))
+
+
+# The answer's end: [DONE] comes a chunk before the body's last --------------------------------
+
+HELLO = [{"role": "user", "content": "Hello"}]
+ANSWER = [
+    '{"choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": null}]}',
+    '{"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}',
+    "[DONE]",
+]
+
+
+def event_chunk(data: str) -> bytes:
+    """One server-sent event as one HTTP chunk, as servers send a token."""
+    payload = f"data: {data}\n\n".encode()
+    return f"{len(payload):x}\r\n".encode() + payload + b"\r\n"
+
+
+def answer_text(provider: OpenAICompatibleProvider, signal: Signal | None = None) -> str:
+    events = provider.stream("m", HELLO, signal=signal)
+    return "".join(event.text for event in events if isinstance(event, TextDelta))
+
+
+@pytest.fixture
+def fake():
+    with FakeModel() as server:
+        yield server
+
+
+def test_model_calls_on_one_client_reuse_one_connection(fake):
+    """A stream that ended with [DONE] never gave its connection back to the pool: the reader
+    stopped before the body's last chunk, and each model call opened a new connection (for a
+    TLS provider, a handshake on every model step)."""
+    with OpenAICompatibleProvider("Fakery", fake.base_url, None) as provider:
+        fake.script(Reply.text("one two three", chunks=3), Reply.text("four five", chunks=2))
+        assert answer_text(provider) == "one two three"
+        first = set(fake.connections)
+        assert answer_text(provider) == "four five"
+        assert len(first) == 1 and fake.connections == first
+
+
+def test_a_last_chunk_that_comes_a_moment_after_done_keeps_the_connection(serve):
+    pieces = [event_chunk(data) for data in ANSWER] + [b"0\r\n\r\n"]  # each 10 ms apart
+    server = serve(CHUNKED, pieces)
+    with OpenAICompatibleProvider("Raw", server.url, None) as provider:
+        for _ in range(3):
+            assert answer_text(provider) == "hi"
+    assert server.connections == 1
+
+
+def test_a_body_kept_open_after_done_costs_at_most_its_bound_and_its_connection(serve):
+    server = serve(CHUNKED, [event_chunk(data) for data in ANSWER])
+    with OpenAICompatibleProvider("Raw", server.url, None) as provider:
+        for _ in range(2):
+            started = time.monotonic()
+            assert answer_text(provider) == "hi"
+            assert time.monotonic() - started < REST_SECONDS + 0.5
+    assert server.connections == 2
+
+
+def test_megabytes_after_done_are_not_read_and_the_connection_is_closed(serve):
+    junk = b"x" * (1024 * 1024)
+    tail = f"{len(junk):x}\r\n".encode() + junk + b"\r\n"
+    server = serve(CHUNKED, [event_chunk(data) for data in ANSWER] + [tail] * 4)
+    with OpenAICompatibleProvider("Raw", server.url, None) as provider:
+        for _ in range(2):
+            started = time.monotonic()
+            assert answer_text(provider) == "hi"
+            assert time.monotonic() - started < REST_SECONDS + 0.5
+    assert server.connections == 2
+
+
+def test_cancelling_mid_stream_still_closes_the_connection(fake):
+    with OpenAICompatibleProvider("Fakery", fake.base_url, None) as provider:
+        fake.script(Reply.forever(delay=0.02), Reply.text("after", chunks=1))
+        signal = Signal()
+        received = 0
+        with pytest.raises(ProviderCancelled):
+            for _ in provider.stream("m", HELLO, signal=signal):
+                received += 1
+                if received == 3:
+                    signal.cancel()
+        cancelled = set(fake.connections)
+        fake.wait_for_disconnects(1, timeout=2)
+        assert answer_text(provider) == "after"
+        assert fake.connections - cancelled  # a new connection: the cancelled one was closed

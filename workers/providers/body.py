@@ -4,12 +4,14 @@ A server streams each token as one HTTP chunk, and the client reads each with on
 Through httpx every such read passed four generator layers, httpcore's event loop and h11's
 parser: a third of a streamed token's CPU. ``body_chunks`` reads an HTTP/1.1 chunked body
 itself instead: one ``recv`` and a few byte operations per chunk. h11 keeps the connection's
-state for httpx's pool; a body read to its end within ``KEPT_BYTES`` is handed to h11 whole
-then, so that its connection goes back to the pool as before. A longer one, and one left
-before its end (the usual case: the answer ends at ``[DONE]``), closes its connection, as
-httpx did with a body left unread. Any other body (one with a length or none, HTTP/2, a
-compressed one, one through a proxy's TLS inside TLS, an httpx whose insides moved) is read
-through httpx.
+state for httpx's pool: once the body is read to its end, h11 is handed the rest of the chunk
+its buffer ends in and the last chunk (the body's framing, not all of it), so that the
+connection goes back to the pool. An answer ends at ``[DONE]``, a chunk before the body's
+last: ``finish`` reads that last bit when it is short and comes at once (``REST_BYTES``,
+``REST_SECONDS``), else the connection closes with the response, as httpx closed one whose
+body was left unread. Any other body (one with a length or none, HTTP/2, a compressed one,
+one through a proxy's TLS inside TLS, an httpx whose insides moved) is read through httpx,
+and its connection closes when it is left before its end.
 
 Errors are httpx's: ``httpx2.ReadTimeout`` after ``timeout`` seconds of silence,
 ``httpx2.ReadError`` for a broken socket, ``httpx2.RemoteProtocolError`` for a body cut short
@@ -20,27 +22,47 @@ from __future__ import annotations
 
 import re
 import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import h11
 import httpx2
 
-# The most of a body kept for h11 to parse at its end (past it, the connection is not reused).
+# The most of a body's first reads kept until they hold the end of the chunk h11's buffer ends
+# in (past it, the connection is not reused).
 KEPT_BYTES = 64 * 1024
+# The most of a body left after the answer's end that is read for the connection's sake, and
+# how long it may take to come: a server that keeps the body open costs no more.
+REST_BYTES = 4 * 1024
+REST_SECONDS = 0.2
 READ_BYTES = 64 * 1024
 # A chunk's size line: hex digits, then maybe extensions (``;name=value``), which are ignored.
 _SIZE = re.compile(rb"([0-9A-Fa-f]{1,20})[ \t]*(?:;[^\r\n]*)?")
 _MAX_LINE = 16 * 1024  # h11's bound on a line it waits for
+_LAST_CHUNK = b"0\r\n\r\n"
 
 
-def body_chunks(response: httpx2.Response) -> Iterator[bytes]:
+def body_chunks(response: httpx2.Response) -> ChunkedBody | HttpxBody:
     """Return the response's body as it arrives: raw unless the server compressed it."""
     encoding = response.headers.get("content-encoding", "identity").strip().lower()
     if encoding != "identity":
-        return response.iter_bytes()
+        return HttpxBody(response.iter_bytes())
     reader = ChunkedBody.of(response)
-    return response.iter_raw() if reader is None else reader.chunks()
+    return HttpxBody(response.iter_raw()) if reader is None else reader
+
+
+class HttpxBody:
+    """A body read through httpx: left before its end, its connection closes."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks = chunks
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self._chunks
+
+    def finish(self) -> None:
+        """Leave the rest: httpx's read timeout cannot be shortened for it."""
 
 
 class ChunkedBody:
@@ -53,8 +75,13 @@ class ChunkedBody:
         self.http = http
         self.sock = sock
         self.timeout = response.request.extensions.get("timeout", {}).get("read")
-        self.kept: list[bytes] | None = []  # what was read, for h11 at the end
+        self.head = http.trailing_data[0]  # what came with the headers: h11 holds it already
+        self.kept: list[bytes] | None = []  # the first reads, until ``ending`` is found
         self.kept_bytes = 0
+        self.ending: bytes | None = None  # what h11 needs after ``head`` to see the body end
+        self.rest_until: float | None = None  # set by ``finish``
+        self.rest_bytes = 0
+        self._reading = self._chunks_then_close()
 
     @classmethod
     def of(cls, response: httpx2.Response) -> ChunkedBody | None:
@@ -72,8 +99,21 @@ class ChunkedBody:
             return None
         return cls(response, http, sock)
 
-    def chunks(self) -> Iterator[bytes]:
-        """Yield the body's data as it arrives, chunk by chunk; the response closes after."""
+    def __iter__(self) -> Iterator[bytes]:
+        """The body's data as it arrives, chunk by chunk; the response closes after."""
+        return self._reading
+
+    def finish(self) -> None:
+        """Read what is left of the body when it is short and comes at once, so that its
+        connection goes back to the pool; else close it. Never raises."""
+        self.rest_until = time.monotonic() + REST_SECONDS
+        try:
+            for _ in self._reading:
+                pass
+        except (httpx2.HTTPError, _TooLong):
+            pass  # the response closed with the reader: the connection is not reused
+
+    def _chunks_then_close(self) -> Iterator[bytes]:
         try:
             yield from self._chunks()
         finally:
@@ -82,7 +122,7 @@ class ChunkedBody:
     def _chunks(self) -> Iterator[bytes]:
         """The chunks' data as read: whole chunks when one read holds them, else pieces."""
         self.sock.settimeout(self.timeout)
-        buffer = self.http.trailing_data[0]  # what came with the headers: h11 holds it already
+        buffer = self.head
         while True:
             end = buffer.find(b"\r\n")
             while end < 0:
@@ -125,8 +165,15 @@ class ChunkedBody:
         """Return ``buffer`` with the next read added; raise at the end of the stream."""
         if len(buffer) > _MAX_LINE:
             raise httpx2.RemoteProtocolError("The body's chunk framing is malformed.")
+        size = READ_BYTES
+        if self.rest_until is not None:  # after the answer: bounded in bytes and time
+            size = min(size, REST_BYTES - self.rest_bytes)
+            left = self.rest_until - time.monotonic()
+            if size <= 0 or left <= 0:
+                raise _TooLong
+            self.sock.settimeout(left)
         try:
-            data = self.sock.recv(READ_BYTES)
+            data = self.sock.recv(size)
         except TimeoutError as exc:
             raise httpx2.ReadTimeout(str(exc) or "timed out") from exc
         except OSError as exc:
@@ -136,28 +183,69 @@ class ChunkedBody:
                 "peer closed connection without sending complete message body: "
                 "incomplete chunked read"
             )
+        if self.rest_until is not None:
+            self.rest_bytes += len(data)
         if self.kept is not None:
-            self.kept.append(data)
-            self.kept_bytes += len(data)
-            if self.kept_bytes > KEPT_BYTES:
-                self.kept = None
+            self._keep(data)
         return buffer + data if buffer else data
 
+    def _keep(self, data: bytes) -> None:
+        """Keep a first read until the kept reads hold ``ending``, or more than KEPT_BYTES."""
+        assert self.kept is not None
+        self.kept.append(data)
+        self.kept_bytes += len(data)
+        self.ending = _ending(self.head, b"".join(self.kept))
+        if self.ending is not None or self.kept_bytes > KEPT_BYTES:
+            self.kept = None
+
     def _settle(self) -> None:
-        """Hand h11 the body read to its end, so that the pool may reuse the connection.
+        """Hand h11 the end of the body's framing, so that the pool may reuse the connection.
 
         Framing this reader took but h11 would not (it is stricter about extensions and
         trailers) costs the connection, not the answer already streamed.
         """
-        if self.kept is None:
+        if self.ending is not None:
+            ending = self.ending
+        elif self.kept is not None:  # the last chunk came with the headers: all that followed
+            ending = b"".join(self.kept)
+        else:
             return
-        if self.kept:  # never b"": to h11 that says the connection closed
-            self.http.receive_data(b"".join(self.kept))
+        if ending:  # never b"": to h11 that says the connection closed
+            self.http.receive_data(ending)
         try:
             while self.http.next_event() not in (h11.NEED_DATA, h11.PAUSED):
                 pass
         except h11.RemoteProtocolError:
             pass
+
+
+class _TooLong(Exception):
+    """What is left of a body after the answer's end is longer or slower than its bounds."""
+
+
+def _ending(head: bytes, after: bytes) -> bytes | None:
+    """Return what h11, holding the body's first bytes ``head``, needs to see the body end:
+    the bytes of ``after`` up to the end of the chunk ``head`` ends in, then the last chunk.
+
+    None while ``after`` does not reach that far, when the last chunk starts in ``head``
+    (then h11 needs all that follows) and when the framing does not parse.
+    """
+    data = head + after if head else after
+    position = 0
+    while position < len(head):
+        end = data.find(b"\r\n", position)
+        if end < 0:
+            return None
+        try:
+            size = _chunk_size(data[position:end])
+        except httpx2.RemoteProtocolError:
+            return None
+        if size == 0:
+            return None
+        position = end + 4 + size
+    if position > len(data):
+        return None
+    return data[len(head) : position] + _LAST_CHUNK
 
 
 def _chunk_size(line: bytes) -> int:

@@ -228,13 +228,17 @@ class OpenAICompatibleProvider:
         seen = False
         try:
             events = EventStream()
-            for payload in events.payloads(self._bounded(body_chunks(response), clock)):
+            body = body_chunks(response)
+            for payload in events.payloads(self._bounded(body, clock)):
                 if signal.cancelled:
                     raise ProviderCancelled
                 seen = seen or payload != DONE
                 for event in reply.add(payload):
                     progress.started = clock.answering = True
                     yield event
+            if not signal.cancelled:
+                body.finish()  # the body's last chunk, after [DONE]: the connection is kept
+            undo()  # before the pool hands the connection to another call
             if signal.cancelled:
                 raise ProviderCancelled
             if not seen and not events.spoke:  # an HTTP 200 with nothing in it
