@@ -91,6 +91,12 @@ def change_kept(version_key: str, key: Any, change: Callable[[Any], None]) -> No
             change(entry[0])
 
 
+def new_version(version_key: str) -> None:
+    """Set ``version_key`` anew (a random value: see the module's docstring), for what is kept
+    by its own rules rather than ``find_kept``'s; raises redis.RedisError."""
+    get_redis().set(version_key, secrets.token_hex(8))
+
+
 def watch(model: type, version_key: str) -> None:
     """Set ``version_key`` anew after every commit that inserted, updated or deleted a
     ``model`` row, one at a time or in bulk (unless the bulk statement is ``QUIET``)."""
@@ -124,7 +130,7 @@ def _tell_processes(session: Session) -> None:
             _kept(version_key).forget()
         with get_redis().pipeline(transaction=False) as pipe:
             for version_key in sorted(keys):
-                pipe.set(version_key, secrets.token_hex(8))
+                pipe.set(version_key, secrets.token_hex(8))  # as new_version
             pipe.execute()
     except (redis.RedisError, RuntimeError, KeyError):
         log.error(

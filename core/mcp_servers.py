@@ -17,7 +17,7 @@ import redis
 from flask import current_app
 
 from core import plugin_host
-from core.extensions import db, get_redis
+from core.extensions import db
 from core.models import McpServer
 from core.models.base import aware, utcnow
 from tools.addresses import AddressPolicy, address_allowed
@@ -102,7 +102,7 @@ def list_tools_now(server: McpServer) -> None:
     count = len(server.tools or [])
     log.info("mcp listing: server=%s status=%s tools=%d", server.name, server.status, count)
     try:
-        get_redis().incr(plugin_host.VERSION_KEY)
+        plugin_host.tell_hosts()
     except redis.RedisError:
         pass  # each process rebuilds when Redis is back and the version moves
 

@@ -11,6 +11,7 @@ from flask import Flask, current_app
 
 from core import mcp_servers
 from core.extensions import db, get_redis
+from core.kept import new_version
 from core.models import PluginOptions, UserPluginSettings, UserToolSetting
 from tools.api import Tool
 from tools.host import PluginHost, is_enabled
@@ -86,8 +87,14 @@ def save_options(plugin_id: str, options: dict[str, Any]) -> None:
     row.options = options
     db.session.add(row)
     db.session.commit()
-    get_redis().incr(VERSION_KEY)
+    tell_hosts()
     get_host()
+
+
+def tell_hosts() -> None:
+    """Have every process rebuild its plugin host at its next use (options or MCP servers
+    changed): ``VERSION_KEY`` set anew."""
+    new_version(VERSION_KEY)
 
 
 def plugin_title(plugin_id: str) -> str:

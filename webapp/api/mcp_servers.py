@@ -152,7 +152,7 @@ def remove_server(server_name: str):
     """Remove an MCP server: its tools are no longer offered."""
     db.session.delete(get_server(server_name))
     db.session.commit()
-    get_redis().incr(plugin_host.VERSION_KEY)
+    plugin_host.tell_hosts()
     return "", 204
 
 
