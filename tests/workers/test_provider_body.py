@@ -154,6 +154,22 @@ def test_a_malformed_chunk_size_is_a_protocol_error(serve, client):
         list(read(server.url, client))
 
 
+def test_trailers_that_never_end_are_a_protocol_error_not_a_read_for_ever(serve, client):
+    """A server could send trailer lines after the last chunk for ever, each in time: the
+    reader gave the caller nothing to check its deadline on."""
+    endless = [b"X-More: " + b"y" * 1000 + b"\r\n"] * 40  # 40 KB of trailers, never an end
+    server = serve(CHUNKED, [b"5\r\nhello\r\n0\r\n", *endless], keep_open=False)
+    with pytest.raises(httpx2.RemoteProtocolError, match="trailers"):
+        list(read(server.url, client))
+
+
+def test_thousands_of_small_chunks_in_one_read_give_the_bodys_bytes(serve, client):
+    words = [f"w{i} ".encode() for i in range(5000)]
+    body = b"".join(f"{len(w):x}\r\n".encode() + w + b"\r\n" for w in words)
+    server = serve(CHUNKED, [body + b"0\r\n\r\n"])
+    assert b"".join(read(server.url, client)) == b"".join(words)
+
+
 def test_a_silent_server_times_out_as_httpx_timed_out(serve):
     server = serve(CHUNKED, [b"5\r\nhello\r\n"])
     with httpx2.Client(timeout=0.3) as client, pytest.raises(httpx2.ReadTimeout):

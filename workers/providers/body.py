@@ -120,24 +120,28 @@ class ChunkedBody:
             self.response.close()
 
     def _chunks(self) -> Iterator[bytes]:
-        """The chunks' data as read: whole chunks when one read holds them, else pieces."""
+        """The chunks' data as read: whole chunks when one read holds them, else pieces.
+
+        ``at`` is where the unread part of ``buffer`` starts: a read holding many small chunks
+        is not copied again for each of them.
+        """
         self.sock.settimeout(self.timeout)
-        buffer = self.head
+        buffer, at = self.head, 0
         while True:
-            end = buffer.find(b"\r\n")
+            end = buffer.find(b"\r\n", at)
             while end < 0:
-                buffer = self._more(buffer)
+                buffer, at = self._more(buffer[at:]), 0
                 end = buffer.find(b"\r\n")
-            size = _chunk_size(buffer[:end])
+            size = _chunk_size(buffer[at:end])
             start = end + 2
             if size == 0:
                 break
             stop = start + size
             if buffer[stop : stop + 2] == b"\r\n":  # the whole chunk came in one read
                 yield buffer[start:stop]
-                buffer = buffer[stop + 2 :]
+                at = stop + 2
                 continue
-            buffer = buffer[start:]
+            buffer, at = buffer[start:], 0
             while size:
                 if not buffer:
                     buffer = self._more(buffer)
@@ -150,15 +154,19 @@ class ChunkedBody:
             if buffer[:2] != b"\r\n":
                 raise httpx2.RemoteProtocolError("A chunk of the body did not end with CRLF.")
             buffer = buffer[2:]
-        buffer = buffer[start:]
+        buffer, at = buffer[start:], 0
+        trailers = 0
         while True:  # trailers, up to an empty line
-            end = buffer.find(b"\r\n")
+            end = buffer.find(b"\r\n", at)
             while end < 0:
-                buffer = self._more(buffer)
+                buffer, at = self._more(buffer[at:]), 0
                 end = buffer.find(b"\r\n")
-            line, buffer = buffer[:end], buffer[end + 2 :]
-            if not line:
+            trailers += end + 2 - at
+            if trailers > _MAX_LINE:  # else a server could send trailer lines for ever
+                raise httpx2.RemoteProtocolError("The body's trailers are too long.")
+            if end == at:
                 break
+            at = end + 2
         self._settle()
 
     def _more(self, buffer: bytes) -> bytes:
