@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 from typing import Any
@@ -11,8 +12,9 @@ from flask import Flask, current_app
 
 from core import mcp_servers
 from core.extensions import db, get_redis
-from core.kept import new_version
+from core.kept import find_kept, new_version
 from core.models import PluginOptions, UserPluginSettings, UserToolSetting
+from core.models.plugins import SETTINGS_VERSION_KEY
 from tools.api import Tool
 from tools.host import PluginHost, is_enabled
 from tools.parser_shares import fair_share
@@ -118,3 +120,13 @@ def find_settings(user_id: str, plugin_id: str) -> dict[str, Any]:
     """Return the user's stored settings for a plugin, ``{}`` when none."""
     row = db.session.get(UserPluginSettings, (user_id, plugin_id))
     return dict(row.settings) if row is not None else {}
+
+
+def find_kept_settings(user_id: str, plugin_id: str) -> dict[str, Any]:
+    """Return ``find_settings``, kept per process until any process commits a change to a
+    user's plugin settings (``core.kept``): a tool call's settings cost one Redis GET where a
+    read and a decryption were. Each call gets a copy of its own, which its tool may change."""
+    kept = find_kept(
+        SETTINGS_VERSION_KEY, (user_id, plugin_id), lambda: find_settings(user_id, plugin_id)
+    )
+    return copy.deepcopy(kept)

@@ -6,7 +6,7 @@ from flask import current_app
 
 from core.extensions import get_redis
 from core.models import ToolCall, Turn
-from core.plugin_host import find_settings
+from core.plugin_host import find_kept_settings
 from core.quotas import UserQuotas
 from core.turn.replies import cited_urls
 from core.turn.sources import Sources
@@ -55,7 +55,7 @@ def make_tool_context(
         fetch=make_session(current_app.config["ALLOW_PRIVATE_NETWORKS"]),
         cite=citations.cite,
         turn_cache=state.cache(call.name),
-        settings=find_settings(user, plugin) if plugin else {},
+        settings=find_kept_settings(user, plugin) if plugin else {},
         rates=RedisRates(state.client),
         quotas=UserQuotas(state.client, user),
     )
@@ -77,7 +77,7 @@ def make_user_tool_context(
         fetch=make_session(current_app.config["ALLOW_PRIVATE_NETWORKS"]),
         cite=citations.cite,
         turn_cache={},
-        settings=find_settings(user_id, plugin) if plugin else {},
+        settings=find_kept_settings(user_id, plugin) if plugin else {},
         rates=RedisRates(redis_client),
         quotas=UserQuotas(redis_client, user_id),
     )

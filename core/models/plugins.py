@@ -8,6 +8,7 @@ from sqlalchemy import Boolean, DateTime, ForeignKey, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from core.extensions import db
+from core.kept import watch
 from core.models.base import ID_LENGTH, utcnow
 from core.models.encrypted import EncryptedJSON
 
@@ -49,3 +50,9 @@ class UserToolSetting(db.Model):
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), nullable=False, default=utcnow, onupdate=utcnow
     )
+
+
+# Set anew after every commit that wrote a user's plugin settings: workers keep them per
+# process behind it (core/plugin_host.py: find_kept_settings).
+SETTINGS_VERSION_KEY = "lookout:plugin-settings:version"
+watch(UserPluginSettings, SETTINGS_VERSION_KEY)

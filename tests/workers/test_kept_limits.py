@@ -1,5 +1,6 @@
-"""A user's own limits as a process keeps them: read once, read again at the very next use in
-every process after any process commits a change (two apps on one database and one Redis)."""
+"""A user's own limits (and plugin settings) as a process keeps them: read once, read again at
+the very next use in every process after any process commits a change (two apps on one
+database and one Redis)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import pytest
 
 from core.extensions import db, get_redis
 from core.limits import set_overrides, setting_values
-from core.models import User
+from core.models import User, UserPluginSettings
+from core.plugin_host import find_kept_settings
 from core.quotas import UserQuotas
 
 NAMES = ("toolCallsPerStep", "fetchBytesPerDay")
@@ -86,3 +88,31 @@ def test_a_change_after_redis_restarted_empty_is_not_mistaken_for_an_old_version
     save(web, user_id, {"toolCallsPerStep": 3})
     with worker.app_context():
         assert setting_values(user_id, NAMES)["toolCallsPerStep"] == 3
+
+
+def test_plugin_settings_saved_in_one_process_reach_another_at_its_next_tool_call(two_apps):
+    """A tool call's settings (a user's own engine key, say) are kept per process like the
+    limits: a change saved by the web is used by a worker's very next call, and each call gets
+    a copy its tool may change without touching the next call's."""
+    worker, web, user_id = two_apps
+    with web.app_context():
+        db.session.add(
+            UserPluginSettings(user_id=user_id, plugin_id="web_search", settings={"key": "a"})
+        )
+        db.session.commit()
+    with worker.app_context():
+        first = find_kept_settings(user_id, "web_search")
+        assert first == {"key": "a"}
+        first["key"] = "changed by a tool"
+        assert find_kept_settings(user_id, "web_search") == {"key": "a"}
+    with web.app_context():
+        row = db.session.get(UserPluginSettings, (user_id, "web_search"))
+        row.settings = {"key": "b"}
+        db.session.commit()
+    with worker.app_context():
+        assert find_kept_settings(user_id, "web_search") == {"key": "b"}
+    with web.app_context():
+        db.session.delete(db.session.get(UserPluginSettings, (user_id, "web_search")))
+        db.session.commit()
+    with worker.app_context():
+        assert find_kept_settings(user_id, "web_search") == {}
