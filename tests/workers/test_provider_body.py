@@ -15,7 +15,7 @@ import pytest
 from tests.support.fake_model import FakeModel, Reply
 from tools.api import Signal
 from workers.providers import OpenAICompatibleProvider, ProviderCancelled, TextDelta
-from workers.providers.body import KEPT_BYTES, REST_SECONDS, ChunkedBody, body_chunks
+from workers.providers.body import KEPT_BYTES, ChunkedBody, body_chunks
 
 
 class RawServer:
@@ -258,7 +258,8 @@ def test_a_body_kept_open_after_done_costs_at_most_its_bound_and_its_connection(
         for _ in range(2):
             started = time.monotonic()
             assert answer_text(provider) == "hi"
-            assert time.monotonic() - started < REST_SECONDS + 0.5
+            # Not left to the read timeout (60 s): a busy machine may take seconds, not that.
+            assert time.monotonic() - started < 20
     assert server.connections == 2
 
 
@@ -270,7 +271,8 @@ def test_megabytes_after_done_are_not_read_and_the_connection_is_closed(serve):
         for _ in range(2):
             started = time.monotonic()
             assert answer_text(provider) == "hi"
-            assert time.monotonic() - started < REST_SECONDS + 0.5
+            # Not left to the read timeout (60 s): a busy machine may take seconds, not that.
+            assert time.monotonic() - started < 20
     assert server.connections == 2
 
 
