@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from core.extensions import db
-from core.models import User
+from core.models import ApiToken, User
 from tests.support.accounts import sign_in
 
 
@@ -188,9 +188,61 @@ def test_users_and_tokens_may_not_manage_accounts(app, signed_in_client, make_us
         assert db.session.get(User, bob.id).disabled is False
 
 
-def test_an_admin_token_may_manage_accounts(app, make_user, bearer):
-    root = make_user("root", admin=True)
-    response = app.test_client().post(
-        "/api/admin/users", json={"name": "carol"}, headers=bearer(root)
-    )
+def admin_token(app, user: User) -> dict[str, str]:
+    """Return the Authorization header of a new token of the user holding the admin scope."""
+    with app.app_context():
+        row, token = ApiToken.make(db.session.get(User, user.id), "script", ["admin"])
+        db.session.add(row)
+        db.session.commit()
+    return {"Authorization": f"Bearer {token}"}
+
+
+def accounts_as_stored(app) -> dict[str, tuple]:
+    """Return every account's role, state, password hash and session version, by name."""
+    with app.app_context():
+        return {
+            user.name: (user.roles, user.disabled, user.password_hash, user.session_version)
+            for user in db.session.scalars(db.select(User))
+        }
+
+
+def test_an_admin_token_lists_accounts_and_creates_one_without_the_admin_role(app, make_user):
+    headers = admin_token(app, make_user("root", admin=True))
+    client = app.test_client()
+    assert client.get("/api/admin/users", headers=headers).status_code == 200
+    response = client.post("/api/admin/users", json={"name": "carol"}, headers=headers)
     assert response.status_code == 201
+    assert response.get_json()["roles"] == ["user"]
+    assert sign_in(app.test_client(), "carol", response.get_json()["password"]).status_code == 302
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "done"),
+    [
+        ("PATCH", "/api/admin/users/{bob}", {"disabled": True}, 200),
+        ("PATCH", "/api/admin/users/{bob}", {"admin": True}, 200),
+        ("POST", "/api/admin/users/{bob}/password", {}, 200),
+        ("POST", "/api/admin/users/{bob}/password", {"password": "chosen by mallory"}, 200),
+        ("POST", "/api/admin/users", {"name": "mallory", "admin": True, "password": "x" * 8}, 201),
+    ],
+)
+def test_an_admin_token_cannot_take_an_account_over(
+    app, admin, make_user, method, path, body, done
+):
+    """A leaked admin token could set bob's password, disable him, make him or a new account an
+    administrator: each is refused with the browser-only sentence, and only a signed-in browser
+    does it."""
+    bob = make_user("bob")
+    url = path.format(bob=bob.id)
+    before = accounts_as_stored(app)
+    headers = admin_token(app, admin.user)
+    refused = app.test_client().open(url, method=method, json=body, headers=headers)
+    assert refused.status_code == 403
+    assert refused.get_json()["error"]["message"] == (
+        "An API token cannot open pages, create tokens, change a password or sign anyone out. "
+        "Do this in a browser, signed in to Lookout."
+    )
+    assert accounts_as_stored(app) == before
+    assert sign_in(app.test_client(), "bob", "password").status_code == 302
+    assert admin.open(url, method=method, json=body).status_code == done
+    assert accounts_as_stored(app) != before

@@ -36,7 +36,9 @@ SECURITY_SCHEMES = {
         "description": "An API token from Settings, API tokens: no CSRF token needed. Its "
         f"scopes say what it may do. {describe_scopes()} An operation's x-token-scope names "
         "the one it needs. A token may expire: it is then answered 401 saying so. No token may "
-        "make tokens.",
+        "make tokens, set a password, disable or enable an account, grant or take the admin "
+        "role, or create an administrator: those need a signed-in browser (x-token-scope "
+        '"none", or said in the operation\'s description), and a token is answered 403.',
     },
     "session": {"type": "apiKey", "in": "cookie", "name": "session"},
     "csrf": {
@@ -120,8 +122,12 @@ def describe_operation(view: Any, op: Operation, method: str, rule: Any) -> dict
             "content": {op.body_type: {"schema": op.body}},
         }
     if audience is not None:
-        described["security"] = WRITE_SECURITY if method in WRITES else READ_SECURITY
-        described["x-token-scope"] = token_scope(view)  # "none": a browser's session only
+        scope = token_scope(view)  # "none": a browser's session only
+        security = WRITE_SECURITY if method in WRITES else READ_SECURITY
+        if scope == "none":
+            security = [each for each in security if "bearer" not in each]
+        described["security"] = security
+        described["x-token-scope"] = scope
     return described
 
 

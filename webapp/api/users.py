@@ -1,7 +1,8 @@
 """The admins' accounts API under /api/admin/users: list, create, disable or enable, grant or
 take the admin role, set a password; each account with its usage this month. The rules are
 webapp/auth/accounts.py's, which the `flask users` commands and the Users page
-(static/users.js) share."""
+(static/users.js) share. An admin token lists accounts and creates ones without the admin role;
+the rest would take an account over if the token leaked, so only a signed-in browser may."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from webapp.api.schemas.accounts import (
 )
 from webapp.auth import accounts
 from webapp.auth.guards import admin_required
+from webapp.auth.scopes import browser_only, refuse_token
 from webapp.errors import ApiError
 from webapp.usage.report import monthly_usage
 
@@ -94,8 +96,11 @@ def list_users():
 @admin_required
 @operation(body=NewAccount, answers={201: NewPasswordAccountSchema}, errors=(409,))
 def create_user():
-    """Create an account; answer 201 with it and, when generated, its password (shown once)."""
+    """Create an account; answer 201 with it and, when generated, its password (shown once).
+    An administrator's account is created from a signed-in browser only, never with a token."""
     body = load_json(NewAccount, "new account")
+    if body["admin"]:
+        refuse_token()
     with said_as_api_errors():
         user, generated = accounts.create_account(
             body["name"], body.get("password"), admin=body["admin"]
@@ -105,9 +110,11 @@ def create_user():
 
 @bp.patch("/<user_id>")
 @admin_required
+@browser_only
 @operation(body=AccountChange, answers={200: AccountSchema}, errors=(409,))
 def change_user(user_id: str):
-    """Disable or enable an account, or grant or take its admin role; answer the account."""
+    """Disable or enable an account, or grant or take its admin role; answer the account.
+    From a signed-in browser only, never with a token."""
     body = load_json(AccountChange, "change")
     user = get_account(user_id)
     with said_as_api_errors():
@@ -120,9 +127,11 @@ def change_user(user_id: str):
 
 @bp.post("/<user_id>/password")
 @admin_required
+@browser_only
 @operation(body=NewPassword, answers={200: NewPasswordAccountSchema})
 def set_password(user_id: str):
-    """Set an account's password (ending its sessions); a generated one is answered once."""
+    """Set an account's password (ending its sessions); a generated one is answered once.
+    From a signed-in browser only, never with a token."""
     body = load_json(NewPassword, "new password")
     user = get_account(user_id)
     with said_as_api_errors():

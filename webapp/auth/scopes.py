@@ -10,7 +10,11 @@ account must still hold the admin role); a view marked ``any_scope`` (who am I, 
 description, listing and revoking one's tokens) takes a token of any scope. Whatever its
 scopes, a token cannot open pages, make tokens, change a password or sign anyone out: those
 are browser actions, refused with 403 (views marked ``browser_only``, and every page).
-An expired token is refused with 401 and a sentence saying so.
+Nor may an admin token take over an account if it leaks: setting an account's password,
+disabling or enabling one, granting or taking the admin role, and creating an administrator
+are browser actions too (``refuse_token`` where the body decides). An operator's automation
+keeps what it needs: listing accounts, creating ones without the admin role, and the rest of
+the admin API. An expired token is refused with 401 and a sentence saying so.
 """
 
 from __future__ import annotations
@@ -53,6 +57,13 @@ def browser_only(view: Callable) -> Callable:
     """Mark a view no API token may use, whatever its scopes."""
     view.browser_only = True
     return view
+
+
+def refuse_token() -> None:
+    """Answer 403 with the browser-only sentence when this request came with an API token: for
+    a view a token may use, but not for everything its body may ask."""
+    if g.get("api_token") is not None:
+        raise ApiError(BROWSER_ONLY, 403)
 
 
 def any_scope(view: Callable) -> Callable:
