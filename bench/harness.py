@@ -391,3 +391,28 @@ def machine() -> str:
         f"{today}, {os.cpu_count()} cores ({cpu}), {memory:.0f} GiB, Python "
         f"{platform.python_version()}, load average {os.getloadavg()[0]:.2f} at the start"
     )
+
+
+from flask import Flask  # noqa: E402
+
+
+def make_bench_app(folder: Path, redis_url: str, provider: bool = False, **config: object) -> Flask:
+    """Return the app on a migrated SQLite database in ``folder`` and the Redis at ``redis_url``,
+    ``config`` on top; with ``provider``, the model "bench/m" stored at an address nothing
+    answers (no worker is asked to reach it: its turns stay queued)."""
+    app = create_app(
+        {
+            "SECRET_KEY": "bench",
+            "DATABASE_URL": f"sqlite:///{folder}/lookout.db",
+            "REDIS_URL": redis_url,
+            **config,
+        }
+    )
+    databases.migrate(app)
+    if provider:
+        with app.app_context():
+            db.session.add(
+                Provider(name="bench", base_url="http://127.0.0.1:9/v1", models=[{"name": "m"}])
+            )
+            db.session.commit()
+    return app

@@ -19,12 +19,10 @@ from pathlib import Path
 import redis
 import requests
 
-from bench.harness import machine, summary, table
-from tests.support import databases
+from bench.harness import machine, make_bench_app, summary, table
 from tests.support.live_server import LiveServer
 from tests.support.redis_server import RedisServer
 from tests.support.workers import CeleryWorker
-from webapp import create_app
 
 
 def burst(url: str, count: int) -> list[float]:
@@ -48,15 +46,9 @@ def main() -> None:
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="lookout-bench-healthz-"))
     with RedisServer() as server:
-        app = create_app(
-            {
-                "SECRET_KEY": "bench",
-                "DATABASE_URL": f"sqlite:///{folder}/lookout.db",
-                "REDIS_URL": server.url,
-                "CELERY_QUEUE": f"lookout-bench-{uuid.uuid4().hex[:8]}",
-            }
+        app = make_bench_app(
+            folder, server.url, CELERY_QUEUE=f"lookout-bench-{uuid.uuid4().hex[:8]}"
         )
-        databases.migrate(app)
         with CeleryWorker(app, folder), LiveServer(app) as web:
             url = f"{web.url}/healthz"
             requests.get(url, timeout=30)

@@ -19,14 +19,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.harness import machine, table
+from bench.harness import machine, make_bench_app, table
 from bench.timing import per_second_together
 from core import turn_starts
 from core.extensions import db
-from core.models import ApiToken, Provider, User
-from tests.support import databases
+from core.models import ApiToken, User
 from tests.support.redis_server import RedisServer
-from webapp import create_app
 
 ROOMY = {"QUOTA_OPEN_TURNS": 10_000, "QUOTA_TURNS_PER_HOUR": 1_000_000}
 
@@ -86,19 +84,7 @@ def main() -> None:
     print(machine())
     folder = Path(tempfile.mkdtemp(prefix="lookout-bench-quotas-"))
     with RedisServer() as redis_server:
-        app = create_app(
-            {
-                "SECRET_KEY": "bench",
-                "DATABASE_URL": f"sqlite:///{folder}/lookout.db",
-                "REDIS_URL": redis_server.url,
-                **ROOMY,
-            }
-        )
-        databases.migrate(app)
-        with app.app_context():
-            db.session.add(Provider(name="bench", base_url="http://127.0.0.1:9/v1",
-                                    models=[{"name": "m"}]))  # fmt: skip
-            db.session.commit()
+        app = make_bench_app(folder, redis_server.url, provider=True, **ROOMY)
         rows = []
         for label, threads, users in (
             ("1 thread", 1, 1),

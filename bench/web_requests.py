@@ -19,12 +19,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench.harness import machine, table
+from bench.harness import machine, make_bench_app, table
 from core.extensions import db
-from core.models import ApiToken, Provider, User
-from tests.support import databases
+from core.models import ApiToken, User
 from tests.support.redis_server import RedisServer
-from webapp import create_app
 
 ROOMY = {"QUOTA_OPEN_TURNS": 1_000_000, "QUOTA_TURNS_PER_HOUR": 10_000_000}
 WARM_UPS = 30
@@ -49,18 +47,8 @@ def main() -> None:
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="lookout-bench-web-"))
     with RedisServer() as redis_server:
-        app = create_app(
-            {
-                "SECRET_KEY": "bench",
-                "DATABASE_URL": f"sqlite:///{folder}/lookout.db",
-                "REDIS_URL": redis_server.url,
-                **ROOMY,
-            }
-        )
-        databases.migrate(app)
+        app = make_bench_app(folder, redis_server.url, provider=True, **ROOMY)
         with app.app_context():
-            db.session.add(Provider(name="bench", base_url="http://127.0.0.1:9/v1",
-                                    models=[{"name": "m"}]))  # fmt: skip
             user = User.make("bench", "password")
             row, token = ApiToken.make(user, "bench")
             db.session.add_all([user, row])
