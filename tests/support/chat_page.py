@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from core.extensions import db
 from core.models import ApiToken, User
@@ -21,6 +23,17 @@ def token_for(app, admin=False) -> tuple[User, str]:
         db.session.refresh(user)
         db.session.expunge(user)
     return user, token
+
+
+@contextmanager
+def themed_page(browser, color_scheme: str, **options) -> Iterator:
+    """Yield a page of a new browser context whose system theme is ``color_scheme`` ("light" or
+    "dark"), with the context's other ``options`` (viewport, has_touch); closed after."""
+    context = browser.new_context(color_scheme=color_scheme, **options)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
 
 
 def sign_in(page, base_url: str, user, path: str = "/"):

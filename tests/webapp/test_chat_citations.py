@@ -12,9 +12,18 @@ from urllib.parse import unquote
 import pytest
 from playwright.sync_api import expect
 
-from tests.support.chat_page import WAIT_MS, last_reply, open_chat, send, sign_in, wait_status
+from tests.support.chat_page import (
+    WAIT_MS,
+    last_reply,
+    open_chat,
+    send,
+    sign_in,
+    themed_page,
+    wait_status,
+)
 from tests.support.fake_model import Reply
 from tests.support.sites import Site
+from tests.support.turns import stored_conversation
 from tests.workers.turn_plugins import ARTICLES
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
@@ -197,11 +206,9 @@ def test_a_tap_on_a_phone_opens_a_card_that_stays_on_screen(
     browser, chat_server, user, fake_model, model_id, scheme, tmp_path
 ):
     person, _chat = user
-    context = browser.new_context(
-        viewport={"width": 390, "height": 844}, color_scheme=scheme, has_touch=True
-    )
-    page = context.new_page()
-    try:
+    with themed_page(
+        browser, scheme, viewport={"width": 390, "height": 844}, has_touch=True
+    ) as page:
         ask(page, chat_server, person, model_id, fake_model)
         chips = last_reply(page).locator(".cite-chip")
         address = page.url
@@ -218,8 +225,6 @@ def test_a_tap_on_a_phone_opens_a_card_that_stays_on_screen(
         expect(card).to_be_hidden()
         expect(last_reply(page).locator(".sources-list li").nth(2).locator("a")).to_be_focused()
         assert page.url == address
-    finally:
-        context.close()
 
 
 def test_markers_streamed_before_the_checks_are_chips_without_a_status(
@@ -248,31 +253,12 @@ def test_a_stored_reply_with_markers_but_no_checks_shows_plain_chips(
     page, chat_app, chat_server, user
 ):
     """Replies stored before citations were checked keep their markers as chips."""
-    from core.extensions import db
-    from core.models import Conversation, Message
-
     person, _chat = user
-    with chat_app.app_context():
-        conversation = Conversation(owner_id=person.id, title="Older")
-        db.session.add(conversation)
-        db.session.flush()
-        question = Message(
-            conversation_id=conversation.id, role="user", parts=[{"type": "text", "text": "Q"}]
-        )
-        db.session.add(question)
-        db.session.flush()
-        parts = [
-            {"type": "text", "text": "Old claim [1] and [2]."},
-            {"type": "source", "url": "https://old.example/", "title": "Old"},
-        ]
-        db.session.add(
-            Message(
-                conversation_id=conversation.id, parent_id=question.id, role="assistant",
-                parts=parts,
-            )
-        )  # fmt: skip
-        db.session.commit()
-        conversation_id = conversation.id
+    parts = [
+        {"type": "text", "text": "Old claim [1] and [2]."},
+        {"type": "source", "url": "https://old.example/", "title": "Old"},
+    ]
+    conversation_id = stored_conversation(chat_app, person.id, "Older", parts)
     sign_in(page, chat_server.url, person, f"/#c={conversation_id}")
     chip = page.locator(".cite-chip")
     chip.wait_for()

@@ -8,10 +8,9 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from core.extensions import db
-from core.models import Conversation, Message
 from tests.support.chat_page import WAIT_MS, last_reply, open_chat, send, sign_in, wait_status
 from tests.support.fake_model import Reply
+from tests.support.turns import stored_conversation
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
 
@@ -88,30 +87,6 @@ def test_highlighting_is_loaded_by_the_chat_page_only(page, chat_server, user):
     assert page.evaluate("typeof window.hljs") == "undefined"
 
 
-def store_conversation(app, person, title: str, reply_parts: list, status="completed") -> str:
-    """Store a question and a reply of these parts for `person`; return the conversation id."""
-    with app.app_context():
-        conversation = Conversation(owner_id=person.id, title=title)
-        db.session.add(conversation)
-        db.session.flush()
-        question = Message(
-            conversation_id=conversation.id, role="user", parts=[{"type": "text", "text": "Q"}]
-        )
-        db.session.add(question)
-        db.session.flush()
-        db.session.add(
-            Message(
-                conversation_id=conversation.id,
-                parent_id=question.id,
-                role="assistant",
-                status=status,
-                parts=reply_parts,
-            )
-        )
-        db.session.commit()
-        return conversation.id
-
-
 def read(call_id: str, url: str, offset: int, next_offset: int | None, title="The Guide") -> list:
     """The parts of one web_fetch call of a 30,000-character page and its result."""
     output = {"url": url, "title": title, "content": f"Text from {offset}.", "offset": offset}
@@ -167,7 +142,7 @@ def test_reading_a_page_shows_the_site_the_part_and_the_title(
             {"type": "text", "text": "The guide says three things."},
         ]
     )
-    conversation = store_conversation(chat_app, person, "Reading", parts)
+    conversation = stored_conversation(chat_app, person.id, "Reading", parts)
     sign_in(page, chat_server.url, person, f"/#c={conversation}")
     cards = page.locator(".tool-card[data-tool=web_fetch]")
     cards.first.wait_for()
@@ -270,7 +245,7 @@ def test_continue_writes_on_at_the_end_of_the_same_reply(
 def test_a_failed_reply_that_wrote_something_offers_continue(page, chat_app, chat_server, user):
     person, _chat = user
     parts = [{"type": "text", "text": "The first half of an answer"}]
-    conversation = store_conversation(chat_app, person, "Cut off", parts, status="failed")
+    conversation = stored_conversation(chat_app, person.id, "Cut off", parts, status="failed")
     sign_in(page, chat_server.url, person, f"/#c={conversation}")
     error = page.locator(".reply-error")
     error.wait_for()

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.extensions import db
-from core.models import Conversation, Message
-from tests.support.chat_page import open_chat, send, sign_in, wait_status
+from tests.support.chat_page import open_chat, send, sign_in, themed_page, wait_status
 from tests.support.fake_model import Reply
+from tests.support.turns import stored_conversation
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
 
@@ -69,29 +68,6 @@ REPLY = (
 )
 
 
-def store_failed_reply(app, person) -> None:
-    """Store a conversation whose reply failed, to open and read its error."""
-    with app.app_context():
-        conversation = Conversation(owner_id=person.id, title="Failed one")
-        db.session.add(conversation)
-        db.session.flush()
-        question = Message(
-            conversation_id=conversation.id, role="user", parts=[{"type": "text", "text": "Q"}]
-        )
-        db.session.add(question)
-        db.session.flush()
-        db.session.add(
-            Message(
-                conversation_id=conversation.id,
-                parent_id=question.id,
-                role="assistant",
-                status="failed",
-                parts=[{"type": "text", "text": "Half"}],
-            )
-        )
-        db.session.commit()
-
-
 def low_contrast(page) -> dict[str, float]:
     """Return the main elements on screen whose contrast is under 4.5:1, with their ratio."""
     low = {}
@@ -118,11 +94,12 @@ def test_the_chat_follows_the_system_theme_and_stays_readable(
     browser, chat_app, chat_server, user, fake_model, model_id, scheme, size, tmp_path
 ):
     person, _chat = user
-    store_failed_reply(chat_app, person)
+    # A conversation whose reply failed, to open and read its error.
+    stored_conversation(
+        chat_app, person.id, "Failed one", [{"type": "text", "text": "Half"}], status="failed"
+    )
     fake_model.script(Reply.tool_calls([("web_search", {"query": "greetings"})]), Reply.text(REPLY))
-    context = browser.new_context(viewport=SIZES[size], color_scheme=scheme)
-    page = context.new_page()
-    try:
+    with themed_page(browser, scheme, viewport=SIZES[size]) as page:
         open_chat(page, chat_server, person, model_id)
         send(page, "Greet")
         wait_status(page, "completed")
@@ -140,17 +117,13 @@ def test_the_chat_follows_the_system_theme_and_stays_readable(
         ratio = page.locator(".reply-error p").evaluate(CONTRAST)["ratio"]
         assert ratio >= 4.5, f"a failed reply's error: {ratio:.2f}"
         assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[size]["width"]
-    finally:
-        context.close()
 
 
 def test_the_theme_switch_overrides_the_system_and_is_remembered(
     browser, chat_server, user, tmp_path
 ):
     person, _chat = user
-    context = browser.new_context(color_scheme="dark")
-    page = context.new_page()
-    try:
+    with themed_page(browser, "dark") as page:
         sign_in(page, chat_server.url, person)
         assert page_background(page) < 0.1
         page.get_by_label("Theme").select_option("light")
@@ -169,17 +142,13 @@ def test_the_theme_switch_overrides_the_system_and_is_remembered(
         page.goto(chat_server.url + "/")
         assert page.get_by_label("Theme").input_value() == "dark"
         assert page_background(page) < 0.1
-    finally:
-        context.close()
 
 
 def test_the_settings_and_sign_in_pages_are_readable_in_the_dark(
     browser, chat_server, user, tmp_path
 ):
     person, _chat = user
-    context = browser.new_context(color_scheme="dark")
-    page = context.new_page()
-    try:
+    with themed_page(browser, "dark") as page:
         page.goto(chat_server.url + "/sign-in")
         labels = page.locator("form label")
         for element in [
@@ -195,5 +164,3 @@ def test_the_settings_and_sign_in_pages_are_readable_in_the_dark(
         page.screenshot(path=str(tmp_path / "settings-dark.png"), full_page=True)
         for selector in ["h1", ".page-intro", ".plugin h2", ".tool label", "legend", ".save"]:
             assert page.locator(selector).first.evaluate(CONTRAST)["ratio"] >= 4.5, selector
-    finally:
-        context.close()

@@ -18,10 +18,10 @@ from core.extensions import db, get_redis
 from core.models import Provider
 from core.turn.state import key
 from tests.support.chat import ChatClient, parse_sse
+from tests.support.chat_apps import loopback_chat_app
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.sites import Site
 from tests.tools.web_fetch.test_hostile import CASES
-from tests.workers.conftest import make_chat_app
 
 SPACING = 0.05  # the streaming model's own time between pieces
 BASELINE_SECONDS = 2  # the other turn streams alone this long first
@@ -30,19 +30,16 @@ BASELINE_SECONDS = 2  # the other turn streams alone this long first
 @pytest.fixture(scope="module")
 def chat_app(tmp_path_factory, redis_url, sqlite_template):
     """Chat with web_fetch and pdf, two tool calls a step, and no abandoned thread tolerated."""
-    app = make_chat_app(
+    with loopback_chat_app(
         tmp_path_factory,
         redis_url,
         sqlite_template,
-        LOOKOUT_PLUGINS="tests.workers.turn_plugins,tools.web_fetch,tools.pdf",
-        ALLOW_PRIVATE_NETWORKS=True,
+        "tests.workers.turn_plugins,tools.web_fetch,tools.pdf",
         PARSER_CPU_SECONDS=60,
         TOOL_CALLS_PER_STEP=2,
         ABANDONED_MAX=0,
-    )
-    yield app
-    with app.app_context():
-        db.engine.dispose()
+    ) as app:
+        yield app
 
 
 @pytest.fixture

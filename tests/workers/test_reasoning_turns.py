@@ -9,11 +9,11 @@ import pytest
 
 from core.extensions import db
 from core.models import UsageCount
+from tests.support.chat_apps import loopback_chat_app
 from tests.support.fake_model import Reply
 from tests.support.models import ask_for_follow_ups
 from tests.support.processes import free_port
 from tests.support.sites import Site
-from tests.workers.conftest import make_chat_app
 from workers.follow_ups import MAX_TOKENS as FOLLOW_UP_TOKENS
 
 PAGE = """<html><head><title>Lighthouses of Brittany</title></head><body><article>
@@ -24,16 +24,9 @@ PAGE = """<html><head><title>Lighthouses of Brittany</title></head><body><articl
 @pytest.fixture(scope="module")
 def chat_app(tmp_path_factory, redis_url, sqlite_template):
     """The built-in plugins and the turn tests' own, with loopback sites allowed."""
-    app = make_chat_app(
-        tmp_path_factory,
-        redis_url,
-        sqlite_template,
-        LOOKOUT_PLUGINS="tools.web_search,tools.web_fetch,tests.workers.turn_plugins",
-        ALLOW_PRIVATE_NETWORKS=True,
-    )
-    yield app
-    with app.app_context():
-        db.engine.dispose()
+    plugins = "tools.web_search,tools.web_fetch,tests.workers.turn_plugins"
+    with loopback_chat_app(tmp_path_factory, redis_url, sqlite_template, plugins) as app:
+        yield app
 
 
 @pytest.fixture

@@ -7,9 +7,10 @@ import pytest
 
 from core.broker import QueueError
 from core.extensions import db
-from core.models import Conversation, Message, Turn
+from core.models import Message, Turn
 from core.turn.lifecycle import QUEUE_DOWN, TurnRefused, start_turn
 from core.turn.parts import text_part
+from tests.support.turns import new_question
 
 
 def unreachable(turn_id: str) -> str:
@@ -21,13 +22,7 @@ def test_a_message_sent_while_the_queue_is_down_is_kept_and_its_turn_failed(app,
     still be stored on the row, not only on the object."""
     user = make_user("quinn")
     with app.app_context():
-        conversation = Conversation(owner_id=user.id, title="")
-        db.session.add(conversation)
-        db.session.flush()
-        asked = Message(
-            conversation_id=conversation.id, role="user", parts=[text_part("Hi")],
-            status="completed",
-        )  # fmt: skip
+        conversation, asked = new_question(user.id, "Hi", "")
         with pytest.raises(TurnRefused) as refused:
             start_turn(conversation, asked, "p/m", {}, [], send=unreachable)
         conversation_id = conversation.id
