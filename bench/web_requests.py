@@ -1,5 +1,6 @@
 """The web's own CPU per request, in process: a signed-in read that does almost nothing, a
-signed-in read of a conversation, and the POST of a turn, through the Flask test client.
+signed-in read of a conversation, the POST of a turn, and an ended turn's event stream, through
+the Flask test client.
 
 Run from the project root: ``.venv/bin/python -m bench.web_requests [--requests 400]
 [--rounds 3]``.
@@ -22,6 +23,7 @@ from pathlib import Path
 from bench.harness import machine, make_bench_app, table
 from core.extensions import db
 from core.models import ApiToken, User
+from core.turn.lifecycle import finish_turn
 from tests.support.redis_server import RedisServer
 
 ROOMY = {"QUOTA_OPEN_TURNS": 1_000_000, "QUOTA_TURNS_PER_HOUR": 10_000_000}
@@ -66,12 +68,19 @@ def main() -> None:
         def conversation(_number: int) -> None:
             assert client.get(f"/api/conversations/{conversations[0]}").status_code == 200
 
+        posted: list[str] = []
+
         def post(number: int) -> None:
             answer = client.post(
                 f"/api/conversations/{conversations[number]}/turns",
                 json={"model": "bench/m", "content": "Hello"},
             )
             assert answer.status_code == 202, answer.get_json()
+            posted.append(answer.get_json()["turn"]["id"])
+
+        def events(number: int) -> None:
+            answer = client.get(f"/api/turns/{posted[number % WARM_UPS]}/events")
+            assert answer.status_code == 200 and b"turn.completed" in answer.get_data()
 
         rows = []
         for name, run_one in (
@@ -82,6 +91,13 @@ def main() -> None:
             for number in range(WARM_UPS):
                 run_one(posts - 1 - number if run_one is post else number)
             rows.append([name, f"{per_request(run_one, args.requests, args.rounds):.2f}"])
+        with app.app_context():  # the first turns posted, ended: their streams end at once
+            for turn_id in posted[:WARM_UPS]:
+                finish_turn(turn_id, "completed")
+        for number in range(WARM_UPS):
+            events(number)
+        name = "GET an ended turn's event stream, read whole (a thread's stream)"
+        rows.append([name, f"{per_request(events, args.requests, args.rounds):.2f}"])
         with app.app_context():
             db.engine.dispose()
     rounds = f"fastest of {args.rounds} × {args.requests}"

@@ -23,19 +23,24 @@ def create_app(config: Mapping[str, Any] | None = None, import_name: str = __nam
     app.config.update(values)
     app.config["SQLALCHEMY_DATABASE_URI"] = values["DATABASE_URL"]
     pool = values["DATABASE_POOL_SIZE"]
+    # No pre-ping on every checkout: ``ping_when_idle`` checks only connections left unused a
+    # while, and LIFO keeps the same few in use, so that under load none sits idle.
     app.config.setdefault(
         "SQLALCHEMY_ENGINE_OPTIONS",
-        {"pool_pre_ping": True, "pool_size": pool, "max_overflow": pool},
+        {"pool_size": pool, "max_overflow": pool, "pool_use_lifo": True},
     )
     app.config["MAX_CONTENT_LENGTH"] = values["ATTACHMENT_MAX_BYTES"] + 1024 * 1024
     settings.configure_logging(values["LOG_LEVEL"])
 
     # Imported here so that `import core.config` (./run's settings check) stays light.
     from core import metrics, models, plugin_host  # noqa: F401  (models: every table registered)
-    from core.extensions import db, init_redis, migrate
+    from core.extensions import db, init_redis, migrate, ping_when_idle
     from core.turn import queued
 
     db.init_app(app)
+    with app.app_context():
+        if db.engine.dialect.name != "sqlite":  # a file, with no server to restart or drop it
+            ping_when_idle(db.engine)
     migrate.init_app(app, db, directory=MIGRATIONS_DIR)
     init_redis(app)
     queued.init_app(app)

@@ -28,6 +28,7 @@ import redis
 
 from core.extensions import get_redis
 from core.turn.events import STREAM_CLOSED, stream_closed
+from core.turn.state import LuaScript
 
 # Three keep-alives (15 s apart): a stream not refreshed for this long is gone.
 ALIVE_SECONDS = 45
@@ -36,8 +37,8 @@ PREFIX = "lookout:stream:"
 # KEYS[1]: the user's set of streams. ARGV: the new stream's id, now (ms), allowed, the key
 # prefix, alive seconds, the closing event's data, its name, the new stream's control key.
 # Drops streams that are no longer alive, adds the new one, and closes the oldest past
-# ``allowed``; answers the ids it closed.
-_OPEN = """
+# ``allowed``; answers the ids it closed. Run by its SHA-1: it was sent whole on every stream.
+_OPEN = LuaScript("""
 for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   if redis.call('EXISTS', ARGV[4] .. id .. ':alive') == 0 then redis.call('ZREM', KEYS[1], id) end
 end
@@ -58,7 +59,7 @@ for _, id in ipairs(closed) do
   end
 end
 return closed
-"""
+""")
 
 
 def streams_key(user_id: str) -> str:
@@ -78,18 +79,19 @@ class OpenStream:
         self.user_id = user_id
         self.id = uuid.uuid4().hex
         self.control = control or f"{PREFIX}{self.id}:control"
-        client.eval(
-            _OPEN,
-            1,
-            streams_key(user_id),
-            self.id,
-            int(time.time() * 1000),
-            allowed,
-            PREFIX,
-            ALIVE_SECONDS,
-            json.dumps(stream_closed(allowed)),
-            STREAM_CLOSED,
-            self.control,
+        _OPEN(
+            client,
+            [streams_key(user_id)],
+            [
+                self.id,
+                int(time.time() * 1000),
+                allowed,
+                PREFIX,
+                ALIVE_SECONDS,
+                json.dumps(stream_closed(allowed)),
+                STREAM_CLOSED,
+                self.control,
+            ],
         )
 
     def beat(self, pipe: redis.client.Pipeline | None = None) -> None:

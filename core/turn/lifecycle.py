@@ -86,10 +86,12 @@ def start_turn(
     generation: dict[str, Any],
     roles: list[str],
     send: Callable[[str], str],
+    title: str | None = None,
 ) -> Turn:
-    """Store the user's message (new or answered again) and a queued turn, commit, and queue the
-    first step with ``send`` (the turn's id → the task's id; ``broker.QueueError`` when the
-    queue cannot be reached: the web side's ``webapp.queue.send_first_step``); raise
+    """Store the user's message (new or answered again) and a queued turn (with the
+    conversation's new ``title``, if given), commit, and queue the first step with ``send``
+    (the turn's id → the task's id; ``broker.QueueError`` when the queue cannot be reached:
+    the web side's ``webapp.queue.send_first_step``); raise
     TurnRefused while the conversation has an open turn (409), when the user is over a turn
     limit (429), or (after failing the stored turn) when the queue cannot be reached (503).
 
@@ -98,7 +100,7 @@ def start_turn(
     """
     return begin_turn(
         conversation,
-        lambda: store_turn(conversation, user_message, model, generation, roles),
+        lambda: store_turn(conversation, user_message, model, generation, roles, title),
         send,
     )
 
@@ -131,10 +133,14 @@ def store_turn(
     model: str,
     generation: dict[str, Any],
     roles: list[str],
+    title: str | None = None,
 ) -> Turn:
-    """Store the user's message and a queued turn, and commit."""
+    """Store the user's message and a queued turn (and the conversation's new ``title``), and
+    commit."""
     db.session.add(user_message)
     db.session.flush()
+    if title is not None:  # after the message's flush: the conversation is written once
+        conversation.title = title
     return store_queued_turn(conversation, user_message.id, model, generation, roles)
 
 

@@ -135,12 +135,18 @@ def post_turn(conversation_id: str):
 def start_conversation():
     """Start a new conversation with its first message; 202 as for any turn. A message the
     server refuses creates nothing (no empty conversation is left behind)."""
-    conversation = Conversation(owner_id=current_user.id, title="")
+    data = read_turn_request()
+    # Inserted with its title, rather than updated with it later; committed only once all
+    # checks pass.
+    conversation = Conversation(owner_id=current_user.id, title=title_of(data))
     db.session.add(conversation)
     db.session.flush()
-    return start_from_request(
-        conversation, read_turn_request()
-    )  # committed only once all checks pass
+    return start_from_request(conversation, data)
+
+
+def title_of(data: dict[str, Any]) -> str:
+    """Return the title a conversation takes from its first message (blank without content)."""
+    return " ".join(data.get("content", "").split())[:60]
 
 
 def start_from_request(conversation: Conversation | str, data: dict[str, Any]):
@@ -162,10 +168,9 @@ def start_from_request(conversation: Conversation | str, data: dict[str, Any]):
             parts=[text_part(data["content"])] + attachment_parts(data["attachments"]),
             status="completed",
         )
-        if not conversation.title:
-            conversation.title = " ".join(data["content"].split())[:60]
+        title = title_of(data) if not conversation.title else None
     elif parent is not None and parent.role == "user" and data.get("parentMessageId"):
-        user_message = parent  # regenerate: answer this message again on a new branch
+        user_message, title = parent, None  # regenerate: answer this message again on a new branch
     else:
         raise ApiError(
             "Send content, or parentMessageId naming a user message to answer it again.",
@@ -180,6 +185,7 @@ def start_from_request(conversation: Conversation | str, data: dict[str, Any]):
             data["generation"],
             current_user.roles,
             send=queue.send_first_step,
+            title=title,
         )
     except TurnRefused as refused:
         raise ApiError(
