@@ -6,8 +6,9 @@ turn's state alike (``core.broker.client_settings``, ``extensions.init_redis``),
 restarts without its data loses the queued tasks and their markers together, and one that
 keeps its data keeps both. Every publish of a step or tool-call task sets its marker, whoever
 publishes it (a Celery signal): the web side's first step, a step's calls, the next step
-(sent by the task of the step's last call to end), a task's retry, the reaper. The task clears it as it starts, before it claims its work, so a task that fails
-or gives up before its claim leaves its work unmarked: lost, for the reaper; so does a task
+(sent by the task of the step's last call to end), a task's retry, the reaper. The task
+clears it as it starts, before it claims its work, so a task that fails or gives up before its
+claim leaves its work unmarked: lost, for the reaper; so does a task
 the worker drops unrun (revoked, expired, rejected: ``workers.turn_task``). The same round
 trip records the task's id in the turn's ``tasks``, which a Stop revokes (each sender recorded
 it apart, in a round trip of its own).
