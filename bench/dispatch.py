@@ -4,16 +4,20 @@ Run from the project root: ``.venv/bin/python -m bench.dispatch [--turns 30] [--
 
 Both sides talk to the same zero-latency fake model (its own process) and run the same no-op
 tool. Through the queue, a turn goes POST /api/conversations/<id>/turns -> worker step 0
-(model asks for ``noop``) -> chord of one ``run_tool_call`` -> step 1 (model answers) -> the
+(model asks for ``noop``) -> one ``run_tool_call``, which sends step 1 (model answers) -> the
 SSE stream's ``turn.completed``, timed from before the POST to the stream's end. Inline, one
 process builds the prompt, streams the model with the provider client, runs the tool and
 streams again: no Celery, no database, no HTTP API. Text-only turns (one model step) are
 timed the same way, so the cost of the two extra steps shows apart from the turn's fixed cost.
+Beside the times, the worker's CPU per queued turn of each kind (its process and children) and
+the Redis commands per queued turn (the stack's Redis, ``INFO commandstats``: worker, web and
+this client's event stream together), which do not depend on the machine's load.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 from typing import Any
 
@@ -27,10 +31,10 @@ from workers.providers import OpenAICompatibleProvider, TextDelta, ToolCallReque
 PHASES = (
     ("POST until its 202", "posted"),
     ("202 until turn.started (step 0 picked up)", "turn.started"),
-    ("turn.started until tool.started (model call, chord sent, tool task picked up)",
+    ("turn.started until tool.started (model call, call task sent and picked up)",
      "tool.started"),
     ("tool.started until tool.finished (tool run and stored)", "tool.finished"),
-    ("tool.finished until turn.completed (chord callback, step 1, model call, end)",
+    ("tool.finished until turn.completed (step 1 sent, picked up, model call, end)",
      "turn.completed"),
 )  # fmt: skip
 
@@ -95,18 +99,29 @@ def run(turns: int, warmup: int, database: str) -> str:
         provider = OpenAICompatibleProvider("fake", fake.base_url, "sk-bench")
         for index in range(warmup + turns):
             for kind, tools in (("tool", ["noop"]), ("text", [])):
+                cpu, commands = stack.worker_cpu_seconds(), redis_commands(stack)
                 queued, marks = queued_turn(chat, model, tools)
+                cpu = (stack.worker_cpu_seconds() - cpu) * 1000
+                commands = redis_commands(stack) - commands
                 inline = inline_turn(provider, tool, use_tool=bool(tools))
                 if index >= warmup:
                     if tools:
                         phases.append(marks)
                     timings.setdefault((kind, "queued"), []).append(queued)
                     timings.setdefault((kind, "inline"), []).append(inline)
+                    timings.setdefault((kind, "cpu"), []).append(cpu)
+                    timings.setdefault((kind, "commands"), []).append(commands)
         provider.close()
     return report(timings, phases, turns, database)
 
 
 Timings = dict[tuple[str, str], list[float]]
+
+
+def redis_commands(stack: Stack) -> int:
+    """Return how many commands the stack's Redis has run, its INFO calls left out."""
+    stats = stack.app.extensions["lookout_redis"].info("commandstats")
+    return sum(v["calls"] for k, v in stats.items() if k != "cmdstat_info")
 
 
 def report(timings: Timings, phases: list[list[float]], turns: int, database: str) -> str:
@@ -119,12 +134,14 @@ def report(timings: Timings, phases: list[list[float]], turns: int, database: st
         added = [q - i for q, i in zip(queued, inline, strict=True)]
         a50, a95 = summary(added)
         label = "1 tool call (2 model steps + 1 tool step)" if steps == 3 else "text only (1 step)"
-        rows.append([label, q50, q95, i50, i95, a50, a95, a50 / steps, a95 / steps])
+        cpu, commands = (statistics.mean(timings[(kind, what)]) for what in ("cpu", "commands"))
+        rows.append([label, q50, q95, i50, i95, a50, a95, a50 / steps, a95 / steps, cpu, commands])
     marginal = summary(timings[("tool", "queued")])[0] - summary(timings[("tool", "inline")])[0]
     marginal -= summary(timings[("text", "queued")])[0] - summary(timings[("text", "inline")])[0]
     header = [
         "turn", "queued p50 ms", "queued p95 ms", "inline p50 ms", "inline p95 ms",
         "added p50 ms", "added p95 ms", "added per step p50", "added per step p95",
+        "worker CPU ms per turn", "Redis commands per turn",
     ]  # fmt: skip
     return "\n".join(
         [

@@ -1,30 +1,49 @@
-"""Sends a step's tool calls as a chord of ``run_tool_call`` tasks whose callback runs the next
-step; the model step and the reaper (a turn whose calls wait in the queue) both send it here.
+"""Sends a step's tool calls, and the next step once the last of them has its outcome; the
+model step and the reaper (a turn whose calls wait in the queue) both send calls here.
+
+A step's calls go out as plain ``run_tool_call`` tasks, not a chord: the calls' outcomes are
+in the database, so the task of a call that ends reads there whether any call of its step is
+still without one, and the call that finds none sends the next step (``send_next_step``). A
+chord stored each call's result in Redis and counted them there (a result write, a script,
+the group's read and clean-up a call, a size set and deleted a step), which no one read.
 
 The tasks are named, not imported, so the reaper needs no task module: a call or a step sent
-twice runs once (each claims its work atomically), so sending again is always safe. Every
-task sent, here or by the chord, marks its work queued and records its id for a Stop to
-revoke, as it is published (``core.turn.queued``).
+twice runs once (each claims its work atomically), so sending again is always safe. Two calls
+of a step that end at the same moment may both find the other's outcome and both send the
+next step; its claim lets one delivery run it. A call whose task stops between storing its
+outcome and sending the step leaves the turn waiting with every call done, which the reaper
+sees and sends the step for (``workers.stale``). Every task sent here marks its work queued
+and records its id for a Stop to revoke, as it is published (``core.turn.queued``).
 """
 
 from __future__ import annotations
 
-from celery import chord
-
 from core import broker
+from core.extensions import db
+from core.models import ToolCall
 from workers.celery_app import celery
 
 
 def dispatch(turn_id: str, step: int, call_ids: list[str]) -> None:
-    """Send the step's tool calls as a chord whose callback runs the next step."""
-    header = [
-        celery.signature(broker.RUN_TOOL_CALL, args=(turn_id, call_id), immutable=True)
-        for call_id in call_ids
-    ]
-    callback = celery.signature(broker.RUN_TURN_STEP, args=(turn_id, step + 1), immutable=True)
-    chord(header)(callback)
+    """Send the step's tool calls; the last to end sends the next step."""
+    for call_id in call_ids:
+        celery.send_task(broker.RUN_TOOL_CALL, args=[turn_id, call_id])
 
 
 def send_step(turn_id: str, step: int) -> None:
     """Send step ``step`` of a turn on its own (its tool calls all have their results)."""
     celery.send_task(broker.RUN_TURN_STEP, args=[turn_id, step])
+
+
+def send_next_step(turn_id: str, step: int) -> bool:
+    """Send step ``step + 1`` if every tool call of step ``step`` has its outcome (committed:
+    read after the caller's commit, so of two calls that end at once one sees the other's);
+    return whether it was sent."""
+    waiting = db.session.scalar(
+        db.select(ToolCall.call_id).filter_by(turn_id=turn_id, step=step, outcome=None).limit(1)
+    )
+    db.session.rollback()  # ends the read: no connection held
+    if waiting is not None:
+        return False
+    send_step(turn_id, step + 1)
+    return True

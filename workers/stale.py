@@ -68,8 +68,8 @@ def send_lost(turn_id: str, waiting: Waiting, period: float, action: str = "rese
     """Send the work the turn waits for, if the queue lost some of it and it was not sent
     within ``period`` seconds; return whether it was sent (counted as ``action``).
 
-    A step's calls go out together, the ones still queued too: the chord sent here runs the
-    next step once its own calls end, so it must hold every call that has no result yet.
+    A step's unstarted calls go out together; the last of the step's calls to end sends the
+    next step (``workers.fanout``).
     """
     if not is_lost(turn_id, waiting):
         return False

@@ -2,8 +2,8 @@
 
 A step is claimed atomically in the database before it runs, so a task delivered twice runs
 once; a step whose worker died (its heartbeat went stale) is taken over and run again. Tool
-calls go out as a chord of ``run_tool_call`` tasks whose callback is the next step: no task
-ever waits on another task's result.
+calls go out as ``run_tool_call`` tasks, the last of which to end sends the next step: no
+task ever waits on another task's result.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from core.extensions import db
 from core.models import ToolCall, Turn
 from core.tool_names import tool_label
 from core.turn import events
-from core.turn.calls import claim_call, finish_call
+from core.turn.calls import finish_call, take_call
 from core.turn.lifecycle import commit_loaded
 from core.turn.state import turn_state
 from core.turn.states import CallOutcome
@@ -26,13 +26,12 @@ from tools.parser_shares import acting_for
 from workers.abandoned import abandoned
 from workers.celery_app import celery
 from workers.context import make_tool_context
+from workers.fanout import send_next_step
 from workers.offer import owner_id, resolve_call
 from workers.runtime import get_watcher
 from workers.turn_task import TurnTask
 
 GRACE_SECONDS = 1.0
-# How often a delivery of a call that another task runs looks for its outcome.
-BUSY_RETRY_SECONDS = 2
 log = logging.getLogger("lookout.tools")
 
 
@@ -119,21 +118,26 @@ def _judge(tool: Tool, exc: BaseException, signal: Signal) -> Outcome:
     )
 
 
-@celery.task(name=broker.RUN_TOOL_CALL, base=TurnTask, bind=True, acks_late=True)
+# Its result is stored nowhere: nothing waits for a call's task (its outcome is in the database).
+@celery.task(
+    name=broker.RUN_TOOL_CALL, base=TurnTask, bind=True, acks_late=True, ignore_result=True
+)
 def run_tool_call(self, turn_id: str, call_id: str) -> str:
     """Run one stored tool call, once: the delivery that claims it runs it (again while the
-    database does not take its outcome, as ``TurnTask`` bounds it), and another delivery waits
-    for its outcome.
+    database does not take its outcome, as ``TurnTask`` bounds it); then, when it was the
+    step's last call to end, send the next step (``fanout.send_next_step``).
 
-    Waiting, not returning, keeps the chord honest: a duplicate that returned at once could
-    start the next step before the call it left to another worker had its result.
+    Another delivery of a call that another task holds returns at once: the holder sends the
+    next step when it ends, and the reaper ends the turn if the holder's worker died. A
+    delivery of a call that has its outcome sends the next step as the last call would, in
+    case the one that stored it stopped before sending (a step taken over sends every call).
     """
-    claim = claim_call(turn_id, call_id, self.request.id)
-    if claim == "busy":
-        status = db.session.scalar(db.select(Turn.status).filter_by(id=turn_id))
+    claim, call, turn = take_call(turn_id, call_id, self.request.id)
+    step = call.step if call is not None else None  # read before a commit expires the call
+    if claim == "done":
         db.session.rollback()
-        if status == "running":  # its holder beats, or the reaper ends the turn
-            raise self.wait(BUSY_RETRY_SECONDS)
+        send_next_step(turn_id, step)
+        return "skipped"
     if claim not in ("claimed", "again"):
         db.session.rollback()
         return "skipped"
@@ -142,14 +146,15 @@ def run_tool_call(self, turn_id: str, call_id: str) -> str:
     # owner, the turn's conversation and roles) and what it writes itself.
     commit_loaded()
     with get_watcher().watching(turn_id, Signal()):  # beats from the claim, as a step does
-        return run_claimed(turn_id, call_id)
+        outcome = run_claimed(call, turn or db.session.get(Turn, turn_id))
+    send_next_step(turn_id, step)
+    return outcome
 
 
-def run_claimed(turn_id: str, call_id: str) -> str:
-    """Run a claimed call, store its result and publish its ending; return its outcome."""
-    # Both as the claim left them (``claim_call``); the turn is read only when it has stopped.
-    call = db.session.get(ToolCall, (turn_id, call_id))
-    turn = db.session.get(Turn, turn_id)
+def run_claimed(call: ToolCall, turn: Turn) -> str:
+    """Run a claimed call, store its result and publish its ending; return its outcome. The
+    call and its turn as the claim returned them (the turn read only when it had stopped)."""
+    turn_id, call_id = call.turn_id, call.call_id
     started = time.monotonic()
     name, plugin = call.name, call.plugin
     state = turn_state(turn_id)

@@ -3,6 +3,7 @@ claimed by the task that runs it, finished with its outcome.
 
     store_calls   a step stores the calls the model asked for, with its own output, at once
     claim_call    the first delivery of a call's task claims it; only that task runs it again
+                  (``take_call``: with the rows it read)
     finish_call   the raw output or the error, stored once, and what the call spent counted
 
 A call's task can be delivered more than once: the reaper sends again the calls of a turn that
@@ -20,7 +21,7 @@ from typing import Any, Protocol
 
 from core.extensions import db
 from core.limits import setting_values
-from core.models import ToolCall
+from core.models import ToolCall, Turn
 from core.models.base import utcnow
 from core.models.usage import add_usage
 from core.turn import statements
@@ -145,12 +146,21 @@ def stored_call_ids(turn_id: str, step: int) -> list[str]:
 
 def claim_call(turn_id: str, call_id: str, task_id: str) -> CallClaim:
     """Claim a tool call for the task ``task_id``: "claimed", "again" (this task claimed it
-    before), "busy" (another task runs it), "done" (it has its outcome) or "gone".
+    before), "busy" (another task runs it), "done" (it has its outcome) or "gone" (as
+    ``take_call``, without the rows)."""
+    return take_call(turn_id, call_id, task_id)[0]
+
+
+def take_call(
+    turn_id: str, call_id: str, task_id: str
+) -> tuple[CallClaim, ToolCall | None, Turn | None]:
+    """Claim a tool call for the task ``task_id`` (see ``claim_call``); with the call as the
+    claim read it, and the turn as its beat returned it (None when the turn is not running).
 
     A claim also beats for the turn: from here on the call's work is held by this worker.
-    Uncommitted: the caller commits it with the call's reads, before the tool runs. The call
-    and, while it runs, its turn are left loaded in the session as the claim's statements
-    returned them, so the task reads neither again.
+    Uncommitted: the caller commits it with the call's reads, before the tool runs. The
+    session keeps loaded rows only while someone holds them, so the caller holds the two
+    returned here rather than reading them again.
     """
     now = utcnow()
     # The claimed row is the call (populate_existing): a claim then read it with a SELECT.
@@ -163,16 +173,16 @@ def claim_call(turn_id: str, call_id: str, task_id: str) -> CallClaim:
     if not claimed:
         call = db.session.get(ToolCall, (turn_id, call_id), populate_existing=True)
         if call is None:
-            return "gone"
+            return "gone", None, None
         if call.outcome is not None:
-            return "done"
+            return "done", call, None
         if call.task_id != task_id:
-            return "busy"
+            return "busy", call, None
         call.started_at = now
-    db.session.scalars(
+    turn = db.session.scalars(
         statements.beat(), {"turn": turn_id, "now": now}, execution_options=statements.RETURNED
     ).one_or_none()
-    return "claimed" if claimed else "again"
+    return ("claimed" if claimed else "again"), call, turn
 
 
 def finish_call(

@@ -5,10 +5,10 @@ The markers live in the Redis that holds the queue: ``REDIS_URL`` is the Celery 
 turn's state alike (``core.broker.client_settings``, ``extensions.init_redis``), so a Redis that
 restarts without its data loses the queued tasks and their markers together, and one that
 keeps its data keeps both. Every publish of a step or tool-call task sets its marker, whoever
-publishes it (a Celery signal): the web side's first step, a step's chord of calls, the
-chord's callback (the next step, sent by the worker that ran the last call), a task's retry,
-the reaper. The task clears it as it starts, before it claims its work, so a task that fails
-or gives up before its claim leaves its work unmarked: lost, for the reaper; so does a task
+publishes it (a Celery signal): the web side's first step, a step's calls, the next step
+(sent by the task of the step's last call to end), a task's retry, the reaper. The task
+clears it as it starts, before it claims its work, so a task that fails or gives up before its
+claim leaves its work unmarked: lost, for the reaper; so does a task
 the worker drops unrun (revoked, expired, rejected: ``workers.turn_task``). The same round
 trip records the task's id in the turn's ``tasks``, which a Stop revokes (each sender recorded
 it apart, in a round trip of its own).
@@ -78,7 +78,7 @@ def all_queued(turn_id: str, works: Sequence[str]) -> bool:
 
 def init_app(app: Flask) -> None:
     """Mark every step and tool-call task this process publishes; a publish made outside an
-    app context (a chord's callback, sent after the task that ran the last call) goes through
+    app context (a signal handler's, or a sender without an app) goes through
     ``app``'s Redis (a worker process has one app)."""
     global _app
     _app = app
