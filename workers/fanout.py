@@ -9,8 +9,10 @@ the group's read and clean-up a call, a size set and deleted a step), which no o
 
 The tasks are named, not imported, so the reaper needs no task module: a call or a step sent
 twice runs once (each claims its work atomically), so sending again is always safe. Two calls
-of a step that end at the same moment may both find the other's outcome and both send the
-next step; its claim lets one delivery run it. A call whose task stops between storing its
+of a step that end at the same moment may both find the other's outcome: the turn's Redis
+set of steps sent lets the first of them send the next step (the other's delivery would wait
+on the step's claim, looking again every few seconds while the step runs), and nothing is
+sent for a turn that ended. A call whose task stops between storing its
 outcome and sending the step leaves the turn waiting with every call done, which the reaper
 sees and sends the step for (``workers.stale``). Every task sent here marks its work queued
 and records its id for a Stop to revoke, as it is published (``core.turn.queued``).
@@ -21,6 +23,7 @@ from __future__ import annotations
 from core import broker
 from core.extensions import db
 from core.models import ToolCall
+from core.turn.state import turn_state
 from workers.celery_app import celery
 
 
@@ -37,13 +40,20 @@ def send_step(turn_id: str, step: int) -> None:
 
 def send_next_step(turn_id: str, step: int) -> bool:
     """Send step ``step + 1`` if every tool call of step ``step`` has its outcome (committed:
-    read after the caller's commit, so of two calls that end at once one sees the other's);
-    return whether it was sent."""
+    read after the caller's commit, so of two calls that end at once one sees the other's),
+    the turn runs and no other call sent it; return whether it was sent."""
     waiting = db.session.scalar(
         db.select(ToolCall.call_id).filter_by(turn_id=turn_id, step=step, outcome=None).limit(1)
     )
     db.session.rollback()  # ends the read: no connection held
     if waiting is not None:
         return False
-    send_step(turn_id, step + 1)
+    state = turn_state(turn_id)
+    if not state.first_to_send(step + 1):
+        return False
+    try:
+        send_step(turn_id, step + 1)
+    except Exception:
+        state.unsend(step + 1)  # a later delivery of a call may send it
+        raise
     return True

@@ -9,12 +9,13 @@ Keys, all under ``lookout:turn:<id>:``
     cache    a hash of JSON values, one field per ``<tool>\\0<key>``
     ended    set when the turn ends: later events, cache writes, tasks and markers are dropped
     database_gave_up  when a task of the turn gave up on the database (``workers.turn_task``)
+    sent     the steps a tool call's end has sent (``workers.fanout.send_next_step``)
 Only ``key`` makes a turn's key, and only of these names. The cache, the task ids, the cited
-URLs, the queued markers and the database note are deleted when the turn ends; the stream and
-the cancel flag expire a while later (the flag is never deleted: work still running must see
-it). Other TTLs are only the safety net. Nothing outlives its turn: work that finishes late
-(a tool call abandoned at its deadline) neither recreates the cache, the task list or the
-markers nor extends the stream.
+URLs, the queued markers, the steps sent and the database note are deleted when the turn
+ends; the stream and the cancel flag expire a while later (the flag is never deleted: work
+still running must see it). Other TTLs are only the safety net. Nothing outlives its turn:
+work that finishes late (a tool call abandoned at its deadline) neither recreates the cache,
+the task list, the markers or the steps sent nor extends the stream.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def turn_state(turn_id: str) -> TurnState:
 
 
 KEY_NAMES = (
-    "events", "cancel", "tasks", "queued", "cited", "cache", "ended", "database_gave_up"
+    "events", "cancel", "tasks", "queued", "cited", "cache", "ended", "database_gave_up", "sent"
 )  # fmt: skip
 
 
@@ -103,6 +104,16 @@ def key(turn_id: str, name: str) -> str:
     if name not in KEY_NAMES:
         raise ValueError(f"{name!r} is not a turn key; name it in core/turn/state.py first.")
     return f"lookout:turn:{turn_id}:{name}"
+
+
+# KEYS: the steps sent, the ended marker; ARGV: the step, safety TTL. Answers 1 when the step
+# was not sent before and the turn has not ended.
+_SEND_ONCE = LuaScript("""
+if redis.call('exists', KEYS[2]) == 1 then return 0 end
+if redis.call('sadd', KEYS[1], ARGV[1]) == 0 then return 0 end
+if redis.call('ttl', KEYS[1]) == -1 then redis.call('expire', KEYS[1], ARGV[2]) end
+return 1
+""")
 
 
 class TurnState:
@@ -235,9 +246,20 @@ class TurnState:
             key(self.turn_id, "cited"),
             key(self.turn_id, "queued"),
             key(self.turn_id, "database_gave_up"),
+            key(self.turn_id, "sent"),
         )
         pipe.expire(key(self.turn_id, "events"), stream_ttl_seconds)
         pipe.execute()
+
+    def first_to_send(self, step: int) -> bool:
+        """Return True once for ``step``, to the first of its senders, while the turn runs: of
+        two tool calls that end at once and both find every call done, one sends the step."""
+        keys = [key(self.turn_id, "sent"), key(self.turn_id, "ended")]
+        return bool(_SEND_ONCE(self.client, keys, [step, SAFETY_TTL_SECONDS]))
+
+    def unsend(self, step: int) -> None:
+        """Forget that ``step`` was sent (its sending failed: a later sender may send it)."""
+        self.client.srem(key(self.turn_id, "sent"), step)
 
     def exists(self, name: str) -> bool:
         """Whether the key ``name`` (events, cancel, cache) exists; for checks and tests."""

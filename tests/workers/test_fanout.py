@@ -14,6 +14,7 @@ from core.extensions import db
 from core.models import ToolCall
 from core.turn import queued
 from core.turn.calls import take_call
+from core.turn.state import turn_state
 from tests.support.turns import stored_turn
 from workers.fanout import send_next_step
 
@@ -74,3 +75,27 @@ def test_a_call_delivered_again_after_its_outcome_is_told_done_with_its_step(app
         db.session.rollback()
         assert send_next_step(turn_id, 2)
         assert queued.all_queued(turn_id, [queued.step_work(3)])
+
+
+def test_of_two_calls_that_find_every_call_done_one_sends_the_next_step(app, make_user):
+    """Two calls ending at once both read the other's outcome after their commits: the step
+    goes out once (a second copy would wait on the step's claim while the first runs)."""
+    turn_id = stored_turn(app, make_user("pat").id, "running", with_reply=True)
+    store_calls(app, turn_id, 0, ["c1", "c2"])
+    finish(app, turn_id, "c1")
+    finish(app, turn_id, "c2")
+    with app.app_context():
+        sent = [send_next_step(turn_id, 0), send_next_step(turn_id, 0)]
+        assert sent == [True, False]
+        assert queued.all_queued(turn_id, [queued.step_work(1)])
+
+
+def test_no_step_is_sent_for_a_turn_that_ended(app, make_user):
+    turn_id = stored_turn(app, make_user("pat").id, "running", with_reply=True)
+    store_calls(app, turn_id, 0, ["c1"])
+    finish(app, turn_id, "c1")
+    with app.app_context():
+        turn_state(turn_id).end(60, cancelled=True)
+        assert not send_next_step(turn_id, 0)
+        assert not queued.all_queued(turn_id, [queued.step_work(1)])
+        assert not turn_state(turn_id).exists("sent")
