@@ -278,7 +278,7 @@ def start_reply(turn: Turn) -> bool:
     # Two statements rather than the unit of work's flush of a new object and a changed turn,
     # which cost as much CPU as the claim itself.
     message_id = new_id()
-    db.session.execute(
+    statements.run(
         statements.new_reply(),
         {
             "new_id": message_id,
@@ -288,11 +288,7 @@ def start_reply(turn: Turn) -> bool:
             "new_created_at": utcnow(),
         },
     )
-    db.session.execute(
-        statements.reply_of_turn(),
-        {"turn": turn.id, "reply": message_id},
-        execution_options=statements.UNSYNCHRONIZED,
-    )
+    statements.run(statements.reply_of_turn(), {"turn": turn.id, "reply": message_id})
     set_committed_value(turn, "assistant_message_id", message_id)
     return True
 
@@ -312,11 +308,7 @@ def record_heartbeats(turn_ids: list[str]) -> None:
 def record_usage(turn_id: str, usage: dict | None) -> bool:
     """Set a running turn's token usage (uncommitted); False when the turn has ended."""
     return bool(
-        db.session.execute(
-            statements.running_usage(),
-            {"turn": turn_id, "new_usage": usage},
-            execution_options=statements.UNSYNCHRONIZED,
-        ).rowcount
+        statements.run(statements.running_usage(), {"turn": turn_id, "new_usage": usage}).rowcount
     )
 
 
@@ -363,10 +355,8 @@ def finish_turn(
         values["new_usage"] = usage
     if stale_before is not None:
         values["stale_before"] = stale_before
-    ended = db.session.execute(
-        statements.ending(usage is not None, stale_before is not None),
-        values,
-        execution_options=statements.UNSYNCHRONIZED,
+    ended = statements.run(
+        statements.ending(usage is not None, stale_before is not None), values
     ).first()
     if ended is not None:
         count_turn(ended, status)
