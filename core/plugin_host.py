@@ -11,8 +11,8 @@ import redis
 from flask import Flask, current_app
 
 from core import mcp_servers
-from core.extensions import db, get_redis
-from core.kept import find_kept, new_version
+from core.extensions import db
+from core.kept import current_version, find_kept, known, new_version
 from core.models import PluginOptions, UserPluginSettings, UserToolSetting
 from core.models.plugins import SETTINGS_VERSION_KEY
 from tools.api import Tool
@@ -20,7 +20,7 @@ from tools.host import PluginHost, is_enabled
 from tools.parser_shares import fair_share
 from tools.parsers import ParserLimits, ParserPool, shared_pool
 
-VERSION_KEY = "lookout:plugins:version"
+VERSION_KEY = known("lookout:plugins:version")
 log = logging.getLogger("lookout.plugins")
 
 
@@ -40,7 +40,7 @@ def init_plugins(app: Flask) -> None:
 
 def _current_version() -> bytes | None:
     try:
-        return get_redis().get(VERSION_KEY)
+        return current_version(VERSION_KEY)
     except redis.RedisError:
         return None
 

@@ -18,6 +18,7 @@ from sqlalchemy.exc import OperationalError
 
 from core import broker, metrics
 from core.extensions import db
+from core.kept import versions_read_once
 from core.models import Message, Turn
 from core.models.providers import context_tokens, max_tokens
 from core.models.uploads import with_attachment_texts
@@ -63,10 +64,17 @@ log = logging.getLogger("lookout.turns")
 @celery.task(name=broker.RUN_TURN_STEP, base=TurnTask, bind=True, ignore_result=True)
 def run_turn_step(self, turn_id: str, step: int) -> str:
     """Run step ``step`` of a turn, once (again while the database does not answer, as
-    ``TurnTask`` bounds it: the claim and the step's end are each one transaction)."""
+    ``TurnTask`` bounds it: the claim and the step's end are each one transaction). The
+    versions of what the process keeps (providers, plugins, limits) are read in one MGET."""
+    with versions_read_once():
+        return run_claimed_step(self, turn_id, step)
+
+
+def run_claimed_step(task, turn_id: str, step: int) -> str:
+    """Claim and run the step (``run_turn_step``); ``task`` waits while another worker runs it."""
     claim, turn, made_reply = claim_step(turn_id, step)
     if claim == "busy":
-        raise self.wait(BUSY_RETRY_SECONDS)
+        raise task.wait(BUSY_RETRY_SECONDS)
     if claim == "taken":  # from a worker that died
         if call_ids := stored_call_ids(turn_id, step):
             dispatch(turn_id, step, call_ids)  # the step had stored its calls: only their
@@ -137,7 +145,7 @@ def model_step(turn: Turn, step: int, announce: bool = False, made_reply: bool =
     state = turn_state(turn.id)
     user_id = owner_id(turn)
     provider_row, model = get_turn_model(turn)
-    host = get_host()  # once a step: each look asks Redis whether the options changed
+    host = get_host()  # once a step
     # One read of the reply's records answers whether the turn continues a reply, what the
     # previous step's results add to it and what it cites (a read each, and two to ask
     # whether it continued), and serves the step's own write of the reply or its ending; a
