@@ -13,7 +13,7 @@ import time
 from dataclasses import replace
 
 from flask import current_app
-from sqlalchemy import inspect
+from sqlalchemy import Row, bindparam, inspect
 from sqlalchemy.exc import OperationalError
 
 from core import broker, metrics
@@ -105,25 +105,34 @@ def run_claimed_step(task, turn_id: str, step: int) -> str:
 def keep_loaded(turn: Turn) -> None:
     """Detach the claimed turn with its columns loaded, so that the commit after the claim does
     not expire it: the step reads it as claimed rather than with a second SELECT of its row.
-    Nothing writes through it afterwards (the step's writes are statements by id)."""
-    db.session.flush()  # the reply the claim made (``start_reply``) is written through it
+    Nothing writes through it afterwards (the step's writes are statements by id). A claim's
+    turn comes detached already (``statements.claimed_turn``); a take-over's is the session's."""
+    if inspect(turn).session is None:
+        return
     if inspect(turn).expired_attributes:  # a take-over's commit expired it
         db.session.refresh(turn)
     db.session.expunge(turn)
 
 
-def branch(conversation_id: str, message_id: str) -> list[Message]:
-    """Return the messages from the conversation's start down to ``message_id``.
+_MESSAGES = Message.__table__.c
+# The columns a step's history needs, as rows rather than ORM objects (which cost as much
+# again to build, and their identity map to keep, as the query to run).
+_BRANCH = db.select(_MESSAGES.id, _MESSAGES.parent_id, _MESSAGES.role, _MESSAGES.parts).where(
+    _MESSAGES.conversation_id == bindparam("conversation")
+)
+
+
+def branch(conversation_id: str, message_id: str) -> list[Row]:
+    """Return the messages (``id``, ``parent_id``, ``role``, ``parts``) from the conversation's
+    start down to ``message_id``.
 
     One query loads the conversation's messages and the path is walked in memory: a query per
     message made every step of a long conversation slower than the last.
     """
-    by_id = {
-        m.id: m
-        for m in db.session.scalars(db.select(Message).filter_by(conversation_id=conversation_id))
-    }
-    path: list[Message] = []
-    current: Message | None = by_id.get(message_id)
+    rows = db.session.connection().execute(_BRANCH, {"conversation": conversation_id})
+    by_id = {m.id: m for m in rows}
+    path: list[Row] = []
+    current: Row | None = by_id.get(message_id)
     while current is not None and len(path) <= len(by_id):  # a cycle cannot loop forever
         path.append(current)
         current = by_id.get(current.parent_id) if current.parent_id else None

@@ -15,15 +15,16 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import bindparam, insert, or_, update
+from sqlalchemy.orm import make_transient_to_detached
 
 from core.extensions import db
 from core.models import Message, ToolCall, Turn
 from core.turn.states import OPEN_STATUSES
 
 # Bound parameters are not named as columns are (SQLAlchemy keeps those names for the SET
-# clause's own). Run the claims and the beat with these: the returned row is the turn (or the
-# call) as the statement left it, and nothing else in the session needs the ORM's evaluation
-# of the WHERE against loaded objects.
+# clause's own). Run the tool call's claim and the beat with these: the returned row is the
+# call (or the turn) as the statement left it, and nothing else in the session needs the ORM's
+# evaluation of the WHERE against loaded objects.
 RETURNED = {"populate_existing": True, "synchronize_session": False}
 
 _BUILT: dict[Any, Any] = {}
@@ -44,10 +45,23 @@ def _now() -> Any:
     return bindparam("now", type_=_TURNS.c.heartbeat_at.type)
 
 
-def _returning_update(entity: Any, where: list[Any], values: dict[str, Any]) -> Any:
-    """The UPDATE of the rows of ``entity`` matching ``where``, setting ``values``, returning
-    them."""
-    return update(entity).where(*where).values(**values).returning(entity)
+def _returning_update(
+    target: Any, where: list[Any], values: dict[str, Any], returned: tuple[Any, ...]
+) -> Any:
+    """The UPDATE of the rows of ``target`` matching ``where``, setting ``values``, returning
+    ``returned``."""
+    return update(target).where(*where).values(**values).returning(*returned)
+
+
+def claimed_turn(row: Any) -> Turn | None:
+    """Return the turn a claim returned (``first_claim``, ``next_claim``: every column), as a
+    detached object with every column loaded, as a step keeps it; None for no row. Built
+    here, it costs a tenth of the ORM's loading of a returned row."""
+    if row is None:
+        return None
+    turn = Turn(**row._mapping)
+    make_transient_to_detached(turn)
+    return turn
 
 
 def _once(key: Any, build: Callable[[], Any]) -> Any:
@@ -58,30 +72,33 @@ def _once(key: Any, build: Callable[[], Any]) -> Any:
 
 
 def first_claim() -> Any:
-    """Return the claim of a queued turn's first step (``turn``, ``now``), returning it."""
+    """Return the claim of a queued turn's first step (``turn``, ``now``), returning its row
+    (``claimed_turn``)."""
     return _once(
         "first_claim",
         lambda: _returning_update(
-            Turn,
-            [Turn.id == bindparam("turn"), Turn.status == "queued"],
+            _TURNS,
+            [_TURNS.c.id == bindparam("turn"), _TURNS.c.status == "queued"],
             {"heartbeat_at": _now(), "status": "running", "started_at": _now(), "step": 0},
+            tuple(_TURNS.c),
         ),
     )
 
 
 def next_claim() -> Any:
     """Return the claim of a running turn's step ``new_step`` after ``previous`` (``turn``,
-    ``now``), returning the turn."""
+    ``now``), returning its row (``claimed_turn``)."""
     return _once(
         "next_claim",
         lambda: _returning_update(
-            Turn,
+            _TURNS,
             [
-                Turn.id == bindparam("turn"),
-                Turn.status == "running",
-                Turn.step == bindparam("previous"),
+                _TURNS.c.id == bindparam("turn"),
+                _TURNS.c.status == "running",
+                _TURNS.c.step == bindparam("previous"),
             ],
             {"heartbeat_at": _now(), "step": bindparam("new_step")},
+            tuple(_TURNS.c),
         ),
     )
 
@@ -176,6 +193,7 @@ def call_claim() -> Any:
                 ToolCall.outcome.is_(None),
             ],
             {"started_at": _now(), "task_id": bindparam("new_task")},
+            (ToolCall,),
         ),
     )
 
@@ -185,6 +203,9 @@ def beat() -> Any:
     return _once(
         "beat",
         lambda: _returning_update(
-            Turn, [Turn.id == bindparam("turn"), Turn.status == "running"], {"heartbeat_at": _now()}
+            Turn,
+            [Turn.id == bindparam("turn"), Turn.status == "running"],
+            {"heartbeat_at": _now()},
+            (Turn,),
         ),
     )
