@@ -14,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import bindparam, insert, or_, update
+from sqlalchemy import bindparam, insert, or_, select, update
 from sqlalchemy.orm import make_transient_to_detached
 
 from core.extensions import db
-from core.models import Message, ToolCall, Turn
+from core.models import Conversation, Message, ToolCall, Turn
+from core.turn.owners import remember_owner
 from core.turn.states import OPEN_STATUSES
 
 # Bound parameters are not named as columns are (SQLAlchemy keeps those names for the SET
@@ -30,6 +31,15 @@ RETURNED = {"populate_existing": True, "synchronize_session": False}
 _BUILT: dict[Any, Any] = {}
 _TURNS = Turn.__table__
 _MESSAGES = Message.__table__
+_CONVERSATIONS = Conversation.__table__
+# Returned by a step's claim beside the turn: the owner a step needs (``claimed_turn``), in the
+# claim's statement rather than a SELECT of its own.
+_OWNER = (
+    select(_CONVERSATIONS.c.owner_id)
+    .where(_CONVERSATIONS.c.id == _TURNS.c.conversation_id)
+    .scalar_subquery()
+    .label("lookout_owner")
+)
 
 
 def run(statement: Any, values: Any) -> Any:
@@ -56,11 +66,16 @@ def _returning_update(
 def claimed_turn(row: Any) -> Turn | None:
     """Return the turn a claim returned (``first_claim``, ``next_claim``: every column), as a
     detached object with every column loaded, as a step keeps it; None for no row. Built
-    here, it costs a tenth of the ORM's loading of a returned row."""
+    here, it costs a tenth of the ORM's loading of a returned row. The conversation's owner,
+    returned with it, is kept (``core.turn.owners``)."""
     if row is None:
         return None
-    turn = Turn(**row._mapping)
+    columns = dict(row._mapping)
+    owner = columns.pop(_OWNER.name)
+    turn = Turn(**columns)
     make_transient_to_detached(turn)
+    if owner is not None:
+        remember_owner(turn.conversation_id, owner)
     return turn
 
 
@@ -80,7 +95,7 @@ def first_claim() -> Any:
             _TURNS,
             [_TURNS.c.id == bindparam("turn"), _TURNS.c.status == "queued"],
             {"heartbeat_at": _now(), "status": "running", "started_at": _now(), "step": 0},
-            tuple(_TURNS.c),
+            (*_TURNS.c, _OWNER),
         ),
     )
 
@@ -98,7 +113,7 @@ def next_claim() -> Any:
                 _TURNS.c.step == bindparam("previous"),
             ],
             {"heartbeat_at": _now(), "step": bindparam("new_step")},
-            tuple(_TURNS.c),
+            (*_TURNS.c, _OWNER),
         ),
     )
 
