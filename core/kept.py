@@ -71,7 +71,8 @@ def known(version_key: str) -> str:
 @contextmanager
 def versions_read_once() -> Iterator[None]:
     """Within it, every version key is read from Redis once, all in one MGET, at the first
-    look at any (``current_version``); what this process commits meanwhile it sees at once."""
+    look at any (``current_version``); what this process commits meanwhile it sees at once,
+    what another commits meanwhile from the next ``versions_read_once`` (the next step) on."""
     token = _READ.set({})
     try:
         yield
