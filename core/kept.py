@@ -8,6 +8,10 @@ again after ``KEPT_SECONDS`` whatever the version says, which bounds how long a 
 version could not be set (Redis down at that moment) goes unseen; a process that finds Redis
 down forgets what it kept. A write marked ``QUIET`` in its execution options (bookkeeping such
 as a token's last use) sets no version.
+
+Inside ``versions_read_once`` (a model step), the first look at a version reads every known
+version key in one MGET and later looks use it: a step looked at the plugins', the providers'
+and the users' limits' versions with a GET each.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import redis
@@ -32,6 +38,9 @@ KEPT_MOST = 10_000  # entries of one kind a process keeps; past it, it starts ag
 log = logging.getLogger("lookout.kept")
 _CHANGED = "lookout_kept_changed"  # session.info: the version keys its transaction must set
 _WATCHED: dict[type, str] = {}
+_KNOWN: set[str] = set()  # every version key looked at or watched: what one MGET reads
+# Within ``versions_read_once``: the versions read so far, by key.
+_READ: ContextVar[dict[str, bytes | None] | None] = ContextVar("lookout_kept_read", default=None)
 
 
 class _Kept:
@@ -52,13 +61,45 @@ def _kept(version_key: str) -> _Kept:
     return current_app.extensions.setdefault(f"lookout_kept:{version_key}", _Kept())
 
 
+def known(version_key: str) -> str:
+    """Return ``version_key``, added to those ``versions_read_once``'s MGET reads (a watched
+    model's is added by ``watch``)."""
+    _KNOWN.add(version_key)
+    return version_key
+
+
+@contextmanager
+def versions_read_once() -> Iterator[None]:
+    """Within it, every version key is read from Redis once, all in one MGET, at the first
+    look at any (``current_version``); what this process commits meanwhile it sees at once,
+    what another commits meanwhile from the next ``versions_read_once`` (the next step) on."""
+    token = _READ.set({})
+    try:
+        yield
+    finally:
+        _READ.reset(token)
+
+
+def current_version(version_key: str) -> bytes | None:
+    """Return the version stored at ``version_key`` (None when unset): one GET, or inside
+    ``versions_read_once`` what its one MGET read; raises redis.RedisError."""
+    _KNOWN.add(version_key)
+    read = _READ.get()
+    if read is None:
+        return get_redis().get(version_key)
+    if version_key not in read:
+        keys = sorted(_KNOWN)
+        read.update(zip(keys, get_redis().mget(keys), strict=True))
+    return read[version_key]
+
+
 def find_kept(version_key: str, key: Any, load: Callable[[], Any]) -> Any:
     """Return ``load()``'s answer for ``key``, read once per process until a commit sets
-    ``version_key`` (or ``KEPT_SECONDS`` pass); one Redis GET a use. None is never kept;
-    without Redis, ``load()``."""
+    ``version_key`` (or ``KEPT_SECONDS`` pass); one Redis GET a use (``current_version``).
+    None is never kept; without Redis, ``load()``."""
     kept = _kept(version_key)
     try:
-        version = get_redis().get(version_key)
+        version = current_version(version_key)
     except redis.RedisError:
         kept.forget()  # what a change made meanwhile left behind, gone
         return load()
@@ -94,13 +135,27 @@ def change_kept(version_key: str, key: Any, change: Callable[[Any], None]) -> No
 def new_version(version_key: str) -> None:
     """Set ``version_key`` anew (a random value: see the module's docstring), for what is kept
     by its own rules rather than ``find_kept``'s; raises redis.RedisError."""
-    get_redis().set(version_key, secrets.token_hex(8))
+    _set_versions([version_key])
+
+
+def _set_versions(keys: list[str]) -> None:
+    new = {version_key: secrets.token_hex(8) for version_key in keys}
+    read = _READ.get()
+    if read is not None:
+        for version_key in keys:  # until they are set: read again at the next look
+            read.pop(version_key, None)
+    with get_redis().pipeline(transaction=False) as pipe:
+        for version_key, version in new.items():
+            pipe.set(version_key, version)
+        pipe.execute()
+    if read is not None:
+        read.update(new)
 
 
 def watch(model: type, version_key: str) -> None:
     """Set ``version_key`` anew after every commit that inserted, updated or deleted a
     ``model`` row, one at a time or in bulk (unless the bulk statement is ``QUIET``)."""
-    _WATCHED[model] = version_key
+    _WATCHED[model] = known(version_key)
     for name in ("after_insert", "after_update", "after_delete"):
         event.listen(model, name, _note_flushed)
 
@@ -128,10 +183,7 @@ def _tell_processes(session: Session) -> None:
     try:
         for version_key in keys:  # this process sees its own change even without Redis
             _kept(version_key).forget()
-        with get_redis().pipeline(transaction=False) as pipe:
-            for version_key in sorted(keys):
-                pipe.set(version_key, secrets.token_hex(8))  # as new_version
-            pipe.execute()
+        _set_versions(sorted(keys))
     except (redis.RedisError, RuntimeError, KeyError):
         log.error(
             "%s could not be set: other processes may use the rows as they were for up to %d s",

@@ -11,16 +11,16 @@ import redis
 from flask import Flask, current_app
 
 from core import mcp_servers
-from core.extensions import db, get_redis
-from core.kept import find_kept, new_version
+from core.extensions import db
+from core.kept import current_version, find_kept, known, new_version
 from core.models import PluginOptions, UserPluginSettings, UserToolSetting
-from core.models.plugins import SETTINGS_VERSION_KEY
+from core.models.plugins import SETTINGS_VERSION_KEY, TOOLS_VERSION_KEY
 from tools.api import Tool
 from tools.host import PluginHost, is_enabled
 from tools.parser_shares import fair_share
 from tools.parsers import ParserLimits, ParserPool, shared_pool
 
-VERSION_KEY = "lookout:plugins:version"
+VERSION_KEY = known("lookout:plugins:version")
 log = logging.getLogger("lookout.plugins")
 
 
@@ -40,7 +40,7 @@ def init_plugins(app: Flask) -> None:
 
 def _current_version() -> bytes | None:
     try:
-        return get_redis().get(VERSION_KEY)
+        return current_version(VERSION_KEY)
     except redis.RedisError:
         return None
 
@@ -111,8 +111,10 @@ def tool_choices(user_id: str) -> dict[str, bool]:
 
 
 def enabled_tools(host: PluginHost, user_id: str) -> list[Tool]:
-    """Return the registered tools enabled for the user (the spec's tool switches)."""
-    choices = tool_choices(user_id)
+    """Return the registered tools enabled for the user (the spec's tool switches), their
+    switches kept per process until any process commits a change to a user's (``core.kept``):
+    a model step offering the user's tools read them every step."""
+    choices = find_kept(TOOLS_VERSION_KEY, user_id, lambda: tool_choices(user_id))
     return [tool for tool in host.tools() if is_enabled(tool, choices.get(tool.name))]
 
 

@@ -13,11 +13,12 @@ import time
 from dataclasses import replace
 
 from flask import current_app
-from sqlalchemy import inspect
+from sqlalchemy import Row, bindparam, inspect
 from sqlalchemy.exc import OperationalError
 
 from core import broker, metrics
 from core.extensions import db
+from core.kept import versions_read_once
 from core.models import Message, Turn
 from core.models.providers import context_tokens, max_tokens
 from core.models.uploads import with_attachment_texts
@@ -63,10 +64,17 @@ log = logging.getLogger("lookout.turns")
 @celery.task(name=broker.RUN_TURN_STEP, base=TurnTask, bind=True, ignore_result=True)
 def run_turn_step(self, turn_id: str, step: int) -> str:
     """Run step ``step`` of a turn, once (again while the database does not answer, as
-    ``TurnTask`` bounds it: the claim and the step's end are each one transaction)."""
+    ``TurnTask`` bounds it: the claim and the step's end are each one transaction). The
+    versions of what the process keeps (providers, plugins, limits) are read in one MGET."""
+    with versions_read_once():
+        return run_claimed_step(self, turn_id, step)
+
+
+def run_claimed_step(task, turn_id: str, step: int) -> str:
+    """Claim and run the step (``run_turn_step``); ``task`` waits while another worker runs it."""
     claim, turn, made_reply = claim_step(turn_id, step)
     if claim == "busy":
-        raise self.wait(BUSY_RETRY_SECONDS)
+        raise task.wait(BUSY_RETRY_SECONDS)
     if claim == "taken":  # from a worker that died
         if call_ids := stored_call_ids(turn_id, step):
             dispatch(turn_id, step, call_ids)  # the step had stored its calls: only their
@@ -97,25 +105,34 @@ def run_turn_step(self, turn_id: str, step: int) -> str:
 def keep_loaded(turn: Turn) -> None:
     """Detach the claimed turn with its columns loaded, so that the commit after the claim does
     not expire it: the step reads it as claimed rather than with a second SELECT of its row.
-    Nothing writes through it afterwards (the step's writes are statements by id)."""
-    db.session.flush()  # the reply the claim made (``start_reply``) is written through it
+    Nothing writes through it afterwards (the step's writes are statements by id). A claim's
+    turn comes detached already (``statements.claimed_turn``); a take-over's is the session's."""
+    if inspect(turn).session is None:
+        return
     if inspect(turn).expired_attributes:  # a take-over's commit expired it
         db.session.refresh(turn)
     db.session.expunge(turn)
 
 
-def branch(conversation_id: str, message_id: str) -> list[Message]:
-    """Return the messages from the conversation's start down to ``message_id``.
+_MESSAGES = Message.__table__.c
+# The columns a step's history needs, as rows rather than ORM objects (which cost as much
+# again to build, and their identity map to keep, as the query to run).
+_BRANCH = db.select(_MESSAGES.id, _MESSAGES.parent_id, _MESSAGES.role, _MESSAGES.parts).where(
+    _MESSAGES.conversation_id == bindparam("conversation")
+)
+
+
+def branch(conversation_id: str, message_id: str) -> list[Row]:
+    """Return the messages (``id``, ``parent_id``, ``role``, ``parts``) from the conversation's
+    start down to ``message_id``.
 
     One query loads the conversation's messages and the path is walked in memory: a query per
     message made every step of a long conversation slower than the last.
     """
-    by_id = {
-        m.id: m
-        for m in db.session.scalars(db.select(Message).filter_by(conversation_id=conversation_id))
-    }
-    path: list[Message] = []
-    current: Message | None = by_id.get(message_id)
+    rows = db.session.connection().execute(_BRANCH, {"conversation": conversation_id})
+    by_id = {m.id: m for m in rows}
+    path: list[Row] = []
+    current: Row | None = by_id.get(message_id)
     while current is not None and len(path) <= len(by_id):  # a cycle cannot loop forever
         path.append(current)
         current = by_id.get(current.parent_id) if current.parent_id else None
@@ -137,7 +154,7 @@ def model_step(turn: Turn, step: int, announce: bool = False, made_reply: bool =
     state = turn_state(turn.id)
     user_id = owner_id(turn)
     provider_row, model = get_turn_model(turn)
-    host = get_host()  # once a step: each look asks Redis whether the options changed
+    host = get_host()  # once a step
     # One read of the reply's records answers whether the turn continues a reply, what the
     # previous step's results add to it and what it cites (a read each, and two to ask
     # whether it continued), and serves the step's own write of the reply or its ending; a

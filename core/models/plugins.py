@@ -56,3 +56,7 @@ class UserToolSetting(db.Model):
 # process behind it (core/plugin_host.py: find_kept_settings).
 SETTINGS_VERSION_KEY = "lookout:plugin-settings:version"
 watch(UserPluginSettings, SETTINGS_VERSION_KEY)
+# Set anew after every commit that wrote a user's tool switches: each process keeps them
+# behind it (core/plugin_host.py: enabled_tools, which a model step asks every step).
+TOOLS_VERSION_KEY = "lookout:tool-switches:version"
+watch(UserToolSetting, TOOLS_VERSION_KEY)

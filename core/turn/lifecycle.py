@@ -209,14 +209,15 @@ def claim_step(turn_id: str, step: int) -> tuple[StepClaim, Turn | None, bool]:
     The claim and the reply it makes stay in the session's transaction, committed by the
     caller with the step's reads, before the model is called.
     """
-    # The returned row is the turn (populate_existing); nothing else in the session needs the
-    # ORM's evaluation of the WHERE against loaded objects, which cost a fifth of the claim.
+    # The claim's returned row is the turn, built detached (``claimed_turn``): nothing else in
+    # the session needs the ORM's evaluation of the WHERE against loaded objects, which cost a
+    # fifth of the claim, nor its loading of the row.
     if step == 0:
         claim, values = statements.first_claim(), {"turn": turn_id, "now": utcnow()}
     else:
         claim = statements.next_claim()
         values = {"turn": turn_id, "now": utcnow(), "previous": step - 1, "new_step": step}
-    turn = db.session.scalars(claim, values, execution_options=statements.RETURNED).one_or_none()
+    turn = statements.claimed_turn(statements.run(claim, values).first())
     if turn is not None:
         if step == 0:
             return "started", turn, start_reply(turn)
@@ -284,7 +285,7 @@ def start_reply(turn: Turn) -> bool:
     # Two statements rather than the unit of work's flush of a new object and a changed turn,
     # which cost as much CPU as the claim itself.
     message_id = new_id()
-    db.session.execute(
+    statements.run(
         statements.new_reply(),
         {
             "new_id": message_id,
@@ -294,11 +295,7 @@ def start_reply(turn: Turn) -> bool:
             "new_created_at": utcnow(),
         },
     )
-    db.session.execute(
-        statements.reply_of_turn(),
-        {"turn": turn.id, "reply": message_id},
-        execution_options=statements.UNSYNCHRONIZED,
-    )
+    statements.run(statements.reply_of_turn(), {"turn": turn.id, "reply": message_id})
     set_committed_value(turn, "assistant_message_id", message_id)
     return True
 
@@ -318,11 +315,7 @@ def record_heartbeats(turn_ids: list[str]) -> None:
 def record_usage(turn_id: str, usage: dict | None) -> bool:
     """Set a running turn's token usage (uncommitted); False when the turn has ended."""
     return bool(
-        db.session.execute(
-            statements.running_usage(),
-            {"turn": turn_id, "new_usage": usage},
-            execution_options=statements.UNSYNCHRONIZED,
-        ).rowcount
+        statements.run(statements.running_usage(), {"turn": turn_id, "new_usage": usage}).rowcount
     )
 
 
@@ -369,10 +362,8 @@ def finish_turn(
         values["new_usage"] = usage
     if stale_before is not None:
         values["stale_before"] = stale_before
-    ended = db.session.execute(
-        statements.ending(usage is not None, stale_before is not None),
-        values,
-        execution_options=statements.UNSYNCHRONIZED,
+    ended = statements.run(
+        statements.ending(usage is not None, stale_before is not None), values
     ).first()
     if ended is not None:
         count_turn(ended, status)

@@ -41,6 +41,7 @@ from sqlalchemy.orm import aliased
 
 from core.extensions import db
 from core.models import Message, ToolCall, Turn, TurnStep
+from core.turn import statements
 from core.turn.checks import checked_parts
 from core.turn.events import REASONING_DELTA, SOURCE_ADDED, TEXT_DELTA, TOOL_FINISHED
 from core.turn.grounding import grounding_of, without_the_web
@@ -365,7 +366,7 @@ def store_reply(
     values: dict[str, Any] = {"parts": parts, "grounding": grounding}
     if status is not None:
         values["status"] = status
-    db.session.execute(
+    statements.run(
         _reply_update(tuple(values)),
         {"message_id": message_id, **{f"new_{k}": v for k, v in values.items()}},
     )
@@ -380,10 +381,9 @@ def _reply_update(columns: tuple[str, ...]) -> Any:
     statement = _REPLY_UPDATES.get(columns)
     if statement is None:
         statement = _REPLY_UPDATES[columns] = (
-            update(Message)
-            .where(Message.id == bindparam("message_id"))
+            update(Message.__table__)
+            .where(Message.__table__.c.id == bindparam("message_id"))
             .values({name: bindparam(f"new_{name}") for name in columns})
-            .execution_options(synchronize_session=False)
         )
     return statement
 

@@ -8,8 +8,8 @@ import pytest
 
 from core.extensions import db, get_redis
 from core.limits import set_overrides, setting_values
-from core.models import User, UserPluginSettings
-from core.plugin_host import find_kept_settings
+from core.models import User, UserPluginSettings, UserToolSetting
+from core.plugin_host import enabled_tools, find_kept_settings, get_host
 from core.quotas import UserQuotas
 
 NAMES = ("toolCallsPerStep", "fetchBytesPerDay")
@@ -116,3 +116,24 @@ def test_plugin_settings_saved_in_one_process_reach_another_at_its_next_tool_cal
         db.session.commit()
     with worker.app_context():
         assert find_kept_settings(user_id, "web_search") == {}
+
+
+def test_a_tool_switch_saved_in_one_process_is_used_by_another_at_its_next_step(make_app, two_apps):
+    _worker, web, user_id = two_apps
+    worker = make_app(
+        DATABASE_URL=web.config["DATABASE_URL"], LOOKOUT_PLUGINS="tests.workers.turn_plugins"
+    )
+
+    def offered() -> list[str]:
+        with worker.app_context():
+            return [t.name for t in enabled_tools(get_host(), user_id)]
+
+    assert "switchable" not in offered()  # off unless switched on
+    with web.app_context():
+        db.session.add(UserToolSetting(user_id=user_id, tool="switchable", enabled=True))
+        db.session.commit()
+    assert "switchable" in offered()
+    with web.app_context():
+        db.session.get(UserToolSetting, (user_id, "switchable")).enabled = False
+        db.session.commit()
+    assert "switchable" not in offered()

@@ -6,9 +6,12 @@ import uuid
 
 import pytest
 
-from core.extensions import db
+from core.extensions import db, get_redis
+from core.kept import versions_read_once
+from core.limits import kept_overrides
 from core.models import Provider
 from core.models.providers import find_kept_model
+from core.plugin_host import get_host
 from tests.workers.conftest import make_chat_app
 
 
@@ -61,3 +64,32 @@ def test_a_change_rolled_back_leaves_the_kept_rows_alone(app):
         db.session.rollback()
         db.session.commit()
         assert find_kept_model(model_id)[0] is first
+
+
+def redis_calls() -> dict[str, int]:
+    stats = get_redis().info("commandstats")
+    return {name: stats.get(f"cmdstat_{name}", {}).get("calls", 0) for name in ("get", "mget")}
+
+
+def test_a_step_reads_every_version_it_looks_at_in_one_round_trip(app):
+    with app.app_context():
+        model_id = add_provider("sk-1")
+        with versions_read_once():
+            before = redis_calls()
+            assert find_kept_model(model_id) is not None
+            get_host()
+            assert kept_overrides("nobody") == {}
+            after = redis_calls()
+        assert after == {"get": before["get"], "mget": before["mget"] + 1}
+        find_kept_model(model_id)
+        assert redis_calls()["get"] == before["get"] + 1  # outside a step: a GET a look
+
+
+def test_a_provider_this_step_changed_is_read_again_within_the_step(app):
+    with app.app_context(), versions_read_once():
+        model_id = add_provider("sk-old")
+        first, _model = find_kept_model(model_id)
+        row = db.session.scalar(db.select(Provider).filter_by(name=first.name))
+        row.api_key = "sk-new"
+        db.session.commit()
+        assert find_kept_model(model_id)[0].api_key == "sk-new"
