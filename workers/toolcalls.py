@@ -14,6 +14,7 @@ from flask import current_app
 
 from core import broker, metrics
 from core.extensions import db
+from core.kept import versions_read_once
 from core.models import ToolCall, Turn
 from core.tool_names import tool_label
 from core.turn import events
@@ -131,8 +132,15 @@ def run_tool_call(self, turn_id: str, call_id: str) -> str:
     next step when it ends, and the reaper ends the turn if the holder's worker died. A
     delivery of a call that has its outcome sends the next step as the last call would, in
     case the one that stored it stopped before sending (a step taken over sends every call).
+    The versions of what the process keeps (plugins, settings, limits) are read in one MGET.
     """
-    claim, call, turn = take_call(turn_id, call_id, self.request.id)
+    with versions_read_once():
+        return take_and_run(turn_id, call_id, self.request.id)
+
+
+def take_and_run(turn_id: str, call_id: str, task_id: str) -> str:
+    """Claim the call for the task ``task_id`` and run it (``run_tool_call``)."""
+    claim, call, turn = take_call(turn_id, call_id, task_id)
     step = call.step if call is not None else None  # read before a commit expires the call
     if claim == "done":
         db.session.rollback()
