@@ -274,7 +274,8 @@ class OpenAICompatibleProvider:
 
     def _bounded(self, chunks: Iterable[bytes], clock: _Clock, signal: Signal) -> Iterator[bytes]:
         """``chunks``, raising ProviderError once the first token or the whole answer is late,
-        and read no more often than ``read_interval`` once the answer has started.
+        and read no more often than ``read_interval`` after a read of an answer already
+        started (so an answer of one read, the first token and the end, never waits).
 
         Checked on every read, comments included: a server that pings while it is busy
         elsewhere is bounded by these, and one wholly silent by the read timeout.
@@ -285,8 +286,9 @@ class OpenAICompatibleProvider:
                 raise no_first_token(self._who, self.first_token_timeout)
             if self.answer_timeout is not None and elapsed > self.answer_timeout:
                 raise answer_too_slow(self._who, self.answer_timeout)
+            streaming = clock.answering
             yield chunk
-            if self.read_interval and clock.answering:
+            if self.read_interval and streaming:
                 # The caller has taken this read's events; the tokens that come meanwhile
                 # gather in the socket and come in one read, not one wake-up each. A cancel
                 # wakes the wait (and the next check raises).
