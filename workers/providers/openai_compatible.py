@@ -14,12 +14,12 @@ past them: they are time, not an answer.
 Reads: with ``read_interval``, the stream is read at most that often once the answer has
 started (the worker reads at its text batches' interval, ``workers.runtime``): the tokens that
 come meanwhile wait in the socket and come in one read, as one event, where each token cost the
-reading thread a wake-up of its own (a fifth of a streamed token's CPU on a quiet machine).
+reading thread a wake-up of its own, most of a token's CPU (docs/benchmarks.md).
 
-Cancellation: the caller's ``Signal`` is checked before each attempt and between chunks, wakes
-a retry wait at once, and, through its ``on_cancel`` hook, shuts the stream's socket down the
-moment it trips, so a stream stuck waiting for its next token closes at once (no thread polls
-it). Either way the stream is closed and ProviderCancelled is raised.
+Cancellation: the caller's ``Signal`` is checked before each attempt and between reads, wakes
+a retry wait or a wait between reads at once, and, through its ``on_cancel`` hook, shuts the
+stream's socket down the moment it trips, so a stream stuck waiting for its next token closes
+at once (no thread polls it). Either way the stream is closed and ProviderCancelled is raised.
 """
 
 from __future__ import annotations
