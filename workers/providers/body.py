@@ -124,8 +124,8 @@ class ChunkedBody:
 
         ``at`` is where the unread part of ``buffer`` starts: a read holding many small chunks
         is not copied again for each of them. Their data is yielded as one: chunk boundaries
-        mean nothing to an event stream, and a reader that reads seldom (``stream_reply``
-        waits between its batches) gets a read's tokens in one piece, not one wake-up each.
+        mean nothing to an event stream, and a reader that reads seldom (the worker's provider
+        waits ``read_interval`` between reads) gets a read's tokens in one piece.
         """
         self.sock.settimeout(self.timeout)
         buffer, at = self.head, 0
