@@ -29,8 +29,12 @@ from tests.support.redis_server import RedisServer
 def provider_cpu(base_url: str) -> float:
     """Return the process CPU seconds one reply takes through the provider alone."""
     from workers.providers import OpenAICompatibleProvider
+    from workers.runtime import TEXT_BATCH_SECONDS
 
-    with OpenAICompatibleProvider("bench", base_url, None) as provider:
+    # Read as the worker reads: at most once a text batch (``provider_client``).
+    with OpenAICompatibleProvider(
+        "bench", base_url, None, read_interval=TEXT_BATCH_SECONDS
+    ) as provider:
         list(provider.stream("m", [{"role": "user", "content": "hi"}]))  # the connection
         started = time.process_time()
         for _ in provider.stream("m", [{"role": "user", "content": "hi"}]):
@@ -62,9 +66,11 @@ class StepRunner:
         from core.turn.sources import Sources
         from core.turn.state import turn_state
         from workers.providers import OpenAICompatibleProvider
+        from workers.runtime import TEXT_BATCH_SECONDS
         from workers.streaming import stream_reply
 
-        with self.app.app_context(), OpenAICompatibleProvider("bench", base_url, None) as model:
+        model = OpenAICompatibleProvider("bench", base_url, None, read_interval=TEXT_BATCH_SECONDS)
+        with self.app.app_context(), model:
             messages = [{"role": "user", "content": "hi"}]
             list(model.stream("m", messages))  # the connection
             state = turn_state(f"bench-{turn}-{base_url[-6:]}")

@@ -16,6 +16,10 @@ from workers.providers import OpenAICompatibleProvider
 from workers.watch import TurnWatcher
 
 HEARTBEAT_SECONDS = 5.0  # at most; a quarter of TURN_STALE_SECONDS when that is shorter
+# How often a model's streamed text is shown (``workers.streaming.DeltaBuffer``), and so the
+# least time between two reads of its stream: tokens that come sooner wait in the socket for
+# the next read, which takes them all with one wake-up, not one each.
+TEXT_BATCH_SECONDS = 0.05
 
 _lock = threading.Lock()
 _providers: dict[tuple[str, str, str | None], OpenAICompatibleProvider] = {}
@@ -59,6 +63,7 @@ def provider_client(provider: Provider) -> OpenAICompatibleProvider:
                 timeout=current_app.config["MODEL_TIMEOUT_SECONDS"],
                 first_token_timeout=current_app.config["MODEL_TIMEOUT_SECONDS"],
                 answer_timeout=current_app.config["MODEL_ANSWER_SECONDS"],
+                read_interval=TEXT_BATCH_SECONDS,
             )
             _providers[cache_key] = client
     return client

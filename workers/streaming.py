@@ -27,7 +27,7 @@ from workers.providers import (
     Usage,
 )
 from workers.providers.tokens import CHARS_PER_TOKEN
-from workers.runtime import get_watcher
+from workers.runtime import TEXT_BATCH_SECONDS, get_watcher
 
 log = logging.getLogger("lookout.turns")
 # A step's reasoning is kept up to this many times the characters its max_tokens allow the
@@ -147,7 +147,7 @@ class DeltaBuffer:
     take (a restart) is held and sent with the next batch.
     """
 
-    INTERVAL_SECONDS = 0.05
+    INTERVAL_SECONDS = TEXT_BATCH_SECONDS
 
     def __init__(
         self, state: TurnState, publish: Callable[[TurnState, str], None] = events.text_delta

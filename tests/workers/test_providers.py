@@ -23,7 +23,7 @@ from workers.providers import (
     ToolSpec,
     Usage,
 )
-from workers.providers.chunks import sse_lines
+from workers.providers.chunks import DONE, EventStream, sse_lines
 
 KEY = "sk-test-0123456789abcdef"
 HELLO = [{"role": "user", "content": "Hello"}]
@@ -370,6 +370,34 @@ def test_events_ended_by_crlf_or_cr_are_read_like_those_ended_by_lf(fake, provid
 def test_a_line_cut_between_reads_is_read_whole_even_inside_a_character_or_a_crlf():
     pieces = [b"data: caf", "é".encode()[:1], "é".encode()[1:] + b"\r", b"\n\r", b"\ndata: x"]
     assert list(sse_lines(pieces)) == ["data: café", "", "data: x"]
+
+
+def test_the_events_one_read_holds_come_together_and_end_at_done():
+    reads = [b"data: a\n\ndata: b\n\n", b": ping\n\ndata: c\n", b"\ndata: [DONE]\n\ndata: x\n\n"]
+    assert list(EventStream().batches(reads)) == [["a", "b"], ["c", DONE]]
+
+
+def test_tokens_that_come_while_a_provider_waits_between_reads_come_as_one_event(fake):
+    fake.script(Reply.text("one two three four five six", chunks=6, delay=0.01))
+    with OpenAICompatibleProvider("Fakery", fake.base_url, KEY, read_interval=0.5) as provider:
+        events = collect(provider.stream("fake-model", HELLO))
+    deltas = [e.text for e in events if isinstance(e, TextDelta)]
+    assert "".join(deltas) == "one two three four five six"
+    assert len(deltas) <= 3  # the first two tokens' reads, then the rest in one
+    assert events[-1] == Finished("stop")
+
+
+def test_a_stop_wakes_a_provider_waiting_between_reads(fake):
+    fake.script(Reply.forever(delay=0.01))
+    signal = Signal()
+    with OpenAICompatibleProvider("Fakery", fake.base_url, KEY, read_interval=60.0) as provider:
+        started = time.monotonic()
+        with pytest.raises(ProviderCancelled):
+            for _ in provider.stream("fake-model", HELLO, signal=signal):
+                if not signal.cancelled:
+                    threading.Timer(0.2, signal.cancel).start()
+        # Not the minute it would wait: a busy machine may take seconds, not that.
+        assert time.monotonic() - started < 20
 
 
 def test_an_error_event_before_the_first_token_is_retried(fake, provider, waits):

@@ -120,15 +120,21 @@ class ChunkedBody:
             self.response.close()
 
     def _chunks(self) -> Iterator[bytes]:
-        """The chunks' data as read: whole chunks when one read holds them, else pieces.
+        """The chunks' data as read: the whole chunks one read holds joined, else pieces.
 
         ``at`` is where the unread part of ``buffer`` starts: a read holding many small chunks
-        is not copied again for each of them.
+        is not copied again for each of them. Their data is yielded as one: chunk boundaries
+        mean nothing to an event stream, and a reader that reads seldom (the worker's provider
+        waits ``read_interval`` between reads) gets a read's tokens in one piece.
         """
         self.sock.settimeout(self.timeout)
         buffer, at = self.head, 0
+        whole: list[bytes] = []
         while True:
             end = buffer.find(b"\r\n", at)
+            if end < 0 and whole:
+                yield b"".join(whole)
+                whole = []
             while end < 0:
                 buffer, at = self._more(buffer[at:]), 0
                 end = buffer.find(b"\r\n")
@@ -138,9 +144,12 @@ class ChunkedBody:
                 break
             stop = start + size
             if buffer[stop : stop + 2] == b"\r\n":  # the whole chunk came in one read
-                yield buffer[start:stop]
+                whole.append(buffer[start:stop])
                 at = stop + 2
                 continue
+            if whole:
+                yield b"".join(whole)
+                whole = []
             buffer, at = buffer[start:], 0
             while size:
                 if not buffer:
@@ -154,6 +163,8 @@ class ChunkedBody:
             if buffer[:2] != b"\r\n":
                 raise httpx2.RemoteProtocolError("A chunk of the body did not end with CRLF.")
             buffer = buffer[2:]
+        if whole:
+            yield b"".join(whole)
         buffer, at = buffer[start:], 0
         trailers = 0
         while True:  # trailers, up to an empty line

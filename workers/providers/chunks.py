@@ -66,47 +66,64 @@ class EventStream:
 
     One reader over the bytes as they arrive: httpx's text and line decoders and a generator
     per layer cost a model's streamed token about as much as parsing it, so a read that holds
-    exactly one event of one ``data`` line (what servers send per token) skips the splitting.
+    only whole events of one ``data`` line each (what servers send) skips the line splitting.
     ``spoke`` tells whether any line was more than a blank, a comment or ``DONE``.
     """
 
     def __init__(self) -> None:
         self.spoke = False
 
-    def payloads(self, chunks: Iterable[bytes]) -> Iterator[str]:
-        """Yield each event's data, as text, ending after ``DONE``."""
+    def batches(self, chunks: Iterable[bytes]) -> Iterator[list[str]]:
+        """Yield the data of the events each read of ``chunks`` completes, as text, one list a
+        read that completes any, ending after ``DONE``."""
         pending = b""
         data: list[str] = []
         for chunk in chunks:
-            if (
-                not pending
-                and not data
-                and chunk.startswith(b"data:")
-                and chunk.find(b"\n") == len(chunk) - 2
-                and chunk.endswith(b"\n\n")
-                and b"\r" not in chunk
-            ):
-                payload = chunk[5:-2].decode("utf-8", "replace")
-                payload = payload[1:] if payload.startswith(" ") else payload
-                if payload.strip() == DONE:
-                    yield DONE
-                    return
-                self.spoke = True
-                yield payload
-                continue
+            if not pending and not data:
+                found = self._whole_events(chunk)
+                if found is not None:
+                    if found:
+                        yield found
+                        if found[-1] is DONE:
+                            return
+                    continue
             complete, pending = _split_lines(pending, chunk)
+            found = []
             for line in complete:
                 payload = self._line(line.decode("utf-8", "replace"), data)
-                if payload is DONE:
-                    yield DONE
-                    return
                 if payload is not None:
-                    yield payload
+                    found.append(payload)
+                    if payload is DONE:
+                        break
+            if found:
+                yield found
+                if found[-1] is DONE:
+                    return
         if pending:
             self._line(pending.rstrip(b"\r").decode("utf-8", "replace"), data)
         if data:
             payload = "\n".join(data)
-            yield DONE if payload.strip() == DONE else payload
+            yield [DONE if payload.strip() == DONE else payload]
+
+    def _whole_events(self, chunk: bytes) -> list[str] | None:
+        """The data of the events in ``chunk`` (up to ``DONE``) when it holds only whole
+        events of one ``data`` line each; else None, and the lines are read one by one."""
+        if not chunk.endswith(b"\n\n") or b"\r" in chunk:
+            return None
+        parts = chunk[:-2].split(b"\n\n")
+        for part in parts:
+            if not part.startswith(b"data:") or b"\n" in part:
+                return None
+        found: list[str] = []
+        for part in parts:
+            payload = part[5:].decode("utf-8", "replace")
+            payload = payload[1:] if payload.startswith(" ") else payload
+            if payload.strip() == DONE:
+                found.append(DONE)
+                break
+            self.spoke = True
+            found.append(payload)
+        return found
 
     def _line(self, line: str, data: list[str]) -> str | None:
         """Add one line to the event in ``data``; return the event's data when the line

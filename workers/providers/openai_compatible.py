@@ -11,10 +11,15 @@ Time bounds: ``timeout`` bounds the silence between two bytes (httpx's read time
 so a busy server's keep-alive comments (``: ping`` every 15 s from llama.cpp) cannot hold a turn
 past them: they are time, not an answer.
 
-Cancellation: the caller's ``Signal`` is checked before each attempt and between chunks, wakes
-a retry wait at once, and, through its ``on_cancel`` hook, shuts the stream's socket down the
-moment it trips, so a stream stuck waiting for its next token closes at once (no thread polls
-it). Either way the stream is closed and ProviderCancelled is raised.
+Reads: with ``read_interval``, the stream is read at most that often once the answer has
+started (the worker reads at its text batches' interval, ``workers.runtime``): the tokens that
+come meanwhile wait in the socket and come in one read, as one event, where each token cost the
+reading thread a wake-up of its own, most of a token's CPU (docs/benchmarks.md).
+
+Cancellation: the caller's ``Signal`` is checked before each attempt and between reads, wakes
+a retry wait or a wait between reads at once, and, through its ``on_cancel`` hook, shuts the
+stream's socket down the moment it trips, so a stream stuck waiting for its next token closes
+at once (no thread polls it). Either way the stream is closed and ProviderCancelled is raised.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import socket
 import ssl
 import time
 from collections.abc import Callable, Iterable, Iterator
+from itertools import groupby
 from typing import Any
 
 import httpx2
@@ -37,6 +43,8 @@ from workers.providers.base import (
     ProviderCancelled,
     ProviderError,
     ProviderEvent,
+    ReasoningDelta,
+    TextDelta,
     ToolSpec,
 )
 from workers.providers.body import body_chunks
@@ -83,6 +91,7 @@ class OpenAICompatibleProvider:
         max_retries: int = 3,
         backoff: float = 0.5,
         retry_after_cap: float = 10.0,
+        read_interval: float = 0.0,
         wait: Wait = wait_unless_cancelled,
     ) -> None:
         self.name = name
@@ -92,6 +101,7 @@ class OpenAICompatibleProvider:
         self.retry_after_cap = retry_after_cap
         self.first_token_timeout = first_token_timeout or timeout
         self.answer_timeout = answer_timeout
+        self.read_interval = read_interval
         self._wait = wait
         # A keyless local server (Ollama, llama.cpp) gets a placeholder: given None, the SDK
         # would read OPENAI_API_KEY from the environment and send it to this provider.
@@ -229,13 +239,23 @@ class OpenAICompatibleProvider:
         try:
             events = EventStream()
             body = body_chunks(response)
-            for payload in events.payloads(self._bounded(body, clock)):
+            for payloads in events.batches(self._bounded(body, clock, signal)):
                 if signal.cancelled:
                     raise ProviderCancelled
-                seen = seen or payload != DONE
-                for event in reply.add(payload):
+                found: list[ProviderEvent] = []
+                failure: ProviderError | None = None
+                for payload in payloads:
+                    seen = seen or payload != DONE
+                    try:
+                        found.extend(reply.add(payload))
+                    except ProviderError as error:  # after what came before it in the read
+                        failure = error
+                        break
+                if found:
                     progress.started = clock.answering = True
-                    yield event
+                    yield from joined(found) if self.read_interval else found
+                if failure is not None:
+                    raise failure
             if not signal.cancelled:
                 body.finish()  # the body's last chunk, after [DONE]: the connection is kept
             undo()  # before the pool hands the connection to another call
@@ -252,8 +272,10 @@ class OpenAICompatibleProvider:
             undo()
             response.close()
 
-    def _bounded(self, chunks: Iterable[bytes], clock: _Clock) -> Iterator[bytes]:
-        """``chunks``, raising ProviderError once the first token or the whole answer is late.
+    def _bounded(self, chunks: Iterable[bytes], clock: _Clock, signal: Signal) -> Iterator[bytes]:
+        """``chunks``, raising ProviderError once the first token or the whole answer is late,
+        and read no more often than ``read_interval`` after a read of an answer already
+        started (so an answer of one read, the first token and the end, never waits).
 
         Checked on every read, comments included: a server that pings while it is busy
         elsewhere is bounded by these, and one wholly silent by the read timeout.
@@ -264,7 +286,27 @@ class OpenAICompatibleProvider:
                 raise no_first_token(self._who, self.first_token_timeout)
             if self.answer_timeout is not None and elapsed > self.answer_timeout:
                 raise answer_too_slow(self._who, self.answer_timeout)
+            streaming = clock.answering
             yield chunk
+            if self.read_interval and streaming:
+                # The caller has taken this read's events; the tokens that come meanwhile
+                # gather in the socket and come in one read, not one wake-up each. A cancel
+                # wakes the wait (and the next check raises).
+                signal.wait(self.read_interval)
+
+
+def joined(events: list[ProviderEvent]) -> list[ProviderEvent]:
+    """Return ``events`` with each run of text (or of reasoning) joined into one event: the
+    tokens that came in one read go on as one, and cost the caller one event."""
+    if len(events) < 2:
+        return events
+    out: list[ProviderEvent] = []
+    for kind, run in groupby(events, type):
+        if kind is TextDelta or kind is ReasoningDelta:
+            out.append(kind("".join(event.text for event in run)))
+        else:
+            out.extend(run)
+    return out
 
 
 class _Clock:
