@@ -216,12 +216,15 @@ def focused(page) -> str:
 
 
 def tab_to(page, name: str, most: int = 8) -> None:
-    """Press Tab until the element named ``name`` has the focus; AssertionError past ``most``."""
+    """Press Tab until the element named ``name`` has the focus; AssertionError past ``most``,
+    naming what each press reached."""
+    reached = []
     for _ in range(most):
         page.keyboard.press("Tab")
-        if focused(page) == name:
+        reached.append(focused(page))
+        if reached[-1] == name:
             return
-    raise AssertionError(f"{most} presses of Tab did not reach {name!r}")
+    raise AssertionError(f"{most} presses of Tab did not reach {name!r}: {reached}")
 
 
 def test_the_chat_opens_ready_to_type_except_on_a_touch_screen(browser, chat_server, user):
