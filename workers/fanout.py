@@ -11,11 +11,12 @@ The tasks are named, not imported, so the reaper needs no task module: a call or
 twice runs once (each claims its work atomically), so sending again is always safe. Two calls
 of a step that end at the same moment may both find the other's outcome: the turn's Redis
 set of steps sent lets the first of them send the next step (the other's delivery would wait
-on the step's claim, looking again every few seconds while the step runs), and nothing is
-sent for a turn that ended. A call whose task stops between storing its
-outcome and sending the step leaves the turn waiting with every call done, which the reaper
-sees and sends the step for (``workers.stale``). Every task sent here marks its work queued
-and records its id for a Stop to revoke, as it is published (``core.turn.queued``).
+on the step's claim, looking again every few seconds while the step runs). After a Stop the
+step is always sent: it derives the cancelled reply again with the calls' results. A call
+whose task stops between storing its outcome and sending the step leaves the turn waiting
+with every call done, which the reaper sees and sends the step for (``workers.stale``).
+Every task sent here marks its work queued and records its id for a Stop to revoke, as it
+is published (``core.turn.queued``).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def send_step(turn_id: str, step: int) -> None:
 def send_next_step(turn_id: str, step: int) -> bool:
     """Send step ``step + 1`` if every tool call of step ``step`` has its outcome (committed:
     read after the caller's commit, so of two calls that end at once one sees the other's),
-    the turn runs and no other call sent it; return whether it was sent."""
+    and no other call sent it while the turn ran; return whether it was sent."""
     waiting = db.session.scalar(
         db.select(ToolCall.call_id).filter_by(turn_id=turn_id, step=step, outcome=None).limit(1)
     )

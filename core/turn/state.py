@@ -107,9 +107,9 @@ def key(turn_id: str, name: str) -> str:
 
 
 # KEYS: the steps sent, the ended marker; ARGV: the step, safety TTL. Answers 1 when the step
-# was not sent before and the turn has not ended.
+# was not sent before, or the turn has ended (its set is gone and is not made again).
 _SEND_ONCE = LuaScript("""
-if redis.call('exists', KEYS[2]) == 1 then return 0 end
+if redis.call('exists', KEYS[2]) == 1 then return 1 end
 if redis.call('sadd', KEYS[1], ARGV[1]) == 0 then return 0 end
 if redis.call('ttl', KEYS[1]) == -1 then redis.call('expire', KEYS[1], ARGV[2]) end
 return 1
@@ -253,7 +253,9 @@ class TurnState:
 
     def first_to_send(self, step: int) -> bool:
         """Return True once for ``step``, to the first of its senders, while the turn runs: of
-        two tool calls that end at once and both find every call done, one sends the step."""
+        two tool calls that end at once and both find every call done, one sends the step.
+        Once the turn ended, always True: the step closes a cancelled turn with its calls'
+        results (``core.turn.lifecycle.close_cancelled``, which runs once by its own claim)."""
         keys = [key(self.turn_id, "sent"), key(self.turn_id, "ended")]
         return bool(_SEND_ONCE(self.client, keys, [step, SAFETY_TTL_SECONDS]))
 

@@ -90,12 +90,14 @@ def test_of_two_calls_that_find_every_call_done_one_sends_the_next_step(app, mak
         assert queued.all_queued(turn_id, [queued.step_work(1)])
 
 
-def test_no_step_is_sent_for_a_turn_that_ended(app, make_user):
+def test_after_a_stop_the_next_step_is_sent_to_show_the_calls_results(app, make_user):
+    """A cancelled turn's next step derives its reply again with the results of the calls the
+    Stop interrupted (``close_cancelled``, once by its own claim): it goes out whenever a call
+    of the step ends, and the set of steps sent, deleted at the end, is not made again."""
     turn_id = stored_turn(app, make_user("pat").id, "running", with_reply=True)
     store_calls(app, turn_id, 0, ["c1"])
     finish(app, turn_id, "c1")
     with app.app_context():
         turn_state(turn_id).end(60, cancelled=True)
-        assert not send_next_step(turn_id, 0)
-        assert not queued.all_queued(turn_id, [queued.step_work(1)])
+        assert [send_next_step(turn_id, 0), send_next_step(turn_id, 0)] == [True, True]
         assert not turn_state(turn_id).exists("sent")
