@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import bindparam, insert, or_, select, update
+from sqlalchemy import bindparam, func, insert, or_, select, update
 from sqlalchemy.orm import make_transient_to_detached
 
 from core.extensions import db
@@ -224,3 +224,64 @@ def beat() -> Any:
             (Turn,),
         ),
     )
+
+
+# The web's start of a turn (``lifecycle.store_turn``, ``store_queued_turn``): the user's
+# message, the queued turn and the conversation's touch as three statements built once, where
+# the unit of work's flush built and ordered them anew on every POST.
+
+
+def new_message() -> Any:
+    """Return the INSERT of a message (``new_id``, ``new_conversation``, ``new_parent``,
+    ``new_role``, ``new_parts``, ``new_status``, ``new_created_at``)."""
+    return _once(
+        "new_message",
+        lambda: insert(_MESSAGES).values(
+            id=bindparam("new_id"),
+            conversation_id=bindparam("new_conversation"),
+            parent_id=bindparam("new_parent"),
+            role=bindparam("new_role"),
+            parts=bindparam("new_parts", type_=_MESSAGES.c.parts.type),
+            status=bindparam("new_status"),
+            created_at=bindparam("new_created_at", type_=_MESSAGES.c.created_at.type),
+        ),
+    )
+
+
+def new_turn() -> Any:
+    """Return the INSERT of a queued turn (``new_id``, ``new_conversation``, ``new_question``,
+    ``new_reply``, ``new_model``, ``new_generation``, ``new_roles``, ``new_created_at``)."""
+    turns = _TURNS.c
+    return _once(
+        "new_turn",
+        lambda: insert(_TURNS).values(
+            id=bindparam("new_id"),
+            conversation_id=bindparam("new_conversation"),
+            user_message_id=bindparam("new_question"),
+            assistant_message_id=bindparam("new_reply"),
+            status="queued",
+            model=bindparam("new_model"),
+            generation=bindparam("new_generation", type_=turns.generation.type),
+            roles=bindparam("new_roles", type_=turns.roles.type),
+            step=0,
+            created_at=bindparam("new_created_at", type_=turns.created_at.type),
+        ),
+    )
+
+
+def touched_conversation(with_title: bool) -> Any:
+    """Return the UPDATE of a conversation's (``conversation``) ``updated_at`` to the database's
+    now, and its title (``new_title``) when ``with_title``."""
+
+    def build() -> Any:
+        values: dict[str, Any] = {"updated_at": func.now()}
+        if with_title:
+            values["title"] = bindparam("new_title")
+        conversations = _CONVERSATIONS.c
+        return (
+            update(_CONVERSATIONS)
+            .where(conversations.id == bindparam("conversation"))
+            .values(**values)
+        )
+
+    return _once(("touched_conversation", with_title), build)
