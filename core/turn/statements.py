@@ -231,42 +231,42 @@ def beat() -> Any:
 # the unit of work's flush built and ordered them anew on every POST.
 
 
+def _insert_bound(table: Any, bound: dict[str, str], **fixed: Any) -> Any:
+    """The INSERT into ``table`` of each column of ``bound`` from the parameter it names
+    (typed as the column is), and of the ``fixed`` values."""
+    values = {column: bindparam(name, type_=table.c[column].type) for column, name in bound.items()}
+    return insert(table).values(**values, **fixed)
+
+
 def new_message() -> Any:
     """Return the INSERT of a message (``new_id``, ``new_conversation``, ``new_parent``,
     ``new_role``, ``new_parts``, ``new_status``, ``new_created_at``)."""
-    return _once(
-        "new_message",
-        lambda: insert(_MESSAGES).values(
-            id=bindparam("new_id"),
-            conversation_id=bindparam("new_conversation"),
-            parent_id=bindparam("new_parent"),
-            role=bindparam("new_role"),
-            parts=bindparam("new_parts", type_=_MESSAGES.c.parts.type),
-            status=bindparam("new_status"),
-            created_at=bindparam("new_created_at", type_=_MESSAGES.c.created_at.type),
-        ),
-    )
+    bound = {
+        "id": "new_id",
+        "conversation_id": "new_conversation",
+        "parent_id": "new_parent",
+        "role": "new_role",
+        "parts": "new_parts",
+        "status": "new_status",
+        "created_at": "new_created_at",
+    }
+    return _once("new_message", lambda: _insert_bound(_MESSAGES, bound))
 
 
 def new_turn() -> Any:
     """Return the INSERT of a queued turn (``new_id``, ``new_conversation``, ``new_question``,
     ``new_reply``, ``new_model``, ``new_generation``, ``new_roles``, ``new_created_at``)."""
-    turns = _TURNS.c
-    return _once(
-        "new_turn",
-        lambda: insert(_TURNS).values(
-            id=bindparam("new_id"),
-            conversation_id=bindparam("new_conversation"),
-            user_message_id=bindparam("new_question"),
-            assistant_message_id=bindparam("new_reply"),
-            status="queued",
-            model=bindparam("new_model"),
-            generation=bindparam("new_generation", type_=turns.generation.type),
-            roles=bindparam("new_roles", type_=turns.roles.type),
-            step=0,
-            created_at=bindparam("new_created_at", type_=turns.created_at.type),
-        ),
-    )
+    bound = {
+        "id": "new_id",
+        "conversation_id": "new_conversation",
+        "user_message_id": "new_question",
+        "assistant_message_id": "new_reply",
+        "model": "new_model",
+        "generation": "new_generation",
+        "roles": "new_roles",
+        "created_at": "new_created_at",
+    }
+    return _once("new_turn", lambda: _insert_bound(_TURNS, bound, status="queued", step=0))
 
 
 def touched_conversation(with_title: bool) -> Any:
