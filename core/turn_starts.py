@@ -17,8 +17,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cache
 
-from sqlalchemy import case, func
+from sqlalchemy import Select, bindparam, case, func
 
 from core.extensions import db, get_redis
 from core.limits import allowance, own_value
@@ -82,6 +83,23 @@ return 1
 )
 
 
+@cache
+def _open_turns() -> Select:
+    """The query of the user's (``user``) open turns, how many of them are in
+    ``conversation``, and the user's own values of both limits: built once, where building it
+    cost a POST about as much as running it."""
+    user = bindparam("user")
+    open_here = func.count(case((Turn.conversation_id == bindparam("conversation"), Turn.id)))
+    return (
+        db.select(
+            func.count(Turn.id), open_here, own_value(user, "openTurns"), own_value(user, HOURLY)
+        )
+        .select_from(Turn)
+        .join(Conversation, Conversation.id == Turn.conversation_id)
+        .filter(Conversation.owner_id == user, Turn.status.in_(OPEN_STATUSES))
+    )
+
+
 @dataclass
 class TurnStart:
     """The user's start lock, held: the hour's count as read when it was taken, when that hour
@@ -132,19 +150,8 @@ def check_turn(start: TurnStart, conversation_id: str | None = None) -> None:
     One query reads the open turns (the user's, and the conversation's among them) with the
     user's own values of both limits.
     """
-    user_id = start.user_id
-    open_here = func.count(case((Turn.conversation_id == conversation_id, Turn.id)))
-    counted = db.session.execute(
-        db.select(
-            func.count(Turn.id),
-            open_here,
-            own_value(user_id, "openTurns"),
-            own_value(user_id, HOURLY),
-        )
-        .select_from(Turn)
-        .join(Conversation, Conversation.id == Turn.conversation_id)
-        .filter(Conversation.owner_id == user_id, Turn.status.in_(OPEN_STATUSES))
-    ).one()
+    values = {"user": start.user_id, "conversation": conversation_id}
+    counted = db.session.execute(_open_turns(), values).one()
     open_count, open_in_conversation, own_open, own_hourly = counted
     if open_in_conversation:
         raise TurnRunning()

@@ -22,7 +22,8 @@ from typing import Any
 
 import redis
 from flask import current_app
-from sqlalchemy import update
+from sqlalchemy import inspect, update
+from sqlalchemy.orm import make_transient_to_detached
 from sqlalchemy.orm.attributes import set_committed_value
 
 from core import metrics, quotas, turn_starts
@@ -137,11 +138,30 @@ def store_turn(
 ) -> Turn:
     """Store the user's message and a queued turn (and the conversation's new ``title``), and
     commit."""
-    db.session.add(user_message)
-    db.session.flush()
-    if title is not None:  # after the message's flush: the conversation is written once
-        conversation.title = title
-    return store_queued_turn(conversation, user_message.id, model, generation, roles)
+    if inspect(user_message).transient:  # new, and in no session: one INSERT built once
+        store_message(user_message)
+    else:  # answered again, or added to the session with the conversation's earlier messages
+        db.session.add(user_message)
+        db.session.flush()
+    return store_queued_turn(conversation, user_message.id, model, generation, roles, title=title)
+
+
+def store_message(message: Message) -> None:
+    """Insert a new message (uncommitted), leaving it detached with its id and creation time."""
+    message.id, message.created_at = message.id or new_id(), message.created_at or utcnow()
+    statements.run(
+        statements.new_message(),
+        {
+            "new_id": message.id,
+            "new_conversation": message.conversation_id,
+            "new_parent": message.parent_id,
+            "new_role": message.role,
+            "new_parts": message.parts if message.parts is not None else [],
+            "new_status": message.status or "completed",
+            "new_created_at": message.created_at,
+        },
+    )
+    make_transient_to_detached(message)
 
 
 def store_queued_turn(
@@ -151,10 +171,17 @@ def store_queued_turn(
     generation: dict[str, Any],
     roles: list[str],
     assistant_message_id: str | None = None,
+    title: str | None = None,
 ) -> Turn:
     """Store a queued turn answering ``user_message_id`` (writing on in
-    ``assistant_message_id``'s reply when given: a continuation), and commit."""
+    ``assistant_message_id``'s reply when given: a continuation), touch the conversation (and
+    set its ``title``, when given), and commit."""
+    # Statements built once rather than the unit of work's flush, which built, sorted and ran
+    # them anew each time. The turn is kept, detached, past the commit: its id is sent to the
+    # queue and answered at once, and what is answered (id, status "queued", who it answers)
+    # is what was just written.
     turn = Turn(
+        id=new_id(),
         conversation_id=conversation.id,
         user_message_id=user_message_id,
         assistant_message_id=assistant_message_id,
@@ -162,12 +189,32 @@ def store_queued_turn(
         generation=generation,
         roles=list(roles),
         status="queued",
+        error=None,
+        usage=None,
+        step=0,
+        heartbeat_at=None,
+        created_at=utcnow(),
+        started_at=None,
+        finished_at=None,
     )
-    db.session.add(turn)
-    conversation.updated_at = db.func.now()
-    # Kept loaded past the commit: its id is sent to the queue and answered at once, and
-    # what is answered (id, status "queued", who it answers) is what was just written, so
-    # reading the row back (the commit's expiry) would only cost a SELECT.
+    values = {
+        "new_id": turn.id,
+        "new_conversation": turn.conversation_id,
+        "new_question": user_message_id,
+        "new_reply": assistant_message_id,
+        "new_model": model,
+        "new_generation": generation,
+        "new_roles": turn.roles,
+        "new_created_at": turn.created_at,
+    }
+    statements.run(statements.new_turn(), values)
+    statements.run(
+        statements.touched_conversation(title is not None),
+        {"conversation": conversation.id, "new_title": title},
+    )
+    if title is not None:
+        set_committed_value(conversation, "title", title)
+    make_transient_to_detached(turn)
     commit_loaded()
     return turn
 

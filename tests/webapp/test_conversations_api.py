@@ -129,3 +129,27 @@ def test_a_first_message_starts_its_conversation_and_turn_together(client, first
     shown = client.get(f"/api/conversations/{turn['conversationId']}", headers=headers).get_json()
     assert [m["id"] for m in shown["messages"]] == [turn["userMessageId"]]
     assert shown["openTurnId"] == turn["id"]
+
+
+def test_a_first_message_names_its_conversation_and_a_named_one_keeps_its_name(
+    client, first_message
+):
+    headers, model = first_message
+    untitled, renamed = (
+        client.post("/api/conversations", json={}, headers=headers).get_json()["id"]
+        for _ in range(2)
+    )
+    client.patch(f"/api/conversations/{renamed}", json={"title": "Kept"}, headers=headers)
+    for conversation_id in (untitled, renamed):
+        started = client.post(
+            f"/api/conversations/{conversation_id}/turns",
+            json={"content": "Which  lighthouse is oldest?", "model": model},
+            headers=headers,
+        )
+        assert started.status_code == 202, started.get_json()
+        turn = started.get_json()["turn"]
+        shown = client.get(f"/api/conversations/{conversation_id}", headers=headers).get_json()
+        assert [m["id"] for m in shown["messages"]] == [turn["userMessageId"]]
+        assert shown["openTurnId"] == turn["id"]
+    titles = {c["id"]: c["title"] for c in conversations_of(client, headers)}
+    assert titles == {untitled: "Which lighthouse is oldest?", renamed: "Kept"}

@@ -3,6 +3,7 @@
 import re
 
 import pytest
+from celery import Celery
 
 import celeryconfig
 from core import broker
@@ -31,6 +32,18 @@ def test_the_web_side_and_the_workers_share_one_set_of_client_settings(app):
     assert {name: celery.conf[name] for name in worker_shared} == worker_shared
     assert web.conf.task_serializer == celery.conf.task_serializer == "json"
     assert web.conf.accept_content == celery.conf.accept_content == ["json"]
+
+
+def test_a_plain_redis_broker_uses_the_kept_client_transport_and_tls_keeps_kombus_own():
+    def transport_of(url: str) -> type:
+        client = Celery("check", set_as_current=False)
+        client.conf.update(broker.client_settings({"REDIS_URL": url, "CELERY_QUEUE": "q"}))
+        with client.connection_for_write() as connection:
+            return connection.get_transport_cls()
+
+    assert transport_of("redis://127.0.0.1:6379/0") is broker.RedisTransport
+    tls = transport_of("rediss://127.0.0.1:6379/0")
+    assert tls is not broker.RedisTransport and tls.__module__ == "kombu.transport.redis"
 
 
 def test_the_ping_task_is_registered_under_its_public_name():
