@@ -70,11 +70,11 @@ def stream_reply(
     turn_id = state.turn_id
     reply = Reply()
     signal = Signal()
-    deltas = DeltaBuffer(state)
-    thoughts = DeltaBuffer(state, events.reasoning_event)
+    watcher = get_watcher()
+    deltas = DeltaBuffer(state, held=watcher.text_held)
+    thoughts = DeltaBuffer(state, events.reasoning_event, watcher.text_held)
     room = reasoning_room(max_tokens)
     texts: list[str] = []  # joined once: += copied the whole answer on every token
-    watcher = get_watcher()
     with (
         watcher.watching(turn_id, signal),
         watcher.holding(thoughts),
@@ -137,7 +137,8 @@ def keep_reasoning(kept: str, more: str, room: int) -> str:
 
 class DeltaBuffer:
     """Coalesces streamed text into one ``text.delta`` event per cancel-watcher poll (or one
-    event of the maker given: reasoning goes out as ``reasoning.delta`` the same way).
+    event of the maker given: reasoning goes out as ``reasoning.delta`` the same way); ``held``
+    is called when text is held again after all was sent (the watcher's ``text_held``).
 
     A token per Redis round trip made publishing a third of a step's CPU, and a round trip a
     batch on the stream's own thread still most of a token's; pages cannot tell 50 ms batches
@@ -154,16 +155,20 @@ class DeltaBuffer:
         self,
         state: TurnState,
         make: Callable[[str], tuple[str, dict[str, Any]]] = events.text_event,
+        held: Callable[[], None] = lambda: None,
     ) -> None:
         self.state = state
         self.make = make
+        self.held = held
         self.pending: list[str] = []
         self._taken = 0
         self._lock = threading.Lock()
 
     def add(self, text: str) -> None:
-        """Buffer text for the watcher's next poll."""
+        """Buffer text for the watcher's next poll, calling ``held`` when none was held."""
         self.pending.append(text)  # atomic: the watcher takes from the front, under the lock
+        if len(self.pending) == 1:
+            self.held()
 
     def flush(self) -> None:
         """Publish the buffered text now, if there is any."""

@@ -10,8 +10,9 @@ alive, however long its model or tool stays silent, and a dead process stops bea
 A model stream's text waits in its ``HeldText`` (``workers.streaming.DeltaBuffer``), registered
 with ``holding``: each poll publishes every stream's held text in the same pipeline as the MGET,
 so a process makes one round trip a poll however many turns stream (a round trip each batch
-each stream was most of a streamed token's CPU). While a stream is registered the watcher polls
-every ``text_seconds`` (the 50 ms text batch), else every ``POLL_SECONDS``.
+each stream was most of a streamed token's CPU). While any stream holds text the watcher polls
+``text_seconds`` (the 50 ms text batch) after its last poll, else ``poll_seconds``; a stream
+whose text was all sent wakes it with ``text_held`` when it holds text again.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ log = logging.getLogger("lookout.workers")
 class HeldText(Protocol):
     """Text a stream holds for the watcher's next poll to publish."""
 
+    pending: list[str]  # what is held; empty when all was sent
+
     def queue(self, pipe: Pipeline) -> bool:
         """Queue one publish of the held text in ``pipe``; False when there is none to send.
         After True, ``settle`` is called once with that publish's answer."""
@@ -55,14 +58,17 @@ class TurnWatcher:
         beat: Callable[[list[str]], None] | None = None,
         beat_seconds: float = 5.0,
         text_seconds: float = POLL_SECONDS,
+        poll_seconds: float = POLL_SECONDS,
     ) -> None:
         self.client = client
         self.beat = beat
         self.beat_seconds = beat_seconds
         self.text_seconds = text_seconds
+        self.poll_seconds = poll_seconds
         self._signals: dict[str, set[Signal]] = {}
         self._held: dict[HeldText, None] = {}  # in the order registered: a turn's reasoning first
         self._lock = threading.Lock()
+        self._wake = threading.Event()
         self._thread: threading.Thread | None = None
 
     @contextmanager
@@ -94,6 +100,18 @@ class TurnWatcher:
         finally:
             with self._lock:
                 self._held.pop(held, None)
+
+    def text_held(self) -> None:
+        """Say that a stream holds text again: the next poll comes ``text_seconds`` after the
+        last, not ``poll_seconds``."""
+        self._wake.set()
+
+    def _pause(self) -> float:
+        """Return how long the next poll waits after the last: the text batch while any
+        stream holds text."""
+        with self._lock:
+            held = list(self._held)
+        return self.text_seconds if any(text.pending for text in held) else self.poll_seconds
 
     def check_once(self) -> None:
         """Read every watched turn's flag once and trip the signals of cancelled turns."""
@@ -149,13 +167,18 @@ class TurnWatcher:
             self.beat(turn_ids)
 
     def _run(self) -> None:
-        stop = threading.Event()
         last_beat = time.monotonic()
         try:
             load_pipelined_scripts(self.client)
         except redis.RedisError:
             pass  # the first poll's NoScriptError loads it
-        while not stop.wait(self.text_seconds if self._held else POLL_SECONDS):
+        last_poll = time.monotonic()
+        while True:
+            pause = last_poll + self._pause() - time.monotonic()
+            if pause > 0 and self._wake.wait(pause):
+                self._wake.clear()  # text held again: wait out the batch since the last poll
+                continue
+            last_poll = time.monotonic()
             try:
                 self.poll_once()
             except redis.RedisError:

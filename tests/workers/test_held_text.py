@@ -23,9 +23,9 @@ def client(redis_url):
 
 
 def quiet_watcher(client) -> TurnWatcher:
-    """A watcher whose own thread (started by ``watching`` while text is held) waits an hour
-    between polls, so that only the test's ``poll_once`` publishes."""
-    return TurnWatcher(client, text_seconds=3600)
+    """A watcher whose own thread (started by ``watching``) waits an hour between polls, so
+    that only the test's ``poll_once`` publishes."""
+    return TurnWatcher(client, text_seconds=3600, poll_seconds=3600)
 
 
 def new_turn(client) -> TurnState:
