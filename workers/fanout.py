@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from core import broker
 from core.extensions import db
-from core.models import ToolCall
+from core.turn import statements
 from core.turn.state import turn_state
 from workers.celery_app import celery
 
@@ -43,9 +43,7 @@ def send_next_step(turn_id: str, step: int) -> bool:
     """Send step ``step + 1`` if every tool call of step ``step`` has its outcome (committed:
     read after the caller's commit, so of two calls that end at once one sees the other's),
     and no other call sent it while the turn ran; return whether it was sent."""
-    waiting = db.session.scalar(
-        db.select(ToolCall.call_id).filter_by(turn_id=turn_id, step=step, outcome=None).limit(1)
-    )
+    waiting = db.session.scalar(statements.waiting_call(), {"turn": turn_id, "step": step})
     db.session.rollback()  # ends the read: no connection held
     if waiting is not None:
         return False

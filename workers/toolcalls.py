@@ -38,13 +38,14 @@ log = logging.getLogger("lookout.tools")
 
 @dataclass
 class Outcome:
-    """What one call came to: output or error, the outcome word logged and stored, and what
-    the tool said it spent (``tools.usage``)."""
+    """What one call came to: output or error, the outcome word logged and stored, what the
+    tool said it spent (``tools.usage``) and the sources an ``ok`` result cites."""
 
     outcome: CallOutcome
     output: Any = None
     error: str | None = None
     spent: list[tuple[str, str, int]] = field(default_factory=list)
+    citations: list[dict[str, Any]] = field(default_factory=list)
 
 
 def execute_with_deadline(
@@ -173,7 +174,14 @@ def run_claimed(call: ToolCall, turn: Turn) -> str:
         result = run_call(turn, call)
     label = tool_label(name, call.source)  # the model's name, bounded: see tool_names
     finish_call(
-        call, result.outcome, result.output, result.error, result.spent, owner_id(turn), label
+        call,
+        result.outcome,
+        result.output,
+        result.error,
+        result.spent,
+        owner_id(turn),
+        label,
+        result.citations,
     )
     seconds = time.monotonic() - started
     metrics.tool_call(label, result.outcome, seconds, result.output)
@@ -230,5 +238,6 @@ def run_call(turn: Turn, call: ToolCall) -> Outcome:
         commit_loaded()  # ends the read transaction: no connection held while the tool runs
         result = run_in_context(tool, input, ctx, signal)
     # The sources of an ok result only: a call that failed or timed out cites nothing.
-    call.citations = sources.claim_all(collected.citations) if result.outcome == "ok" else []
+    if result.outcome == "ok":
+        result.citations = sources.claim_all(collected.citations)
     return result

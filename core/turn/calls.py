@@ -89,13 +89,11 @@ def store_calls(
     per_step, per_turn = limits["toolCallsPerStep"], limits["toolCallsPerTurn"]
     # One read of the turn's calls for both uses: their ids are taken, and those of earlier
     # steps that started count against the turn's limit (refused ones never started).
-    stored = db.session.execute(
-        db.select(ToolCall.call_id, ToolCall.step, ToolCall.started_at).filter_by(turn_id=turn_id)
-    ).all()
+    stored = statements.run(statements.turn_calls(), {"turn": turn_id}).all()
     taken = {row.call_id for row in stored}
     ran = sum(1 for row in stored if row.step < step and row.started_at is not None)
     ids = []
-    calls = []
+    rows = []
     record_step(turn_id, step, output)
     for position, call in enumerate(requested):
         call_id = call.id if call.id and call.id not in taken else f"call_{uuid.uuid4().hex}"
@@ -109,27 +107,30 @@ def store_calls(
             else None
         )  # fmt: skip
         ran += error is None
-        calls.append(
-            ToolCall(
-                turn_id=turn_id,
-                call_id=call_id,
-                step=step,
-                position=position,
-                name=call.name,
-                plugin=offer.plugin if offer else None,
-                source=offer.source if offer else None,
-                untrusted=offer.untrusted if offer else True,
-                grounding=offer.grounding if offer else None,
-                input=call.arguments or {},
-                citations=[],
-                **({"outcome": "error", "error": error} if error else {}),
-            )
+        rows.append(
+            {
+                "turn_id": turn_id,
+                "call_id": call_id,
+                "step": step,
+                "position": position,
+                "name": call.name,
+                "plugin": offer.plugin if offer else None,
+                "source": offer.source if offer else None,
+                "untrusted": offer.untrusted if offer else True,
+                "grounding": offer.grounding if offer else None,
+                "input": call.arguments or {},
+                "citations": [],
+                "outcome": "error" if error else None,
+                "error": error,
+            }
         )
-    db.session.add_all(calls)
+    # One INSERT for the step's calls, written against the table: the unit of work's flush of
+    # new objects cost as much as the rest of the step's writes.
+    statements.run(statements.new_calls(), rows)
     if records is None:
         write_reply(turn_id)
-    else:
-        write_records(records.with_step(output, calls))
+    else:  # the reply derives from the calls as stored: objects kept out of the session
+        write_records(records.with_step(output, [ToolCall(**row) for row in rows]))
     return ids
 
 
@@ -158,19 +159,19 @@ def take_call(
     claim read it, and the turn as its beat returned it (None when the turn is not running).
 
     A claim also beats for the turn: from here on the call's work is held by this worker.
-    Uncommitted: the caller commits it with the call's reads, before the tool runs. The
-    session keeps loaded rows only while someone holds them, so the caller holds the two
+    Uncommitted: the caller commits it with the call's reads, before the tool runs. A claim's
+    call and turn come detached with every column loaded, so the caller holds the two
     returned here rather than reading them again.
     """
     now = utcnow()
-    # The claimed row is the call (populate_existing): a claim then read it with a SELECT.
-    call = db.session.scalars(
-        statements.call_claim(),
-        {"turn": turn_id, "call": call_id, "now": now, "new_task": task_id},
-        execution_options=statements.RETURNED,
-    ).one_or_none()
-    claimed = call is not None
-    if not claimed:
+    # The claimed row is the call, and the beat's the turn, built detached (``detached``):
+    # the ORM's loading of a returned row cost as much as the claim.
+    claimed = statements.run(
+        statements.call_claim(), {"turn": turn_id, "call": call_id, "now": now, "new_task": task_id}
+    ).first()
+    if claimed is not None:
+        call = statements.detached(ToolCall, claimed._mapping)
+    else:
         call = db.session.get(ToolCall, (turn_id, call_id), populate_existing=True)
         if call is None:
             return "gone", None, None
@@ -179,10 +180,9 @@ def take_call(
         if call.task_id != task_id:
             return "busy", call, None
         call.started_at = now
-    turn = db.session.scalars(
-        statements.beat(), {"turn": turn_id, "now": now}, execution_options=statements.RETURNED
-    ).one_or_none()
-    return ("claimed" if claimed else "again"), call, turn
+    beaten = statements.run(statements.beat(), {"turn": turn_id, "now": now}).first()
+    turn = None if beaten is None else statements.detached(Turn, beaten._mapping)
+    return ("claimed" if claimed is not None else "again"), call, turn
 
 
 def finish_call(
@@ -193,14 +193,26 @@ def finish_call(
     spent: Sequence[tuple[str, str, int]],
     user_id: str,
     tool_label: str,
+    citations: Sequence[Mapping[str, Any]] = (),
 ) -> None:
-    """Store a call's raw output (for ``ok``) or its error, once, and count what it spent in
-    the user's usage in the same transaction (a failed call counts as a tool error under
-    ``tool_label``); commits."""
-    call.outcome = outcome
-    call.output = output if outcome == "ok" else None
-    call.error = error
-    call.finished_at = utcnow()
+    """Store a call's raw output (for ``ok``) or its error, and the sources its result cites
+    (``citations``, ``{url, title}``), once, and count what it spent in the user's usage in
+    the same transaction (a failed call counts as a tool error under ``tool_label``);
+    commits."""
+    # One UPDATE by the call's key, written against the table: the unit of work's flush of
+    # the changed object cost as much as the UPDATE and the usage's upsert together.
+    with_output = outcome == "ok" and output is not None
+    values = {
+        "turn": call.turn_id,
+        "call": call.call_id,
+        "new_outcome": outcome,
+        "new_error": error,
+        "new_citations": list(citations),
+        "now": utcnow(),
+    }
+    if with_output:
+        values["new_output"] = output
+    statements.run(statements.call_ending(with_output), values)
     failed = [("toolErrors", tool_label, 1)] if outcome in FAILED_OUTCOMES else []
     add_usage(user_id, [*spent, *failed])
     db.session.commit()

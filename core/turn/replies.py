@@ -393,27 +393,39 @@ def cited_urls(turn_id: str, known: Turn | None = None) -> set[str]:
     sources of each tool call's result, shown in the reply yet or not (with those of the
     earlier turns of a continued reply), read in one query. ``known``: as for
     ``earlier_turn_ids``."""
-    turns = _reply_turn_ids(turn_id, known)
-    steps = db.select(TurnStep.sources).filter(TurnStep.turn_id.in_(turns))
-    calls = db.select(ToolCall.citations).filter(ToolCall.turn_id.in_(turns))
-    return {c["url"] for cited in db.session.scalars(steps.union_all(calls)) for c in cited or []}
+    if known is None:
+        return _cited(_CITED_BY_ID, {"turn_id": turn_id})
+    values = {"turn_id": turn_id, "reply": known.assistant_message_id}
+    # A turn without a reply compares its reply to NULL, which matches no earlier turn.
+    return _cited(_CITED_KNOWN, {**values, "created": known.created_at})
 
 
-def _reply_turn_ids(turn_id: str, known: Turn | None):
-    """Return the turn's id with ``earlier_turn_ids``' answer, as a query to read within the
-    query that needs them rather than before it."""
-    if known is not None and known.assistant_message_id is None:
-        return [turn_id]
+def _cited(statement: Any, values: dict[str, Any]) -> set[str]:
+    return {c["url"] for cited in db.session.scalars(statement, values) for c in cited or []}
+
+
+def _cited_reads() -> tuple[Any, Any]:
+    """The read of ``cited_urls``, built once (building it cost as much CPU as running it): by
+    the turn's id alone, and with the turn's reply and creation time known. The turns that
+    wrote the reply are a subquery of the read that needs them."""
+    turn_id = bindparam("turn_id")
+
+    def cited(turns: Any) -> Any:
+        steps = db.select(TurnStep.sources).filter(TurnStep.turn_id.in_(turns))
+        calls = db.select(ToolCall.citations).filter(ToolCall.turn_id.in_(turns))
+        return steps.union_all(calls)
+
+    def wrote(reply: Any, created: Any) -> Any:
+        earlier = and_(Turn.assistant_message_id == reply, Turn.created_at < created)
+        return db.select(Turn.id).filter(or_(Turn.id == turn_id, earlier))
+
     this = aliased(Turn)
-    reply, created = (
-        (this.assistant_message_id, this.created_at)
-        if known is None
-        else (known.assistant_message_id, known.created_at)
-    )
-    found = db.select(Turn.id).filter(
-        or_(Turn.id == turn_id, and_(Turn.assistant_message_id == reply, Turn.created_at < created))
-    )
-    return found.join(this, this.id == turn_id) if known is None else found
+    by_id = wrote(this.assistant_message_id, this.created_at).join(this, this.id == turn_id)
+    known = wrote(bindparam("reply"), bindparam("created", type_=Turn.created_at.type))
+    return cited(by_id), cited(known)
+
+
+_CITED_BY_ID, _CITED_KNOWN = _cited_reads()
 
 
 def cited_in(records: Records) -> set[str]:

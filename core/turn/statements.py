@@ -22,16 +22,11 @@ from core.models import Conversation, Message, ToolCall, Turn
 from core.turn.owners import remember_owner
 from core.turn.states import OPEN_STATUSES
 
-# Bound parameters are not named as columns are (SQLAlchemy keeps those names for the SET
-# clause's own). Run the tool call's claim and the beat with these: the returned row is the
-# call (or the turn) as the statement left it, and nothing else in the session needs the ORM's
-# evaluation of the WHERE against loaded objects.
-RETURNED = {"populate_existing": True, "synchronize_session": False}
-
 _BUILT: dict[Any, Any] = {}
 _TURNS = Turn.__table__
 _MESSAGES = Message.__table__
 _CONVERSATIONS = Conversation.__table__
+_CALLS = ToolCall.__table__
 # Returned by a step's claim beside the turn: the owner a step needs (``claimed_turn``), in the
 # claim's statement rather than a SELECT of its own.
 _OWNER = (
@@ -65,18 +60,25 @@ def _returning_update(
 
 def claimed_turn(row: Any) -> Turn | None:
     """Return the turn a claim returned (``first_claim``, ``next_claim``: every column), as a
-    detached object with every column loaded, as a step keeps it; None for no row. Built
-    here, it costs a tenth of the ORM's loading of a returned row. The conversation's owner,
-    returned with it, is kept (``core.turn.owners``)."""
+    detached object with every column loaded, as a step keeps it; None for no row. The
+    conversation's owner, returned with it, is kept (``core.turn.owners``)."""
     if row is None:
         return None
     columns = dict(row._mapping)
     owner = columns.pop(_OWNER.name)
-    turn = Turn(**columns)
-    make_transient_to_detached(turn)
+    turn = detached(Turn, columns)
     if owner is not None:
         remember_owner(turn.conversation_id, owner)
     return turn
+
+
+def detached(model: Any, columns: Any) -> Any:
+    """Return the ``model`` object of a row's ``columns`` (every column, as a statement
+    returned them), detached with every column loaded. Built here, it costs a tenth of the
+    ORM's loading of a returned row."""
+    found = model(**columns)
+    make_transient_to_detached(found)
+    return found
 
 
 def _once(key: Any, build: Callable[[], Any]) -> Any:
@@ -196,32 +198,33 @@ def ending(with_usage: bool, unless_beaten: bool) -> Any:
 
 def call_claim() -> Any:
     """Return the claim of a tool call nobody started (``turn``, ``call``; sets ``now`` and
-    ``new_task``), returning the call."""
+    ``new_task``), returning the call's row (``detached``)."""
     return _once(
         "call_claim",
         lambda: _returning_update(
-            ToolCall,
+            _CALLS,
             [
-                ToolCall.turn_id == bindparam("turn"),
-                ToolCall.call_id == bindparam("call"),
-                ToolCall.started_at.is_(None),
-                ToolCall.outcome.is_(None),
+                _CALLS.c.turn_id == bindparam("turn"),
+                _CALLS.c.call_id == bindparam("call"),
+                _CALLS.c.started_at.is_(None),
+                _CALLS.c.outcome.is_(None),
             ],
             {"started_at": _now(), "task_id": bindparam("new_task")},
-            (ToolCall,),
+            tuple(_CALLS.c),
         ),
     )
 
 
 def beat() -> Any:
-    """Return the beat of a running turn (``turn``, ``now``), returning the turn."""
+    """Return the beat of a running turn (``turn``, ``now``), returning the turn's row
+    (``detached``)."""
     return _once(
         "beat",
         lambda: _returning_update(
-            Turn,
-            [Turn.id == bindparam("turn"), Turn.status == "running"],
+            _TURNS,
+            [_TURNS.c.id == bindparam("turn"), _TURNS.c.status == "running"],
             {"heartbeat_at": _now()},
-            (Turn,),
+            tuple(_TURNS.c),
         ),
     )
 
@@ -285,3 +288,62 @@ def touched_conversation(with_title: bool) -> Any:
         )
 
     return _once(("touched_conversation", with_title), build)
+
+
+def turn_calls() -> Any:
+    """Return the SELECT of a turn's (``turn``) stored calls: ``call_id``, ``step``,
+    ``started_at``."""
+    return _once(
+        "turn_calls",
+        lambda: select(_CALLS.c.call_id, _CALLS.c.step, _CALLS.c.started_at).where(
+            _CALLS.c.turn_id == bindparam("turn")
+        ),
+    )
+
+
+def new_calls() -> Any:
+    """Return the INSERT of a step's tool calls, run with one row of column values a call
+    (every row naming the same columns: those of ``outcome`` and ``error`` too, None for a call
+    that runs; ``output`` is left NULL)."""
+    return _once("new_calls", lambda: insert(_CALLS))
+
+
+def waiting_call() -> Any:
+    """Return the SELECT of one call of a turn's (``turn``) step (``step``) that has no
+    outcome yet."""
+    return _once(
+        "waiting_call",
+        lambda: (
+            select(_CALLS.c.call_id)
+            .where(
+                _CALLS.c.turn_id == bindparam("turn"),
+                _CALLS.c.step == bindparam("step"),
+                _CALLS.c.outcome.is_(None),
+            )
+            .limit(1)
+        ),
+    )
+
+
+def call_ending(with_output: bool) -> Any:
+    """Return the UPDATE that stores a call's (``turn``, ``call``) outcome (``new_outcome``,
+    ``new_error``, ``new_citations``, ``now``; ``new_output`` when ``with_output``: an ``ok``
+    call's, the others' left NULL)."""
+
+    def build() -> Any:
+        calls = _CALLS.c
+        values: dict[str, Any] = {
+            "outcome": bindparam("new_outcome"),
+            "error": bindparam("new_error"),
+            "citations": bindparam("new_citations", type_=calls.citations.type),
+            "finished_at": bindparam("now", type_=calls.finished_at.type),
+        }
+        if with_output:
+            values["output"] = bindparam("new_output", type_=calls.output.type)
+        return (
+            update(_CALLS)
+            .where(calls.turn_id == bindparam("turn"), calls.call_id == bindparam("call"))
+            .values(**values)
+        )
+
+    return _once(("call_ending", with_output), build)

@@ -34,8 +34,7 @@ def run_step(turn_id: str, user_id: str, step: int, calls: list[tuple[str, objec
     for call_id, output, cited in calls:
         assert claim_call(turn_id, call_id, f"task-{call_id}") == "claimed"
         call = db.session.get(ToolCall, (turn_id, call_id))
-        call.citations = cited
-        finish_call(call, "ok", output, None, [], user_id, "echo")
+        finish_call(call, "ok", output, None, [], user_id, "echo", cited)
     assert claim_step(turn_id, step + 1)[0] == "claimed"
 
 
@@ -147,8 +146,8 @@ def test_a_stop_checks_once_though_its_write_reads_the_records_again(app, make_u
         db.session.commit()
         assert claim_call(turn_id, "fetch", "task-fetch") == "claimed"
         call = db.session.get(ToolCall, (turn_id, "fetch"))
-        call.citations = [{"url": READ}]
-        finish_call(call, "ok", {"url": READ, "content": PAGE}, None, [], user.id, "echo")
+        page = {"url": READ, "content": PAGE}
+        finish_call(call, "ok", page, None, [], user.id, "echo", [{"url": READ}])
         assert finish_turn(turn_id, "cancelled")
         [text] = [p for p in reply_parts(turn_id) if p["type"] == "text"]
     assert checked == [said]

@@ -39,8 +39,7 @@ def ask_for_two_calls(turn_id: str, user_id: str) -> None:
 def finish(turn_id: str, call_id: str, output: str, citations: list[dict]) -> None:
     assert claim_call(turn_id, call_id, f"task-{call_id}") == "claimed"
     call = db.session.get(ToolCall, (turn_id, call_id))
-    call.citations = citations
-    finish_call(call, "ok", output, None, [], owner_of(turn_id), "echo")
+    finish_call(call, "ok", output, None, [], owner_of(turn_id), "echo", citations)
 
 
 def owner_of(turn_id: str) -> str:
