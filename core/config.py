@@ -465,8 +465,16 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "WORKER_CONCURRENCY",
         "32",
-        "Threads per Celery worker (./run's worker; turns are I/O bound).",
+        "Steps and tool calls ./run's workers run at once, in all: threads shared as evenly as "
+        "can be among its WORKER_PROCESSES processes (turns are I/O bound).",
         int_parser(1, 10000),
+    ),
+    Setting(
+        "WORKER_PROCESSES",
+        None,
+        "Celery worker processes ./run starts (fewer when WORKER_CONCURRENCY is smaller); "
+        "default: one per CPU Lookout may use, as one process runs Python on one core at a time.",
+        int_parser(1, 256),
     ),
     Setting(
         "METRICS_TOKEN",
@@ -536,11 +544,27 @@ def load_settings(
         values[setting.name] = None if raw is None else setting.parse(setting.name, raw)
     if values["DATABASE_URL"] is None:
         values["DATABASE_URL"] = f"sqlite:///{INSTANCE_DIR / 'lookout.db'}"
+    if values["WORKER_PROCESSES"] is None:
+        values["WORKER_PROCESSES"] = usable_cpus()
     if values["PUBLIC_URL"] is None:
         host = values["HOST"]
         host = f"[{host}]" if ":" in host else host
         values["PUBLIC_URL"] = f"http://{host}:{values['PORT']}"
     return values
+
+
+def usable_cpus() -> int:
+    """Return how many CPUs this process may run on (its affinity, not the machine's count)."""
+    return len(os.sched_getaffinity(0))
+
+
+def worker_threads(concurrency: int, processes: int) -> list[int]:
+    """Return the threads of each worker process ./run starts: ``concurrency`` in all, as even
+    as can be over ``processes``, and no process without a thread (so fewer processes when
+    ``concurrency`` is smaller)."""
+    count = min(concurrency, processes)
+    share, extra = divmod(concurrency, count)
+    return [share + (index < extra) for index in range(count)]
 
 
 def load_config(

@@ -1,5 +1,6 @@
 """The settings table: help for every setting, validation sentences, defaults, the README table."""
 
+import os
 import subprocess
 import sys
 
@@ -72,6 +73,7 @@ def test_defaults_apply_when_the_environment_is_empty():
         ({"TURN_MAX_STEPS": "0"}, ["TURN_MAX_STEPS", "between 1 and 1000"]),
         ({"SECRETS_KEY": "new,,old"}, ["SECRETS_KEY", "none empty"]),
         ({"SIGN_IN_MAX_FAILURES": "0"}, ["SIGN_IN_MAX_FAILURES", "between 1 and 1000"]),
+        ({"WORKER_PROCESSES": "0"}, ["WORKER_PROCESSES", "between 1 and 256", "'0'"]),
         ({"METRICS_ALLOW": "127.0.0.1/8, office"}, ["METRICS_ALLOW", "10.0.0.0/8", "'office'"]),
         (
             {"PROMETHEUS_MULTIPROC_DIR": "/proc/no-such-folder"},
@@ -96,6 +98,24 @@ def test_postgresql_urls_use_the_installed_psycopg_driver():
 def test_public_url_follows_host_and_port():
     values = load_config({"SECRET_KEY": "k", "HOST": "::1", "PORT": "8080"})
     assert values["PUBLIC_URL"] == "http://[::1]:8080"
+
+
+def test_worker_processes_default_to_the_cpus_this_process_may_use():
+    values = load_config({"SECRET_KEY": "k"})
+    assert values["WORKER_PROCESSES"] == len(os.sched_getaffinity(0))
+    assert load_config({"SECRET_KEY": "k", "WORKER_PROCESSES": "3"})["WORKER_PROCESSES"] == 3
+
+
+@pytest.mark.parametrize(
+    ("concurrency", "processes", "threads"),
+    [(32, 2, [16, 16]), (5, 2, [3, 2]), (7, 3, [3, 2, 2]), (4, 1, [4]), (1, 2, [1])],
+)
+def test_worker_concurrency_is_shared_among_the_worker_processes(concurrency, processes, threads):
+    """./run's WORKER_CONCURRENCY counts threads in all, as before there were several processes;
+    no process is started without a thread."""
+    from core.config import worker_threads
+
+    assert worker_threads(concurrency, processes) == threads
 
 
 def test_the_secret_key_is_generated_once_and_kept(tmp_path):
