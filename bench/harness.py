@@ -110,8 +110,11 @@ class Stack:
         web: str = "werkzeug",
         web_threads: int = 128,
         web_worker_class: str = "gthread",
+        worker_threads: Sequence[int] | None = None,
     ) -> None:
         self.database = database
+        # Each worker process's threads; by default ``processes`` of ``concurrency`` each.
+        self.worker_threads = list(worker_threads or [concurrency] * processes)
         self.web_worker_class = web_worker_class
         self.web_threads = web_threads
         self.concurrency = concurrency
@@ -137,15 +140,17 @@ class Stack:
                 "DATABASE_URL": self.database_url,
                 "REDIS_URL": self.redis.url,
                 "CELERY_QUEUE": f"lookout-bench-{uuid.uuid4().hex[:8]}",
-                "WORKER_CONCURRENCY": self.concurrency,
+                "WORKER_CONCURRENCY": sum(self.worker_threads),  # in all, as ./run reads it
+                "WORKER_PROCESSES": len(self.worker_threads),
                 **self.settings,
             }
         )
         databases.migrate(self.app)
-        self.worker = CeleryWorker(self.app, self.directory, concurrency=self.concurrency)
+        first, *others = self.worker_threads
+        self.worker = CeleryWorker(self.app, self.directory, concurrency=first)
         self.worker.start(timeout=60)
-        for _ in range(self.processes - 1):  # the same queue, one more process each
-            extra = CeleryWorker(self.app, self.directory, concurrency=self.concurrency)
+        for threads in others:  # the same queue, one more process each
+            extra = CeleryWorker(self.app, self.directory, concurrency=threads)
             self.extra_workers.append(extra.start(timeout=60))
         if self.web_kind == "gunicorn":
             self.web = GunicornServer(

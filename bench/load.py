@@ -2,13 +2,16 @@
 
 Run from the project root:
 ``.venv/bin/python -m bench.load [--users 10 100 500] [--minutes 1] [--think 1]
-[--database postgres|sqlite] [--worker-threads N] [--setting NAME=VALUE ...]``.
+[--database postgres|sqlite] [--worker-threads N] [--worker-processes N]
+[--setting NAME=VALUE ...]``.
 
 ``--worker-threads`` (fewer threads than users) and ``--setting`` (e.g. a short
 ``TURN_STALE_SECONDS``) make a queue build with fewer users, as 500 users do with the defaults.
 
-For each N, a fresh stack (bench/harness.py): a private Redis, a database, one Celery worker
-process (threads pool, a thread for every user), and gunicorn as ./run serves it (2 processes of
+For each N, a fresh stack (bench/harness.py): a private Redis, a database, Celery worker
+processes as ./run starts them (``--worker-processes``, default one per CPU this process may use;
+``--worker-processes 1`` is the single process ./run started before; threads pool, a thread for
+every user in all, shared among the processes), and gunicorn as ./run serves it (2 processes of
 ``webapp.stream_worker.StreamingWorker`` with 64 threads each, the event streams followed
 without a thread each; ``--web-worker-class gthread`` serves as ./run did before issue 29, with
 threads enough for every user's open event stream and its requests), with metrics on (a
@@ -22,7 +25,7 @@ fake model (a process of its own) asks for a page served by a static server on 1
 
 Reported per N: turns completed per minute; the time Lookout added to a turn (POST sent to
 stream ended, less the model's scripted answer time), p50 and p95; how long POSTs took;
-errors by kind; the resident memory of the web processes and of the worker (with its parser
+errors by kind; the resident memory of the web processes and of the workers (with their parser
 processes), idle and at their peak; the turns /metrics counted, as a cross-check; the tasks the
 worker took, by name, and what the reaper did (its sends again among them). The
 clients run in this process and share the machine's cores with everything they measure.
@@ -57,6 +60,7 @@ from bench.harness import (
     table,
 )
 from core import broker
+from core.config import usable_cpus, worker_threads
 from core.extensions import db
 from core.models import ApiToken, User
 from tests.support.chat import ChatClient, parse_sse
@@ -194,7 +198,7 @@ def user_loop(
 
 
 def cpu_seconds(stack: Stack, fake: FakeModelProcess, pages: PageServer) -> dict[str, float]:
-    """Return the CPU seconds each part used so far: web, worker (with its parser processes),
+    """Return the CPU seconds each part used so far: web, workers (with their parser processes),
     model, page server, and this process (the users)."""
     times = psutil.Process().cpu_times()
     return {
@@ -264,9 +268,10 @@ def run_once(users: int, args: argparse.Namespace) -> dict:
     else:
         threads_per_web = STREAMING_THREADS  # streams hold no thread: as ./run serves it
     directory = Path(tempfile.mkdtemp(prefix="lookout-load-"))
+    threads = worker_threads(args.worker_threads or max(16, users), args.worker_processes)
     stack = Stack(
         database=args.database,
-        concurrency=args.worker_threads or max(16, users),
+        worker_threads=threads,
         plugins="tools.web_fetch",
         settings={
             "PROMETHEUS_MULTIPROC_DIR": str(directory / "metrics"),
@@ -330,6 +335,7 @@ def run_once(users: int, args: argparse.Namespace) -> dict:
     errors = Counter(turn["error"] for turn in turns if "error" in turn)
     return {
         "users": users,
+        "worker_threads": threads,
         "web_threads": threads_per_web,
         "turns": len(turns),
         "completed": len(done),
@@ -375,8 +381,12 @@ def report(rounds: list[dict], args: argparse.Namespace) -> str:
     lines = [
         f"Load: each user chats for {args.minutes:g} min after a {args.ramp:g} s ramp, pausing "
         f"~{args.think:g} s between turns; a turn is a web_fetch of a loopback page and an "
-        f"answer streamed over {args.answer_seconds:g} s; database {args.database}; one worker "
-        f"process (threads pool, {threads}), gunicorn "
+        f"answer streamed over {args.answer_seconds:g} s; database {args.database}; "
+        f"worker processes of the threads pool, {threads} in all ("
+        + ", ".join(
+            f"{'+'.join(map(str, r['worker_threads']))} for {r['users']} users" for r in rounds
+        )
+        + "), gunicorn "
         f"{WEB_PROCESSES} {args.web_worker_class} processes with "
         + ", ".join(f"{r['web_threads']} threads each for {r['users']} users" for r in rounds)
         + f"{settings}; {machine()}",
@@ -396,7 +406,7 @@ def report(rounds: list[dict], args: argparse.Namespace) -> str:
         reaper = ", ".join(f"{k} {v:.0f}" for k, v in sorted(r["reaper"].items()))
         lines += [
             "",
-            f"{r['users']} users: tasks the worker took (retries and duplicates included): "
+            f"{r['users']} users: tasks the workers took (retries and duplicates included): "
             f"{taken}; steps and tool calls {turn_tasks / max(1, sum(r['metrics'].values())):.2f}"
             f" a turn ended (a completed turn needs 3); the reaper: {reaper}",
         ]
@@ -418,7 +428,14 @@ def main() -> None:
     parser.add_argument(
         "--worker-threads",
         type=int,
-        help="the worker's threads (default: one per user, 16 at least)",
+        help="the workers' threads in all (default: one per user, 16 at least)",
+    )
+    parser.add_argument(
+        "--worker-processes",
+        type=int,
+        default=usable_cpus(),
+        help="worker processes sharing the threads, as ./run's WORKER_PROCESSES (default: one "
+        "per CPU this process may use; 1 for the single process ./run started before)",
     )
     parser.add_argument(
         "--web-worker-class",
