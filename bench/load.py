@@ -268,10 +268,10 @@ def run_once(users: int, args: argparse.Namespace) -> dict:
     else:
         threads_per_web = STREAMING_THREADS  # streams hold no thread: as ./run serves it
     directory = Path(tempfile.mkdtemp(prefix="lookout-load-"))
-    threads = worker_threads(args.worker_threads or max(16, users), args.worker_processes)
+    split = worker_threads(args.worker_threads or max(16, users), args.worker_processes)
     stack = Stack(
         database=args.database,
-        worker_threads=threads,
+        worker_threads=split,
         plugins="tools.web_fetch",
         settings={
             "PROMETHEUS_MULTIPROC_DIR": str(directory / "metrics"),
@@ -335,7 +335,7 @@ def run_once(users: int, args: argparse.Namespace) -> dict:
     errors = Counter(turn["error"] for turn in turns if "error" in turn)
     return {
         "users": users,
-        "worker_threads": threads,
+        "worker_threads": split,
         "web_threads": threads_per_web,
         "turns": len(turns),
         "completed": len(done),
