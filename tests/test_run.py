@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import uuid
+from collections.abc import Collection
 
 import psutil
 import pytest
@@ -76,6 +77,25 @@ def assert_first_password_printed_last(log, workers: int) -> None:
     assert "Created the admin account" not in text[:start]
 
 
+def stop_run(process, signum: int, pids: Collection[int]) -> None:
+    """Send ./run ``signum``, wait until it exits, and check that none of ``pids`` outlived it."""
+    process.send_signal(signum)
+    process.wait(40)
+    wait_until(
+        lambda: not any(alive(pid) for pid in pids),
+        10,
+        f"./run left processes behind: {[p for p in pids if alive(p)]}",
+    )
+
+
+def kill_left(process, pids: Collection[int]) -> None:
+    """Kill what a failed test left: any of ``pids`` still alive, and ./run's group."""
+    for pid in pids:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    stop_process(process, timeout=5)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_run_serves_and_stops_every_child_on_a_signal(tmp_path, signum):
     port = free_port()
@@ -99,18 +119,9 @@ def test_run_serves_and_stops_every_child_on_a_signal(tmp_path, signum):
         children = descendants(process.pid)
         assert len(children) >= 4, children  # redis, celery, gunicorn master and workers
 
-        process.send_signal(signum)
-        process.wait(40)
-        wait_until(
-            lambda: not any(alive(pid) for pid in children),
-            10,
-            f"./run left processes behind: {[p for p in children if alive(p)]}",
-        )
+        stop_run(process, signum, children)
     finally:
-        for pid in children:
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
-        stop_process(process, timeout=5)
+        kill_left(process, children)
     assert not list((ROOT / "var").glob("run.*/redis.log")), "./run left its files in var/"
 
 
@@ -169,18 +180,9 @@ def test_run_starts_worker_processes_that_each_take_tasks_and_all_stop(tmp_path,
         for node in nodes:
             assert stats[node]["total"].get(PING, 0) >= 1, (node, stats[node]["total"])
 
-        process.send_signal(signal.SIGTERM)
-        process.wait(40)
-        wait_until(
-            lambda: not any(alive(pid) for pid in workers),
-            10,
-            f"./run left worker processes behind: {[p for p in workers if alive(p)]}",
-        )
+        stop_run(process, signal.SIGTERM, workers)
     finally:
-        for pid in workers:
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
-        stop_process(process, timeout=5)
+        kill_left(process, workers)
 
 
 def test_run_refuses_an_invalid_setting_with_a_sentence(tmp_path):
