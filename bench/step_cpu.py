@@ -11,7 +11,9 @@ it (``run_turn_step.apply``: the task's app context, its queued marker cleared, 
 reads, the model call, the ending). The figure is this process's CPU per step (every thread:
 the cancel watcher's too), a round of ``--steps`` steps at a time; beside it the statements
 sent to the database, the commits and the Redis commands per step (the server's
-``INFO commandstats``: the watcher's polls included). ``--profile N`` prints cProfile's top
+``INFO commandstats``: the watcher's polls included). ``--bookkeeping`` replaces the model
+call (``stream_reply``) with a stub that answers one word at once and publishes nothing, to
+count the step's own work alone. ``--profile N`` prints cProfile's top
 ``N`` entries of one more round, by cumulative CPU time of this thread (the step's).
 """
 
@@ -80,6 +82,19 @@ def stored_turns(owner: str, model: str, count: int) -> list[str]:
     return ids
 
 
+def without_the_model() -> None:
+    """Make every step's model call a stub that says one word at once, publishing nothing:
+    what is left is the step's own bookkeeping (``--bookkeeping``)."""
+    from workers import steps, streaming
+
+    def said(*_args, **_kwargs) -> streaming.Reply:
+        reply = streaming.Reply()
+        reply.text = "tok"
+        return reply
+
+    steps.stream_reply = said
+
+
 def run_steps(turn_ids: list[str]) -> None:
     """Run each turn's step 0 as the worker runs it; every turn must complete."""
     from workers.steps import run_turn_step
@@ -94,9 +109,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--profile", type=int, default=0, help="cProfile's top N entries")
+    parser.add_argument(
+        "--bookkeeping", action="store_true", help="no model call: a stub answers at once"
+    )
     parser.add_argument("--dump", help="with --profile: write the profile's stats to this file")
     args = parser.parse_args(argv)
     header = machine()
+    if args.bookkeeping:
+        without_the_model()
     folder = Path(tempfile.mkdtemp(prefix="lookout-bench-step-"))
     fake_args = ("stream", "--tokens", "1", "--seconds", "0")
     with RedisServer() as redis_server, FakeModelProcess(*fake_args) as fake:
