@@ -2,7 +2,7 @@
 no-op task.
 
 Run from the project root: ``.venv/bin/python -m bench.turn_cpu [--turns 40] [--database
-sqlite|postgres] [--page PAGE.html.gz]``.
+sqlite|postgres] [--page PAGE.html.gz] [--only text]``.
 
 One stack (bench/harness.py: a private Redis, the database, one worker process with 8 threads,
 gunicorn as ./run serves it), turns one at a time so that CPU time, not the machine's load,
@@ -141,6 +141,10 @@ def main() -> None:
         "--web-only", action="store_true", help="only the text turns (the web's figures)"
     )
     parser.add_argument(
+        "--only", choices=["text"],
+        help="text: the no-op task and the text turns alone (no fetch turn, no extraction)",
+    )  # fmt: skip
+    parser.add_argument(
         "--worker-class", default="webapp.stream_worker.StreamingWorker",
         help="gunicorn's worker class for the web (gthread: each stream holds a thread)",
     )  # fmt: skip
@@ -183,6 +187,15 @@ def main() -> None:
         rows.append(["text, 1 token", *one])
         fifty = measure_kind(stack, args.turns, [*stream, "50"], [])
         rows.append(["text, 50 tokens", *fifty])
+        if args.only == "text":
+            print(f"CPU per turn, {args.turns} turns of each kind one at a time, "
+                  f"{args.database}; {header}")  # fmt: skip
+            print()
+            print(table(["kind", "worker CPU ms per turn", "web CPU ms per turn"], rows))
+            print()
+            print(f"worker CPU per streamed token: {(fifty[0] - one[0]) / 49 * 1000:.0f} µs; "
+                  f"50-token text turn ÷ ping: {fifty[0] / rows[0][1]:.1f}")  # fmt: skip
+            return
         fetch_args = ["tool", "--tool", "web_fetch", "--arguments", json.dumps({"url": pages.url}),
                       "--answer-tokens", "50", "--answer-seconds", str(args.seconds)]  # fmt: skip
         fetch = measure_kind(stack, args.turns, fetch_args, ["web_fetch"])

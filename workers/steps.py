@@ -84,14 +84,17 @@ def run_claimed_step(task, turn_id: str, step: int) -> str:
             return "ended"
     if claim not in ("claimed", "started", "taken"):
         return claim
+    # A first step reads its history with its claim, in one transaction (its later reads
+    # then have nothing to commit): a later step writes the reply from what it reads.
+    path = branch(turn.conversation_id, turn.assistant_message_id) if step == 0 else None
     # Committed at once, and beating from here on, not only while the model streams: a step
-    # that is slow to start (plugins loading, a long history) is not a dead worker, and a turn
-    # whose claim is not yet visible looks still queued to the reaper.
+    # that is slow to start (plugins loading) is not a dead worker, and a turn whose claim is
+    # not yet visible looks still queued to the reaper.
     keep_loaded(turn)
     db.session.commit()
     try:
         with get_watcher().watching(turn_id, Signal()):
-            model_step(turn, step, announce=claim == "started", made_reply=made_reply)
+            model_step(turn, step, claim == "started", made_reply, path)
     except (TurnFailed, ProviderError) as exc:
         end(turn_id, "failed", exc.message, keep=True)
     except OperationalError:
@@ -139,7 +142,13 @@ def branch(conversation_id: str, message_id: str) -> list[Row]:
     return list(reversed(path))
 
 
-def model_step(turn: Turn, step: int, announce: bool = False, made_reply: bool = False) -> None:
+def model_step(
+    turn: Turn,
+    step: int,
+    announce: bool = False,
+    made_reply: bool = False,
+    path: list[Row] | None = None,
+) -> None:
     """Stream one model call and store what it said; end the turn or dispatch its tools.
 
     The previous step's tool results join the reply before the model is called, and whatever
@@ -148,7 +157,7 @@ def model_step(turn: Turn, step: int, announce: bool = False, made_reply: bool =
     claim that made the reply is committed. A continuation (core/turn/continuation.py) is
     offered no tools and sent its reply as stored, then the instruction to go on.
     ``made_reply``: the step's claim made the reply, so no record of it is stored yet and no
-    earlier turn wrote it.
+    earlier turn wrote it. ``path``: the history ``branch`` returns, when the claim read it.
     """
     config = current_app.config
     state = turn_state(turn.id)
@@ -173,7 +182,8 @@ def model_step(turn: Turn, step: int, announce: bool = False, made_reply: bool =
     cited = cited_in(records) if records is not None and (step > 0 or continuing) else ()
     sources = Sources(state, cited)
     last_step = step >= config["TURN_MAX_STEPS"] - 1
-    path = branch(turn.conversation_id, turn.assistant_message_id)
+    if path is None:
+        path = branch(turn.conversation_id, turn.assistant_message_id)
     history = [
         StoredMessage(m.role, parts)
         for m, parts in zip(path, with_attachment_texts(m.parts for m in path), strict=True)
@@ -196,7 +206,8 @@ def model_step(turn: Turn, step: int, announce: bool = False, made_reply: bool =
     provider = provider_client(provider_row)
     turn_id, usage, model_id = turn.id, turn.usage, turn.model
     message_id = turn.assistant_message_id
-    db.session.commit()  # the claim and the reads: no connection held while the model streams
+    if db.session().in_transaction():  # no connection held while the model streams
+        db.session.commit()
     if announce:
         events.turn_started(state, message_id)
     started = time.monotonic()

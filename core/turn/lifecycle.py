@@ -259,16 +259,23 @@ def claim_step(turn_id: str, step: int) -> tuple[StepClaim, Turn | None, bool]:
     # The claim's returned row is the turn, built detached (``claimed_turn``): nothing else in
     # the session needs the ORM's evaluation of the WHERE against loaded objects, which cost a
     # fifth of the claim, nor its loading of the row.
+    # A first step's claim makes the turn's reply: its row inserted, then taken by the claim's
+    # UPDATE (the message first: the turn's link to it is checked as it is written).
     if step == 0:
-        claim, values = statements.first_claim(), {"turn": turn_id, "now": utcnow()}
+        reply = new_id()
+        claim, values = statements.first_claim(), {"turn": turn_id, "now": utcnow(), "reply": reply}
+        statements.run(statements.first_reply(), values)
     else:
         claim = statements.next_claim()
         values = {"turn": turn_id, "now": utcnow(), "previous": step - 1, "new_step": step}
     turn = statements.claimed_turn(statements.run(claim, values).first())
     if turn is not None:
         if step == 0:
-            return "started", turn, start_reply(turn)
+            made = turn.assistant_message_id == reply
+            return "started", turn, made or start_reply(turn)
         return "claimed", turn, False
+    if step == 0:  # a claim that lost a race on PostgreSQL may have inserted its reply
+        db.session.rollback()
     turn = db.session.get(Turn, turn_id)
     if turn is None:
         return "gone", None, False

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, or_, select, update
+from sqlalchemy import bindparam, func, insert, literal, or_, select, update
 from sqlalchemy.orm import make_transient_to_detached
 
 from core.extensions import db
@@ -90,16 +90,53 @@ def _once(key: Any, build: Callable[[], Any]) -> Any:
 
 def first_claim() -> Any:
     """Return the claim of a queued turn's first step (``turn``, ``now``), returning its row
-    (``claimed_turn``)."""
+    (``claimed_turn``); it makes ``reply`` the turn's reply unless it has one (a
+    continuation's), as ``first_reply`` inserted it just before, in the same transaction."""
     return _once(
         "first_claim",
         lambda: _returning_update(
             _TURNS,
             [_TURNS.c.id == bindparam("turn"), _TURNS.c.status == "queued"],
-            {"heartbeat_at": _now(), "status": "running", "started_at": _now(), "step": 0},
+            {
+                "heartbeat_at": _now(),
+                "status": "running",
+                "started_at": _now(),
+                "step": 0,
+                "assistant_message_id": func.coalesce(
+                    _TURNS.c.assistant_message_id, bindparam("reply")
+                ),
+            },
             (*_TURNS.c, _OWNER),
         ),
     )
+
+
+def first_reply() -> Any:
+    """Return the INSERT of the empty running reply (``reply``, ``now``) of a queued turn
+    (``turn``) without one, which the turn's first claim then takes (``first_claim``): the
+    reply's row and the turn's link to it in the claim's two statements rather than three.
+    It inserts nothing for a turn that has a reply or is not queued; the claim fails then too,
+    but for a turn with a reply (a continuation)."""
+
+    def build() -> Any:
+        turns = _TURNS.c
+        made = select(
+            bindparam("reply", type_=_MESSAGES.c.id.type),
+            turns.conversation_id,
+            turns.user_message_id,
+            literal("assistant", _MESSAGES.c.role.type),
+            literal([], _MESSAGES.c.parts.type),
+            literal("running", _MESSAGES.c.status.type),
+            bindparam("now", type_=_MESSAGES.c.created_at.type),
+        ).where(
+            turns.id == bindparam("turn"),
+            turns.status == "queued",
+            turns.assistant_message_id.is_(None),
+        )
+        columns = ["id", "conversation_id", "parent_id", "role", "parts", "status", "created_at"]
+        return insert(_MESSAGES).from_select(columns, made)
+
+    return _once("first_reply", build)
 
 
 def next_claim() -> Any:

@@ -1,0 +1,116 @@
+"""What a text turn's one step costs the database, run as a worker runs it (in this process):
+its statements and its transactions (issue 29), beside what the model is sent and what the
+user reads afterwards, which the step's cost must not change."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from sqlalchemy import event
+
+from core.extensions import db
+from core.models import Conversation, Message, Provider, Turn, User
+from core.turn import queued
+from core.turn.lifecycle import store_turn
+from core.turn.parts import text_part
+from tests.support.fake_model import FakeModel, Reply
+
+
+@pytest.fixture
+def step_app(make_app, monkeypatch):
+    """An app whose tasks run in this process, as a worker's do, and its fake model."""
+    from workers import celery_app
+
+    with FakeModel(Reply.text("The bridge opened in 1932.")) as fake:
+        app = make_app(LOOKOUT_PLUGINS="")
+        monkeypatch.setattr(celery_app, "_flask_app", app)
+        with app.app_context():
+            db.session.add(Provider(name="fake", base_url=fake.base_url, models=[{"name": "m"}]))
+            db.session.commit()
+        yield app, fake
+
+
+def queued_turn(app, name: str, earlier: list[tuple[str, str]]) -> str:
+    """Store a conversation of user ``name`` of ``earlier`` (role, text) messages and a queued
+    turn asking "When?" after them, as the web stores it; return the turn's id."""
+    with app.app_context():
+        user = User.make(name, "password")
+        db.session.add(user)
+        db.session.flush()
+        conversation = Conversation(owner_id=user.id, title="Bridges")
+        db.session.add(conversation)
+        db.session.flush()
+        parent = None
+        for role, text in earlier:
+            message = Message(
+                conversation_id=conversation.id, parent_id=parent, role=role,
+                parts=[text_part(text)], status="completed",
+            )  # fmt: skip
+            db.session.add(message)
+            db.session.flush()
+            parent = message.id
+        asked = Message(
+            conversation_id=conversation.id, parent_id=parent, role="user",
+            parts=[text_part("When?")], status="completed",
+        )  # fmt: skip
+        turn = store_turn(conversation, asked, "fake/m", {"tools": []}, [])
+        queued.mark_queued(turn.id, queued.step_work(0), "task-0")
+        return turn.id
+
+
+def run_step(app, turn_id: str) -> tuple[list[str], int]:
+    """Run the turn's first step as the worker does; return the statements it sent (``VERB
+    table``) and how many transactions it committed."""
+    from workers.steps import run_turn_step
+
+    sent: list[str] = []
+    commits: list[int] = []
+
+    def statement(_conn, _cursor, text, *_args) -> None:
+        table = re.search(r"\b(?:FROM|INTO|UPDATE)\s+\"?(\w+)", text, re.IGNORECASE)
+        sent.append(f"{text.split(None, 1)[0].upper()} {table.group(1) if table else '?'}")
+
+    with app.app_context():
+        engine = db.engine
+    event.listen(engine, "before_cursor_execute", statement)
+    event.listen(engine, "commit", lambda _conn: commits.append(1))
+    try:
+        run_turn_step.apply(args=(turn_id, 0))
+    finally:
+        event.remove(engine, "before_cursor_execute", statement)
+    return sent, len(commits)
+
+
+def test_a_text_turns_step_sends_seven_statements_in_two_transactions(step_app):
+    """Issue 29: the first claim made its reply in three statements (the message, then the
+    turn's link to it), and the step committed its reads apart from its claim."""
+    app, fake = step_app
+    run_step(app, queued_turn(app, "bo", []))  # the process loads what it keeps: models, plugins
+    turn_id = queued_turn(
+        app, "ada", [("user", "Which bridge?"), ("assistant", "The Harbour Bridge.")]
+    )
+    sent, commits = run_step(app, turn_id)
+    assert sent == [
+        "INSERT messages",  # the reply, from the queued turn's row
+        "UPDATE turns",  # the claim, taking the reply and returning the turn and its owner
+        "SELECT messages",  # the history, read with the claim
+        "UPDATE turns",  # the ending, returning what the rest needs
+        "INSERT usage_counts",
+        "INSERT turn_steps",
+        "UPDATE messages",
+    ]
+    assert commits == 2
+    # What the model was sent and what the user reads are the step's as before.
+    assert [(m["role"], m["content"]) for m in fake.last_request().json["messages"][1:]] == [
+        ("user", "Which bridge?"),
+        ("assistant", "The Harbour Bridge."),
+        ("user", "When?"),
+    ]
+    with app.app_context():
+        turn = db.session.get(Turn, turn_id)
+        reply = db.session.get(Message, turn.assistant_message_id)
+        assert (turn.status, turn.error) == ("completed", None)
+        assert reply.status == "completed"
+        assert reply.parent_id == turn.user_message_id
+        assert reply.parts[0]["text"] == "The bridge opened in 1932."
