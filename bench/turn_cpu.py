@@ -141,6 +141,9 @@ def main() -> None:
         "--web-only", action="store_true", help="only the text turns (the web's figures)"
     )
     parser.add_argument(
+        "--fetch-only", action="store_true", help="only the fetch turn and the extraction alone"
+    )
+    parser.add_argument(
         "--worker-class", default="webapp.stream_worker.StreamingWorker",
         help="gunicorn's worker class for the web (gthread: each stream holds a thread)",
     )  # fmt: skip
@@ -171,6 +174,7 @@ def main() -> None:
             print()
             print(table(["kind", "worker CPU ms per turn", "web CPU ms per turn"], rows))
             return
+        fifty = one = (0.0, 0.0)
         with stack.app.app_context():
             client = queue.get_client()
 
@@ -179,10 +183,11 @@ def main() -> None:
 
             worker, _web = per_turn(stack, args.turns, ping)
         rows.append(["ping (Celery's no-op task)", worker, "–"])
-        one = measure_kind(stack, args.turns, [*stream, "1"], [])
-        rows.append(["text, 1 token", *one])
-        fifty = measure_kind(stack, args.turns, [*stream, "50"], [])
-        rows.append(["text, 50 tokens", *fifty])
+        if not args.fetch_only:
+            one = measure_kind(stack, args.turns, [*stream, "1"], [])
+            rows.append(["text, 1 token", *one])
+            fifty = measure_kind(stack, args.turns, [*stream, "50"], [])
+            rows.append(["text, 50 tokens", *fifty])
         fetch_args = ["tool", "--tool", "web_fetch", "--arguments", json.dumps({"url": pages.url}),
                       "--answer-tokens", "50", "--answer-seconds", str(args.seconds)]  # fmt: skip
         fetch = measure_kind(stack, args.turns, fetch_args, ["web_fetch"])
