@@ -245,7 +245,8 @@ def run_call(turn: Turn, call: ToolCall, stopped: Signal) -> Outcome:
         result = run_in_context(tool, input, ctx, signal)
     finally:
         undo()
-    # The sources of an ok result only: a call that failed or timed out cites nothing.
-    if result.outcome == "ok":
+    # The sources of an ok result only: a call that failed or timed out cites nothing (and
+    # one that collected none asks nothing of Redis: whether the turn ended is moot).
+    if result.outcome == "ok" and collected.citations:
         result.citations = sources.claim_all(collected.citations)
     return result
