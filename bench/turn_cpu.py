@@ -2,7 +2,7 @@
 no-op task.
 
 Run from the project root: ``.venv/bin/python -m bench.turn_cpu [--turns 40] [--database
-sqlite|postgres] [--page PAGE.html.gz] [--only text]``.
+sqlite|postgres] [--page PAGE.html.gz] [--only text|fetch]``.
 
 One stack (bench/harness.py: a private Redis, the database, one worker process with 8 threads,
 gunicorn as ./run serves it), turns one at a time so that CPU time, not the machine's load,
@@ -141,8 +141,9 @@ def main() -> None:
         "--web-only", action="store_true", help="only the text turns (the web's figures)"
     )
     parser.add_argument(
-        "--only", choices=["text"],
-        help="text: the no-op task and the text turns alone (no fetch turn, no extraction)",
+        "--only", choices=["text", "fetch"],
+        help="text: the no-op task and the text turns alone (no fetch turn, no extraction); "
+        "fetch: the no-op task, the fetch turn and the extraction alone",
     )  # fmt: skip
     parser.add_argument(
         "--worker-class", default="webapp.stream_worker.StreamingWorker",
@@ -175,6 +176,7 @@ def main() -> None:
             print()
             print(table(["kind", "worker CPU ms per turn", "web CPU ms per turn"], rows))
             return
+        fifty = one = (0.0, 0.0)
         with stack.app.app_context():
             client = queue.get_client()
 
@@ -183,19 +185,20 @@ def main() -> None:
 
             worker, _web = per_turn(stack, args.turns, ping)
         rows.append(["ping (Celery's no-op task)", worker, "–"])
-        one = measure_kind(stack, args.turns, [*stream, "1"], [])
-        rows.append(["text, 1 token", *one])
-        fifty = measure_kind(stack, args.turns, [*stream, "50"], [])
-        rows.append(["text, 50 tokens", *fifty])
-        if args.only == "text":
-            print(f"CPU per turn, {args.turns} turns of each kind one at a time, "
-                  f"{args.database}; {header}")  # fmt: skip
-            print()
-            print(table(["kind", "worker CPU ms per turn", "web CPU ms per turn"], rows))
-            print()
-            print(f"worker CPU per streamed token: {(fifty[0] - one[0]) / 49 * 1000:.0f} µs; "
-                  f"50-token text turn ÷ ping: {fifty[0] / rows[0][1]:.1f}")  # fmt: skip
-            return
+        if args.only != "fetch":
+            one = measure_kind(stack, args.turns, [*stream, "1"], [])
+            rows.append(["text, 1 token", *one])
+            fifty = measure_kind(stack, args.turns, [*stream, "50"], [])
+            rows.append(["text, 50 tokens", *fifty])
+            if args.only == "text":
+                print(f"CPU per turn, {args.turns} turns of each kind one at a time, "
+                      f"{args.database}; {header}")  # fmt: skip
+                print()
+                print(table(["kind", "worker CPU ms per turn", "web CPU ms per turn"], rows))
+                print()
+                print(f"worker CPU per streamed token: {(fifty[0] - one[0]) / 49 * 1000:.0f} µs; "
+                      f"50-token text turn ÷ ping: {fifty[0] / rows[0][1]:.1f}")  # fmt: skip
+                return
         fetch_args = ["tool", "--tool", "web_fetch", "--arguments", json.dumps({"url": pages.url}),
                       "--answer-tokens", "50", "--answer-seconds", str(args.seconds)]  # fmt: skip
         fetch = measure_kind(stack, args.turns, fetch_args, ["web_fetch"])
@@ -207,6 +210,9 @@ def main() -> None:
     print()
     print(table(["kind", "worker CPU ms per turn", "web CPU ms per turn"], rows))
     print()
+    if args.only == "fetch":
+        print(f"the page's extraction alone: {extracted:.1f} ms")
+        return
     print(f"worker CPU per streamed token: {token_us:.0f} µs; 50-token text turn ÷ ping: "
           f"{fifty[0] / rows[0][1]:.1f}; the page's extraction alone: {extracted:.1f} ms "
           f"(fetch turn − 50-token text turn: {fetch[0] - fifty[0]:.1f} ms)")  # fmt: skip

@@ -141,13 +141,20 @@ def _return_type(job: Callable[..., Any]) -> Any:
         return Any
 
 
+@lru_cache(maxsize=64)
+def _fields_of(cls: type) -> tuple[frozenset[str], dict[str, Any]]:
+    # A reply's dataclass is one of the few jobs' return types: its fields and their types,
+    # resolved once per process rather than for every page.
+    names = frozenset(f.name for f in dataclasses.fields(cls) if f.init)
+    return names, typing.get_type_hints(cls)
+
+
 def _rebuild(value: Any, expected: Any) -> Any:
     """Return ``value`` checked against (and, for a dataclass, built as) ``expected``."""
     if dataclasses.is_dataclass(expected) and isinstance(expected, type):
         if not isinstance(value, dict):
             raise BadReply(f"{expected.__name__} is not an object")
-        hints = typing.get_type_hints(expected)
-        names = {f.name for f in dataclasses.fields(expected) if f.init}
+        names, hints = _fields_of(expected)
         if set(value) != names:
             raise BadReply(f"{expected.__name__} has other fields than {sorted(names)}")
         return expected(**{name: _rebuild(value[name], hints[name]) for name in names})

@@ -154,24 +154,27 @@ def take_and_run(turn_id: str, call_id: str, task_id: str) -> str:
     # turn after each commit only for what no other process changes (the call's name and
     # owner, the turn's conversation and roles) and what it writes itself.
     commit_loaded()
-    with get_watcher().watching(turn_id, Signal()):  # beats from the claim, as a step does
-        outcome = run_claimed(call, turn or db.session.get(Turn, turn_id))
+    # Beats from the claim, as a step does, and trips ``stopped`` on a Stop: the watcher read
+    # the turn's cancel flag as it took the turn on, so the call reads it no more itself.
+    with get_watcher().watching(turn_id, Signal()) as stopped:
+        outcome = run_claimed(call, turn or db.session.get(Turn, turn_id), stopped)
     send_next_step(turn_id, step)
     return outcome
 
 
-def run_claimed(call: ToolCall, turn: Turn) -> str:
+def run_claimed(call: ToolCall, turn: Turn, stopped: Signal) -> str:
     """Run a claimed call, store its result and publish its ending; return its outcome. The
-    call and its turn as the claim returned them (the turn read only when it had stopped)."""
+    call and its turn as the claim returned them (the turn read only when it had stopped);
+    ``stopped``, the watcher's signal of the turn's Stop."""
     turn_id, call_id = call.turn_id, call.call_id
     started = time.monotonic()
     name, plugin = call.name, call.plugin
     state = turn_state(turn_id)
-    if turn.status != "running" or state.cancel_requested():
+    if turn.status != "running" or stopped.cancelled:
         result = Outcome("cancelled", error="The turn was cancelled before this call started.")
     else:
         events.tool_started(state, call_id, name, call.input)
-        result = run_call(turn, call)
+        result = run_call(turn, call, stopped)
     label = tool_label(name, call.source)  # the model's name, bounded: see tool_names
     finish_call(
         call,
@@ -221,8 +224,9 @@ def run_in_context(tool: Tool, input: Any, ctx: ToolContext, signal: Signal) -> 
     return result
 
 
-def run_call(turn: Turn, call: ToolCall) -> Outcome:
-    """Find the tool the step offered, validate the input and run it under its deadline."""
+def run_call(turn: Turn, call: ToolCall, stopped: Signal) -> Outcome:
+    """Find the tool the step offered, validate the input and run it under its deadline, or
+    until ``stopped`` (the turn's Stop, as the task's watcher sees it) trips."""
     offered = resolve_call(call)
     if offered is None:
         return Outcome("error", error=f"The tool {call.name} was not offered in this turn.")
@@ -232,12 +236,17 @@ def run_call(turn: Turn, call: ToolCall) -> Outcome:
     except ToolError as exc:
         return Outcome("error", error=exc.message)
     signal = Signal.after(tool.timeout_seconds)
-    turn_id = turn.id
-    with get_watcher().watching(turn_id, signal):
+    # The task's one registration with the watcher stops the tool too: a second one would
+    # read the cancel flag again as it began.
+    undo = stopped.on_cancel(signal.cancel)
+    try:
         ctx, sources, collected = make_tool_context(turn, call, offered, signal)
         commit_loaded()  # ends the read transaction: no connection held while the tool runs
         result = run_in_context(tool, input, ctx, signal)
-    # The sources of an ok result only: a call that failed or timed out cites nothing.
-    if result.outcome == "ok":
+    finally:
+        undo()
+    # The sources of an ok result only: a call that failed or timed out cites nothing (and
+    # one that collected none asks nothing of Redis: whether the turn ended is moot).
+    if result.outcome == "ok" and collected.citations:
         result.citations = sources.claim_all(collected.citations)
     return result
