@@ -18,9 +18,11 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from functools import cache
 
 import redis
 from flask import Flask, current_app
+from sqlalchemy import Select, bindparam
 
 from core import metrics
 from core.extensions import REDIS_READ_TIMEOUT_SECONDS, db
@@ -39,6 +41,14 @@ SWEEP_SECONDS = 1.0  # how often keep-alives fall due: their timing is this coar
 COUNT = 500  # events read per turn per round
 KEEPALIVE = chunk(b": keep-alive\n\n")
 TERMINAL_NAMES = frozenset(name.encode() for name in TERMINAL_EVENTS)
+
+
+@cache
+def _endings() -> Select:
+    """The query of the turns' (``ids``) status and error: built once, not on every sweep."""
+    return db.select(Turn.id, Turn.status, Turn.error).where(
+        Turn.id.in_(bindparam("ids", expanding=True))
+    )
 
 
 def parse_id(text: str) -> tuple[int, int] | None:
@@ -233,9 +243,7 @@ class Hub:
             return
         with self.app.app_context():
             ids = list({f.turn_id for f in due})
-            rows = db.session.execute(
-                db.select(Turn.id, Turn.status, Turn.error).where(Turn.id.in_(ids))
-            )
+            rows = db.session.execute(_endings(), {"ids": ids})
             endings = {row.id: row for row in rows if row.status not in OPEN_STATUSES}
             db.session.remove()
         pipe = self.client.pipeline(transaction=False)
