@@ -66,12 +66,23 @@ def event_frame(entry_id: str | None, name: str, data: str) -> str:
     return f"id: {entry_id}\nevent: {name}\ndata: {data}\n\n"
 
 
+UNREAD = object()  # a follower's ending not known: a sweep reads it from the database
+
+
 class Follower:
-    """One stream the hub serves: its socket, its turn's key, the last event it was sent."""
+    """One stream the hub serves: its socket, its turn's key, the last event it was sent, and
+    its turn's ending as the events view read it a moment ago (None: open), for its first
+    round."""
 
-    __slots__ = ("client", "key", "turn_id", "last", "stream", "due", "fresh", "gone")
+    __slots__ = ("client", "key", "turn_id", "last", "stream", "due", "fresh", "gone", "ending")
 
-    def __init__(self, turn_id: str, last: tuple[int, int], stream: OpenStream) -> None:
+    def __init__(
+        self,
+        turn_id: str,
+        last: tuple[int, int],
+        stream: OpenStream,
+        ending: tuple[str, str | None] | None | object = UNREAD,
+    ) -> None:
         self.client: Client | None = None
         self.turn_id = turn_id
         self.key = state.key(turn_id, "events")
@@ -80,6 +91,7 @@ class Follower:
         self.due = 0.0  # when its next keep-alive falls due (monotonic)
         self.fresh = True  # its first round, which ends at once when nothing is there
         self.gone = False
+        self.ending = ending
 
 
 class Hub:
@@ -226,6 +238,7 @@ class Hub:
                     continue
             follower.last = frames[-1][0]
             follower.fresh = False
+            follower.ending = UNREAD  # its keep-alives read the ending from the database
             follower.due = now + KEEPALIVE_SECONDS
             if frames[-1][1]:
                 follower.client.finish(body)
@@ -236,30 +249,46 @@ class Hub:
             self.cursor[key] = frames[-1][0]
 
     def sweep(self, now: float) -> None:
-        """Send keep-alives that fell due, or the stored ending of a turn whose events expired."""
+        """Send keep-alives that fell due, or the stored ending of a turn whose events expired.
+
+        A stream in its first round with nothing to send takes its turn's ending from the
+        events view's query of a moment ago (a turn seen open then cannot have lost its events
+        since), and needs no beat (its stream was counted open just now): neither a query nor a
+        round trip of its own. Every later keep-alive reads the ending from the database."""
         self.next_sweep = now + SWEEP_SECONDS
         due = [f for fs in self.by_key.values() for f in fs if f.due <= now]
         if not due:
             return
-        with self.app.app_context():
-            ids = list({f.turn_id for f in due})
-            rows = db.session.execute(_endings(), {"ids": ids})
-            endings = {row.id: row for row in rows if row.status not in OPEN_STATUSES}
-            db.session.remove()
+        endings = self.read_endings({f.turn_id for f in due if f.ending is UNREAD})
         pipe = self.client.pipeline(transaction=False)
         for follower in due:
-            ending = endings.get(follower.turn_id)
+            first, ending = follower.ending is not UNREAD, follower.ending
+            follower.ending = UNREAD  # known for the first round only
+            if not first:
+                ending = endings.get(follower.turn_id)
             if ending is not None:  # ended, and its stream expired (or lost its end)
-                data = json.dumps({"error": ending.error} if ending.error else {})
-                frame = event_frame(None, ending_event(ending.status), data)
+                status, error = ending
+                data = json.dumps({"error": error} if error else {})
+                frame = event_frame(None, ending_event(status), data)
                 follower.client.finish(chunk(frame.encode()))
                 self.unregister(follower)
             elif follower.client.send(KEEPALIVE):
                 follower.due = now + KEEPALIVE_SECONDS
-                follower.stream.beat(pipe)
+                if not first:
+                    follower.stream.beat(pipe)
             else:
                 self.unregister(follower)
-        pipe.execute()
+        pipe.execute()  # no round trip when nothing was added
+
+    def read_endings(self, ids: set[str]) -> dict[str, tuple[str, str | None]]:
+        """Return the ending (status, error) of each turn of ``ids`` that has ended."""
+        if not ids:
+            return {}
+        with self.app.app_context():
+            rows = db.session.execute(_endings(), {"ids": list(ids)})
+            endings = {r.id: (r.status, r.error) for r in rows if r.status not in OPEN_STATUSES}
+            db.session.remove()
+        return endings
 
     def unregister(self, follower: Follower) -> None:
         """Stop serving a follower, once; its stream stops counting at the round's end."""

@@ -230,23 +230,30 @@ def get_turn(turn_id: str) -> Turn:
 
 @cache
 def _owner_and_stream_limit() -> Select:
-    """The query of a turn's (``turn``) owner and the user's (``user``) own stream limit:
-    built once, where building it cost a stream about as much as running it."""
+    """The query of a turn's (``turn``) owner, status and error and the user's (``user``) own
+    stream limit: built once, where building it cost a stream about as much as running it."""
     return (
-        db.select(Conversation.owner_id, own_value(bindparam("user"), "eventStreams"))
+        db.select(
+            Conversation.owner_id,
+            own_value(bindparam("user"), "eventStreams"),
+            Turn.status,
+            Turn.error,
+        )
         .join(Turn, Turn.conversation_id == Conversation.id)
         .where(Turn.id == bindparam("turn"))
     )
 
 
-def get_stream_allowance(turn_id: str) -> int:
+def get_stream_allowance(turn_id: str) -> tuple[int, tuple[str, str | None] | None]:
     """Return how many event streams the signed-in user may have open, read in the query that
-    finds the turn theirs; 404 for anyone else's turn, as ``get_turn`` says."""
+    finds the turn theirs, and the turn's ending (status, error) as that query read it, None
+    while it is open; 404 for anyone else's turn, as ``get_turn`` says."""
     values = {"user": current_user.id, "turn": turn_id}
     row = db.session.execute(_owner_and_stream_limit(), values).first()
     if row is None or row[0] != current_user.id:
         raise ApiError("There is no such turn.", 404)
-    return allowance("eventStreams", row[1])
+    ending = None if row.status in OPEN_STATUSES else (row.status, row.error)
+    return allowance("eventStreams", row[1]), ending
 
 
 @bp.get("/turns/<turn_id>")
@@ -281,7 +288,7 @@ def stream_events(turn_id: str):
     The stream counts against the user's ``QUOTA_EVENT_STREAMS`` while it is served: past it,
     the user's oldest stream gets ``stream.closed`` and ends (core/streams.py).
     """
-    limit = get_stream_allowance(turn_id)
+    limit, ending = get_stream_allowance(turn_id)
     after = request.headers.get("Last-Event-ID") or request.args.get("after") or "0"
     app = current_app._get_current_object()
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -299,7 +306,7 @@ def stream_events(turn_id: str):
         stream = None  # Redis restarting: the stream ends at once and the page reconnects
     position = parse_id(after)
     if hub is not None and stream is not None and position is not None:
-        body = hub.hand_off(request.environ, Follower(turn_id, position, stream))
+        body = hub.hand_off(request.environ, Follower(turn_id, position, stream, ending))
         return Response(body, mimetype=EVENT_STREAM, headers=headers)
     state = turn_state(turn_id)
 
