@@ -1,12 +1,13 @@
 """One Redis reader per web process that fans each turn's events out to every stream following it.
 
-A request thread checks the stream (sign-in, the turn's owner, the user's stream limit) and hands
-its connection to the process's ``Hub`` (``follow``), then lets go of it: the hub's one thread
-reads every followed turn's events with one blocking XREAD, encodes each event once, and writes it
-to each follower's socket (``webapp/stream_sockets.py``); nothing holds a thread per stream. The
-wire is the thread-served stream's: the same ``id:``/``event:``/``data:`` lines, a keep-alive
-comment every ``KEEPALIVE_SECONDS``, resume after ``Last-Event-ID``, the stored ending of a turn
-whose events expired, and ``stream.closed`` when the user's newest stream takes this one's place.
+A request thread checks the stream (sign-in, the turn's owner and ending, the user's stream
+limit) and hands its connection to the process's ``Hub`` (``follow``), then lets go of it: the
+hub's one thread reads every followed turn's events with one blocking XREAD, encodes each event
+once, and writes it to each follower's socket (``webapp/stream_sockets.py``); nothing holds a
+thread per stream. The wire is the thread-served stream's: the same ``id:``/``event:``/``data:``
+lines, a keep-alive comment every ``KEEPALIVE_SECONDS``, resume after ``Last-Event-ID``, the
+stored ending of a turn whose events expired, and ``stream.closed`` when the user's newest stream
+takes this one's place.
 """
 
 from __future__ import annotations
