@@ -1,12 +1,13 @@
 """One Redis reader per web process that fans each turn's events out to every stream following it.
 
-A request thread checks the stream (sign-in, the turn's owner, the user's stream limit) and hands
-its connection to the process's ``Hub`` (``follow``), then lets go of it: the hub's one thread
-reads every followed turn's events with one blocking XREAD, encodes each event once, and writes it
-to each follower's socket (``webapp/stream_sockets.py``); nothing holds a thread per stream. The
-wire is the thread-served stream's: the same ``id:``/``event:``/``data:`` lines, a keep-alive
-comment every ``KEEPALIVE_SECONDS``, resume after ``Last-Event-ID``, the stored ending of a turn
-whose events expired, and ``stream.closed`` when the user's newest stream takes this one's place.
+A request thread checks the stream (sign-in, the turn's owner and ending, the user's stream
+limit) and hands its connection to the process's ``Hub`` (``follow``), then lets go of it: the
+hub's one thread reads every followed turn's events with one blocking XREAD, encodes each event
+once, and writes it to each follower's socket (``webapp/stream_sockets.py``); nothing holds a
+thread per stream. The wire is the thread-served stream's: the same ``id:``/``event:``/``data:``
+lines, a keep-alive comment every ``KEEPALIVE_SECONDS``, resume after ``Last-Event-ID``, the
+stored ending of a turn whose events expired, and ``stream.closed`` when the user's newest stream
+takes this one's place.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from functools import cache
 
 import redis
 from flask import Flask, current_app
+from sqlalchemy import Select, bindparam
 
 from core import metrics
 from core.extensions import REDIS_READ_TIMEOUT_SECONDS, db
@@ -41,6 +44,14 @@ KEEPALIVE = chunk(b": keep-alive\n\n")
 TERMINAL_NAMES = frozenset(name.encode() for name in TERMINAL_EVENTS)
 
 
+@cache
+def _endings() -> Select:
+    """The query of the turns' (``ids``) status and error: built once, not on every sweep."""
+    return db.select(Turn.id, Turn.status, Turn.error).where(
+        Turn.id.in_(bindparam("ids", expanding=True))
+    )
+
+
 def parse_id(text: str) -> tuple[int, int] | None:
     """Return a Redis stream id ("ms-seq" or "ms") as a pair to compare; None if it is not one."""
     ms, _, seq = text.partition("-")
@@ -56,12 +67,23 @@ def event_frame(entry_id: str | None, name: str, data: str) -> str:
     return f"id: {entry_id}\nevent: {name}\ndata: {data}\n\n"
 
 
+UNREAD = object()  # a follower's ending not known: a sweep reads it from the database
+
+
 class Follower:
-    """One stream the hub serves: its socket, its turn's key, the last event it was sent."""
+    """One stream the hub serves: its socket, its turn's key, the last event it was sent, and
+    its turn's ending as the events view read it a moment ago (None: open), for its first
+    round."""
 
-    __slots__ = ("client", "key", "turn_id", "last", "stream", "due", "fresh", "gone")
+    __slots__ = ("client", "key", "turn_id", "last", "stream", "due", "fresh", "gone", "ending")
 
-    def __init__(self, turn_id: str, last: tuple[int, int], stream: OpenStream) -> None:
+    def __init__(
+        self,
+        turn_id: str,
+        last: tuple[int, int],
+        stream: OpenStream,
+        ending: tuple[str, str | None] | None | object = UNREAD,
+    ) -> None:
         self.client: Client | None = None
         self.turn_id = turn_id
         self.key = state.key(turn_id, "events")
@@ -70,6 +92,7 @@ class Follower:
         self.due = 0.0  # when its next keep-alive falls due (monotonic)
         self.fresh = True  # its first round, which ends at once when nothing is there
         self.gone = False
+        self.ending = ending
 
 
 class Hub:
@@ -216,6 +239,7 @@ class Hub:
                     continue
             follower.last = frames[-1][0]
             follower.fresh = False
+            follower.ending = UNREAD  # its keep-alives read the ending from the database
             follower.due = now + KEEPALIVE_SECONDS
             if frames[-1][1]:
                 follower.client.finish(body)
@@ -226,32 +250,46 @@ class Hub:
             self.cursor[key] = frames[-1][0]
 
     def sweep(self, now: float) -> None:
-        """Send keep-alives that fell due, or the stored ending of a turn whose events expired."""
+        """Send keep-alives that fell due, or the stored ending of a turn whose events expired.
+
+        A stream in its first round with nothing to send takes its turn's ending from the
+        events view's query of a moment ago (a turn seen open then cannot have lost its events
+        since), and needs no beat (its stream was counted open just now): neither a query nor a
+        round trip of its own. Every later keep-alive reads the ending from the database."""
         self.next_sweep = now + SWEEP_SECONDS
         due = [f for fs in self.by_key.values() for f in fs if f.due <= now]
         if not due:
             return
-        with self.app.app_context():
-            ids = list({f.turn_id for f in due})
-            rows = db.session.execute(
-                db.select(Turn.id, Turn.status, Turn.error).where(Turn.id.in_(ids))
-            )
-            endings = {row.id: row for row in rows if row.status not in OPEN_STATUSES}
-            db.session.remove()
+        endings = self.read_endings({f.turn_id for f in due if f.ending is UNREAD})
         pipe = self.client.pipeline(transaction=False)
         for follower in due:
-            ending = endings.get(follower.turn_id)
+            first, ending = follower.ending is not UNREAD, follower.ending
+            follower.ending = UNREAD  # known for the first round only
+            if not first:
+                ending = endings.get(follower.turn_id)
             if ending is not None:  # ended, and its stream expired (or lost its end)
-                data = json.dumps({"error": ending.error} if ending.error else {})
-                frame = event_frame(None, ending_event(ending.status), data)
+                status, error = ending
+                data = json.dumps({"error": error} if error else {})
+                frame = event_frame(None, ending_event(status), data)
                 follower.client.finish(chunk(frame.encode()))
                 self.unregister(follower)
             elif follower.client.send(KEEPALIVE):
                 follower.due = now + KEEPALIVE_SECONDS
-                follower.stream.beat(pipe)
+                if not first:
+                    follower.stream.beat(pipe)
             else:
                 self.unregister(follower)
-        pipe.execute()
+        pipe.execute()  # no round trip when nothing was added
+
+    def read_endings(self, ids: set[str]) -> dict[str, tuple[str, str | None]]:
+        """Return the ending (status, error) of each turn of ``ids`` that has ended."""
+        if not ids:
+            return {}
+        with self.app.app_context():
+            rows = db.session.execute(_endings(), {"ids": list(ids)})
+            endings = {r.id: (r.status, r.error) for r in rows if r.status not in OPEN_STATUSES}
+            db.session.remove()
+        return endings
 
     def unregister(self, follower: Follower) -> None:
         """Stop serving a follower, once; its stream stops counting at the round's end."""

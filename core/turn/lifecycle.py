@@ -32,7 +32,7 @@ from core.extensions import db
 from core.models import Conversation, Message, Turn
 from core.models.base import aware, new_id, utcnow
 from core.models.usage import add_usage
-from core.turn import events, statements
+from core.turn import events, start_statements, statements
 from core.turn.endings import noted_error, prepare_ending
 from core.turn.owners import conversation_owner
 from core.turn.replies import (
@@ -150,7 +150,7 @@ def store_message(message: Message) -> None:
     """Insert a new message (uncommitted), leaving it detached with its id and creation time."""
     message.id, message.created_at = message.id or new_id(), message.created_at or utcnow()
     statements.run(
-        statements.new_message(),
+        start_statements.new_message(),
         {
             "new_id": message.id,
             "new_conversation": message.conversation_id,
@@ -207,9 +207,9 @@ def store_queued_turn(
         "new_roles": turn.roles,
         "new_created_at": turn.created_at,
     }
-    statements.run(statements.new_turn(), values)
+    statements.run(start_statements.new_turn(), values)
     statements.run(
-        statements.touched_conversation(title is not None),
+        start_statements.touched_conversation(title is not None),
         {"conversation": conversation.id, "new_title": title},
     )
     if title is not None:

@@ -94,3 +94,25 @@ def test_a_conversation_is_created_without_a_body(client, headers):
     )
     assert response.status_code == 201
     assert response.get_json()["title"] == ""
+
+
+def test_bodies_loaded_at_once_by_one_schema_each_get_their_own_answer(app):
+    """A schema is made once per process and loads every request's body (webapp/api/bodies.py):
+    what one load found wrong never reaches another's answer, in any thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from webapp.api.bodies import load_object
+    from webapp.api.schemas.turns import TurnRequest
+    from webapp.errors import ApiError
+
+    def load(number: int):
+        body = {"model": f"p/model-{number}", "content": "Hi"} if number % 2 else {"model": "x"}
+        try:
+            return load_object(TurnRequest, body, "turn")["model"]
+        except ApiError as refused:
+            return refused.fields
+
+    with app.app_context(), ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(load, range(400)))
+    refused = {"model": ["Model must be 3 to 300 characters long."]}
+    assert answers == [f"p/model-{n}" if n % 2 else refused for n in range(400)]

@@ -12,7 +12,7 @@ import pytest
 import redis
 
 from core.extensions import db
-from core.models import ApiToken, User
+from core.models import ApiToken, Turn, User
 from core.streams import open_stream_count
 from core.turn.state import TurnState, key
 from tests.support.processes import wait_until
@@ -121,6 +121,27 @@ def test_a_stream_of_an_ended_turn_whose_events_expired_ends_with_its_stored_sen
     assert stream.body == (
         'event: turn.failed\ndata: {"error": "The model stopped. Send the message again."}\n\n'
     )
+
+
+def test_a_turn_that_ends_without_events_after_its_stream_opened_ends_at_a_later_keep_alive(
+    served,
+):
+    """The first round takes the turn's ending from the events view's own query (open here:
+    a keep-alive, no query of the hub's); every later keep-alive reads the stored ending, so a
+    turn whose events were lost after the stream opened still ends with its sentence."""
+    web, app, user, token = served()
+    turn = stored_turn(app, user.id, "running")
+    stream = RawStream(web.url, turn, token)
+    pump_until([stream], lambda: stream.kept_alive, 30, "the stream did not open")
+    with app.app_context():
+        db.session.execute(
+            db.update(Turn).where(Turn.id == turn).values(status="failed", error="Stopped.")
+        )
+        db.session.commit()
+    pump_until([stream], lambda: stream.ended, 60, "the stream did not end at its keep-alive")
+
+    assert stream.body.endswith('event: turn.failed\ndata: {"error": "Stopped."}\n\n')
+    assert [(e.id, e.name) for e in stream.events] == [(None, "turn.failed")]
 
 
 def test_a_users_stream_past_their_limit_closes_their_oldest(served):

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 import redis
 from flask import Blueprint, Response, current_app, jsonify, request
 from flask_login import current_user
-from sqlalchemy import and_, sql
+from sqlalchemy import Select, bindparam, sql
 
 from core import metrics
 from core.extensions import db
@@ -40,6 +41,9 @@ from webapp.stream_hub import Follower, event_frame, find_hub, parse_id
 bp = Blueprint("api_turns", __name__, url_prefix="/api")
 KEEPALIVE_MS = 15000
 STREAMS_FULL_RETRY_SECONDS = 10
+# Made once: a schema instance built per POST (its fields deep-copied, its nested schema made
+# again) cost about as much as the dump itself. Dumping keeps no state on the instance.
+STARTED = TurnStartedSchema()
 EVENT_PARAMETERS = (
     {
         "name": "Last-Event-ID",
@@ -66,6 +70,35 @@ def read_turn_request() -> dict[str, Any]:
     return data
 
 
+@cache
+def _model_and_parent(shape: str) -> Select:
+    """The query of a conversation (``conversation``), its provider's (``provider``) list of
+    models and the message to continue from: the one named (``parent``) when ``shape`` is
+    "named", the conversation's newest for "newest", none for "none". Built once for each,
+    where building it cost a POST about as much as running it."""
+    conversation = bindparam("conversation")
+    if shape == "named":
+        on = Message.id == bindparam("parent")
+    elif shape == "newest":
+        newest = (
+            db.select(Message.id)
+            .where(Message.conversation_id == conversation)
+            .order_by(Message.created_at.desc())
+            .limit(1)
+            .scalar_subquery()
+        )
+        on = Message.id == newest
+    else:
+        on = sql.false()
+    return (
+        db.select(Conversation, Provider.models, Message)
+        .select_from(Conversation)
+        .outerjoin(Provider, Provider.name == bindparam("provider"))
+        .outerjoin(Message, on)
+        .where(Conversation.id == conversation)
+    )
+
+
 def read_model_and_parent(
     conversation: Conversation | str, data: dict[str, Any]
 ) -> tuple[Conversation, bool, Message | None]:
@@ -82,23 +115,12 @@ def read_model_and_parent(
         if isinstance(conversation, str):
             conversation = get_conversation(conversation)
         return conversation, False, None
-    wanted = "parentMessageId" not in data or data["parentMessageId"] is not None
-    parent_id = data.get("parentMessageId")
-    if parent_id is None:
-        parent_id = (
-            db.select(Message.id)
-            .filter_by(conversation_id=conversation_id)
-            .order_by(Message.created_at.desc())
-            .limit(1)
-            .scalar_subquery()
-        )
-    found = db.session.execute(
-        db.select(Conversation, Provider.models, Message)
-        .select_from(Conversation)
-        .outerjoin(Provider, Provider.name == provider_name)
-        .outerjoin(Message, and_(Message.id == parent_id, sql.literal(wanted)))
-        .where(Conversation.id == conversation_id)
-    ).first()
+    values = {"conversation": conversation_id, "provider": provider_name}
+    if data.get("parentMessageId") is not None:
+        shape, values["parent"] = "named", data["parentMessageId"]
+    else:
+        shape = "newest" if "parentMessageId" not in data else "none"
+    found = db.session.execute(_model_and_parent(shape), values).first()
     if isinstance(conversation, str):
         conversation = owned(found.Conversation if found is not None else None)
     models = found.models if found is not None else None
@@ -192,9 +214,7 @@ def start_from_request(conversation: Conversation | str, data: dict[str, Any]):
             refused.message, refused.status, refused.fields, refused.retry_after
         ) from refused
     return (
-        jsonify(
-            TurnStartedSchema().dump({"turn": turn, "eventsUrl": f"/api/turns/{turn.id}/events"})
-        ),
+        jsonify(STARTED.dump({"turn": turn, "eventsUrl": f"/api/turns/{turn.id}/events"})),
         202,
     )
 
@@ -208,17 +228,32 @@ def get_turn(turn_id: str) -> Turn:
     return turn
 
 
-def get_stream_allowance(turn_id: str) -> int:
-    """Return how many event streams the signed-in user may have open, read in the query that
-    finds the turn theirs; 404 for anyone else's turn, as ``get_turn`` says."""
-    row = db.session.execute(
-        db.select(Conversation.owner_id, own_value(current_user.id, "eventStreams"))
+@cache
+def _owner_and_stream_limit() -> Select:
+    """The query of a turn's (``turn``) owner, status and error and the user's (``user``) own
+    stream limit: built once, where building it cost a stream about as much as running it."""
+    return (
+        db.select(
+            Conversation.owner_id,
+            own_value(bindparam("user"), "eventStreams"),
+            Turn.status,
+            Turn.error,
+        )
         .join(Turn, Turn.conversation_id == Conversation.id)
-        .where(Turn.id == turn_id)
-    ).first()
+        .where(Turn.id == bindparam("turn"))
+    )
+
+
+def get_stream_allowance(turn_id: str) -> tuple[int, tuple[str, str | None] | None]:
+    """Return how many event streams the signed-in user may have open, read in the query that
+    finds the turn theirs, and the turn's ending (status, error) as that query read it, None
+    while it is open; 404 for anyone else's turn, as ``get_turn`` says."""
+    values = {"user": current_user.id, "turn": turn_id}
+    row = db.session.execute(_owner_and_stream_limit(), values).first()
     if row is None or row[0] != current_user.id:
         raise ApiError("There is no such turn.", 404)
-    return allowance("eventStreams", row[1])
+    ending = None if row.status in OPEN_STATUSES else (row.status, row.error)
+    return allowance("eventStreams", row[1]), ending
 
 
 @bp.get("/turns/<turn_id>")
@@ -253,7 +288,7 @@ def stream_events(turn_id: str):
     The stream counts against the user's ``QUOTA_EVENT_STREAMS`` while it is served: past it,
     the user's oldest stream gets ``stream.closed`` and ends (core/streams.py).
     """
-    limit = get_stream_allowance(turn_id)
+    limit, ending = get_stream_allowance(turn_id)
     after = request.headers.get("Last-Event-ID") or request.args.get("after") or "0"
     app = current_app._get_current_object()
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -271,7 +306,7 @@ def stream_events(turn_id: str):
         stream = None  # Redis restarting: the stream ends at once and the page reconnects
     position = parse_id(after)
     if hub is not None and stream is not None and position is not None:
-        body = hub.hand_off(request.environ, Follower(turn_id, position, stream))
+        body = hub.hand_off(request.environ, Follower(turn_id, position, stream, ending))
         return Response(body, mimetype=EVENT_STREAM, headers=headers)
     state = turn_state(turn_id)
 
