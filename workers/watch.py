@@ -1,12 +1,14 @@
-"""One thread per worker process that trips the signals of cancelled turns and beats for
-the turns it watches.
+"""Two threads per worker process: one trips the signals of cancelled turns, one beats for
+the turns they watch.
 
-Every running step and tool call registers its Signal under its turn; the watcher reads all
+Every running step and tool call registers its Signal under its turn; the poll thread reads all
 their cancel flags with one MGET every 100 ms, so a cancel reaches work within that time
-however many turns run, and a tool blocked in a read is woken by ``Signal.on_cancel``. Every
-``beat_seconds`` it calls ``beat`` with the turns it watches: work that is registered is
-alive, however long its model or tool stays silent, and a dead process stops beating. Callbacks
-registered with ``ticking`` run on every poll (a model stream publishes its held text there).
+however many turns run, and a tool blocked in a read is woken by ``Signal.on_cancel``.
+Callbacks registered with ``ticking`` run on every poll (a model stream publishes its held text
+there). Every ``beat_seconds`` the beat thread calls ``beat`` with the turns watched: work that
+is registered is alive, however long its model or tool stays silent, and a dead process stops
+beating. The beat writes to the database, which may wait (SQLite's lock, a slow PostgreSQL), so
+it has a thread of its own: a waiting beat never delays a cancel, a tick or a stream's text.
 """
 
 from __future__ import annotations
@@ -43,15 +45,17 @@ class TurnWatcher:
         self._ticks: set[Callable[[], None]] = set()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._beater: threading.Thread | None = None
+        self._closed = threading.Event()
 
     @contextmanager
     def watching(self, turn_id: str, signal: Signal) -> Iterator[Signal]:
         """Trip ``signal`` if the turn is cancelled while the block runs."""
         with self._lock:
             self._signals.setdefault(turn_id, set()).add(signal)
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="cancel-watch", daemon=True)
-                self._thread.start()
+            self._thread = started(self._thread, self._run, "cancel-watch")
+            if self.beat is not None:
+                self._beater = started(self._beater, self._beat_forever, "turn-beat")
         self.check_once()
         try:
             yield signal
@@ -106,18 +110,36 @@ class TurnWatcher:
         if turn_ids and self.beat is not None:
             self.beat(turn_ids)
 
+    def close(self) -> None:
+        """Stop both threads once their current round is done (a worker's never are)."""
+        self._closed.set()
+
     def _run(self) -> None:
-        stop = threading.Event()
-        last_beat = time.monotonic()
-        while not stop.wait(POLL_SECONDS):
+        while not self._closed.wait(POLL_SECONDS):
             try:
                 self.check_once()
             except redis.RedisError:
                 log.warning("the cancel watcher could not read Redis; retrying", exc_info=True)
             self.tick_once()
-            if time.monotonic() - last_beat >= self.beat_seconds:
-                last_beat = time.monotonic()
-                try:
-                    self.beat_once()
-                except Exception:  # the watcher must outlive a database hiccup
-                    log.warning("the heartbeat could not be written; retrying", exc_info=True)
+
+    def _beat_forever(self) -> None:
+        last_beat = time.monotonic()
+        # Counted from the last beat's start: a beat that waited shortens the next pause.
+        while not self._closed.wait(max(0.0, last_beat + self.beat_seconds - time.monotonic())):
+            last_beat = time.monotonic()
+            try:
+                self.beat_once()
+            except Exception:  # the beats must outlive a database hiccup
+                log.warning("the heartbeat could not be written; retrying", exc_info=True)
+
+
+def started(
+    thread: threading.Thread | None, run: Callable[[], None], name: str
+) -> threading.Thread:
+    """Return ``thread`` if it is alive, else a new daemon thread running ``run``, started (a
+    daemon: a dead process stops beating and polling)."""
+    if thread is not None and thread.is_alive():
+        return thread
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    thread.start()
+    return thread
