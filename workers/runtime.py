@@ -16,9 +16,10 @@ from workers.providers import OpenAICompatibleProvider
 from workers.watch import TurnWatcher
 
 HEARTBEAT_SECONDS = 5.0  # at most; a quarter of TURN_STALE_SECONDS when that is shorter
-# How often a model's streamed text is shown (``workers.streaming.DeltaBuffer``), and so the
-# least time between two reads of its stream: tokens that come sooner wait in the socket for
-# the next read, which takes them all with one wake-up, not one each.
+# How often a model's streamed text is shown (the watcher's poll while a model streams, which
+# publishes every stream's held text, ``workers.streaming.DeltaBuffer``), and so the least time
+# between two reads of its stream: tokens that come sooner wait in the socket for the next
+# read, which takes them all with one wake-up, not one each.
 TEXT_BATCH_SECONDS = 0.05
 
 _lock = threading.Lock()
@@ -35,7 +36,10 @@ def get_watcher() -> TurnWatcher:
             if watcher is None:
                 interval = min(HEARTBEAT_SECONDS, app.config["TURN_STALE_SECONDS"] / 4)
                 watcher = TurnWatcher(
-                    get_redis(), beat=lambda turn_ids: beat(app, turn_ids), beat_seconds=interval
+                    get_redis(),
+                    beat=lambda turn_ids: beat(app, turn_ids),
+                    beat_seconds=interval,
+                    text_seconds=TEXT_BATCH_SECONDS,
                 )
                 app.extensions["lookout_cancel_watcher"] = watcher
     return watcher

@@ -1,5 +1,5 @@
-"""The turn watcher: a heartbeat that waits on the database holds up neither cancels nor the
-polls' work, and one that fails is logged and tried again."""
+"""The turn watcher: a heartbeat that waits on the database holds up neither cancels nor
+streamed text, and one that fails is logged and tried again."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import uuid
 import pytest
 import redis
 
-from core.turn.state import key
+from core.turn import events
+from core.turn.state import TurnState, key
 from tools.api import Signal
+from workers.streaming import DeltaBuffer
 from workers.watch import TurnWatcher
 
 WAIT = 30  # seconds before a test gives up on what must happen (it happens within a poll)
@@ -56,29 +58,32 @@ class Beats:
             assert self.more.wait_for(came, WAIT), self.calls
 
 
-def test_a_heartbeat_waiting_on_the_database_holds_up_no_cancel_and_no_tick(client):
+def test_a_heartbeat_waiting_on_the_database_holds_up_no_cancel_and_no_text(client):
     """Regression: the heartbeat ran on the poll's thread, so one waiting on SQLite's lock held
     every cancel and every stream's text in the process (a 0.85 s stall in
     tests/workers/test_hostile_turns.py)."""
     beats = Beats(blocked=1)
-    watcher = TurnWatcher(client, beat=beats, beat_seconds=0.01)
-    turn_id = uuid.uuid4().hex
-    ticked = threading.Event()
+    watcher = TurnWatcher(client, beat=beats, beat_seconds=0.01, text_seconds=0.05)
+    state = TurnState(client, uuid.uuid4().hex)
+    text = DeltaBuffer(state, held=watcher.text_held)
     try:
-        with watcher.watching(turn_id, Signal()) as signal, watcher.ticking(ticked.set):
+        with watcher.watching(state.turn_id, Signal()) as signal, watcher.holding(text):
             assert beats.entered.wait(WAIT)  # the beat now waits for the database
-            ticked.clear()
-            assert ticked.wait(WAIT), "no poll ran its ticks while the beat waited"
-            client.set(key(turn_id, "cancel"), "1")
+            text.add("Hello")
+            shown = state.read(block_ms=WAIT * 1000)
+            assert [(name, data) for _id, name, data in shown] == [
+                (events.TEXT_DELTA, {"text": "Hello"})
+            ], "the text was held while the beat waited"
+            client.set(key(state.turn_id, "cancel"), "1")
             assert signal.wait(WAIT), "the cancel did not reach the turn while the beat waited"
             assert len(beats.calls) == 1
             beats.release.set()
             beats.wait_for(2)  # and the beats go on once the database answers
-        assert beats.calls[:2] == [[turn_id], [turn_id]]
+        assert beats.calls[:2] == [[state.turn_id], [state.turn_id]]
     finally:
         beats.release.set()
         watcher.close()
-        client.delete(key(turn_id, "cancel"))
+        client.delete(key(state.turn_id, "cancel"), key(state.turn_id, "events"))
 
 
 def test_a_heartbeat_that_fails_is_logged_and_tried_again(client, caplog):
