@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -27,12 +28,15 @@ from workers.providers import (
     Usage,
 )
 from workers.providers.tokens import CHARS_PER_TOKEN
-from workers.runtime import get_watcher
+from workers.runtime import TEXT_BATCH_SECONDS, get_watcher
 
 log = logging.getLogger("lookout.turns")
 # A step's reasoning is kept up to this many times the characters its max_tokens allow the
 # answer (servers that do not count reasoning in max_tokens would otherwise have no bound).
 REASONING_CHARS_PER_ANSWER_CHAR = 2
+# Text the watcher has not published this long after it came is sent by the stream's thread
+# (``DeltaBuffer``): two of the watcher's text batches.
+LATE_TEXT_SECONDS = 2 * TEXT_BATCH_SECONDS
 REASONING_CUT_NOTE = "\n\n… (the rest of the reasoning was cut)"
 
 
@@ -148,7 +152,9 @@ class DeltaBuffer:
     other event of the turn, and at the end. Either publishes under the lock, and text leaves
     the buffer only once Redis took it, so batches keep their order and a flush waits for the
     watcher's batch in flight; text that Redis does not take (a restart) is held and sent with
-    the next batch.
+    the next batch. Text the watcher has not taken ``late_seconds`` after it came (its thread
+    starved on a busy machine, its round trip slow) goes with the stream's next text, from the
+    stream's own thread: a late watcher costs a round trip, never a stalled answer.
     """
 
     def __init__(
@@ -156,36 +162,51 @@ class DeltaBuffer:
         state: TurnState,
         make: Callable[[str], tuple[str, dict[str, Any]]] = events.text_event,
         held: Callable[[], None] = lambda: None,
+        late_seconds: float = LATE_TEXT_SECONDS,
     ) -> None:
         self.state = state
         self.make = make
         self.held = held
+        self.late_seconds = late_seconds
         self.pending: list[str] = []
+        self.since = 0.0  # when the oldest text held came, about: a late flush at worst
         self._taken = 0
         self._lock = threading.Lock()
 
     def add(self, text: str) -> None:
-        """Buffer text for the watcher's next poll, calling ``held`` when none was held."""
+        """Buffer text for the watcher's next poll, calling ``held`` when none was held;
+        publish it now if what was held already waited ``late_seconds``."""
         self.pending.append(text)  # atomic: the watcher takes from the front, under the lock
         if len(self.pending) == 1:
+            self.since = time.monotonic()
             self.held()
+        elif time.monotonic() - self.since >= self.late_seconds:
+            if self._lock.acquire(blocking=False):  # else the watcher is sending it now
+                try:
+                    self._send()
+                finally:
+                    self._lock.release()
 
     def flush(self) -> None:
         """Publish the buffered text now, if there is any."""
         if not self.pending:  # the answer's every token flushes the reasoning: mostly none
             return
         with self._lock:
-            taken = len(self.pending)
-            if not taken:
-                return
-            try:
-                self.state.publish(*self.make("".join(self.pending[:taken])))
-            except redis.RedisError:
-                # Redis is restarting: the text waits for the next flush, and the reply stores
-                # it whether or not it is ever published.
-                log.warning("turn=%s text held: Redis did not answer", self.state.turn_id)
-                return
-            del self.pending[:taken]
+            self._send()
+
+    def _send(self) -> None:
+        """Publish what is held (the lock held)."""
+        taken = len(self.pending)
+        if not taken:
+            return
+        try:
+            self.state.publish(*self.make("".join(self.pending[:taken])))
+        except redis.RedisError:
+            # Redis is restarting: the text waits for the next flush, and the reply stores
+            # it whether or not it is ever published.
+            log.warning("turn=%s text held: Redis did not answer", self.state.turn_id)
+            return
+        del self.pending[:taken]
 
     def queue(self, pipe: Pipeline) -> bool:
         """Queue the publish of the held text in the watcher's ``pipe``, keeping the lock until

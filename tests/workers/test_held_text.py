@@ -28,6 +28,11 @@ def quiet_watcher(client) -> TurnWatcher:
     return TurnWatcher(client, text_seconds=3600, poll_seconds=3600)
 
 
+def held(state: TurnState, *args) -> DeltaBuffer:
+    """A stream's buffer whose text is never late: only the watcher's poll or a flush sends it."""
+    return DeltaBuffer(state, *args, late_seconds=3600)
+
+
 def new_turn(client) -> TurnState:
     return TurnState(client, uuid.uuid4().hex)
 
@@ -40,9 +45,9 @@ def test_one_poll_publishes_every_streams_text_and_trips_a_cancelled_turn(client
     watcher = quiet_watcher(client)
     first, second = new_turn(client), new_turn(client)
     thoughts, answer, other = (
-        DeltaBuffer(first, events.reasoning_event),
-        DeltaBuffer(first),
-        DeltaBuffer(second),
+        held(first, events.reasoning_event),
+        held(first),
+        held(second),
     )
     with (
         watcher.holding(thoughts),
@@ -72,7 +77,7 @@ def test_an_ended_turns_text_stops_neither_anothers_nor_the_cancel_check(client)
     watcher = quiet_watcher(client)
     ended, running = new_turn(client), new_turn(client)
     ended.end(60)
-    late, live = DeltaBuffer(ended), DeltaBuffer(running)
+    late, live = held(ended), held(running)
     with (
         watcher.holding(late),
         watcher.holding(live),
@@ -93,7 +98,7 @@ def test_text_a_restarted_redis_refuses_goes_with_the_next_poll(client):
     text stays held, the script is loaded, and the next poll sends it once."""
     watcher = quiet_watcher(client)
     state = new_turn(client)
-    buffer = DeltaBuffer(state)
+    buffer = held(state)
     with watcher.holding(buffer):
         client.script_flush()
         buffer.add("kept ")
@@ -101,3 +106,23 @@ def test_text_a_restarted_redis_refuses_goes_with_the_next_poll(client):
         buffer.add("for later")
         watcher.poll_once()
     assert texts(state) == [(events.TEXT_DELTA, "kept for later")]
+
+
+def test_text_the_watcher_is_late_for_goes_with_the_streams_next_text(client):
+    """Regression: a watcher starved on a busy machine held a stream's text, and another turn's
+    answer stalled 1.02 s in tests/workers/test_hostile_turns.py; the stream's thread now sends
+    text that waited ``late_seconds`` itself, and leaves text the watcher is sending alone."""
+    watcher = quiet_watcher(client)
+    state = new_turn(client)
+    buffer = DeltaBuffer(state, late_seconds=0)
+    with watcher.holding(buffer):
+        buffer.add("Hello")
+        assert texts(state) == []  # the first text waits for the watcher
+        buffer.add(" there")
+        assert texts(state) == [(events.TEXT_DELTA, "Hello there")] and buffer.pending == []
+        buffer.add("!")
+        with buffer._lock:  # the watcher's batch in flight: it sends the text, not the stream
+            buffer.add(" Bye.")
+        assert texts(state) == [(events.TEXT_DELTA, "Hello there")]
+        watcher.poll_once()
+    assert texts(state) == [(events.TEXT_DELTA, "Hello there"), (events.TEXT_DELTA, "! Bye.")]
