@@ -32,7 +32,7 @@ from tests.support.redis_server import RedisServer
 def provider_cpu(base_url: str) -> float:
     """Return the process CPU seconds one reply takes through the provider alone."""
     from workers.providers import OpenAICompatibleProvider
-    from workers.runtime import TEXT_BATCH_SECONDS
+    from workers.watch import TEXT_BATCH_SECONDS
 
     # Read as the worker reads: at most once a text batch (``provider_client``).
     with OpenAICompatibleProvider(
@@ -68,7 +68,7 @@ class StepRunner:
         """Return the process CPU seconds ``streams`` replies at once take through
         ``stream_reply``."""
         from workers.providers import OpenAICompatibleProvider
-        from workers.runtime import TEXT_BATCH_SECONDS
+        from workers.watch import TEXT_BATCH_SECONDS
 
         model = OpenAICompatibleProvider("bench", base_url, None, read_interval=TEXT_BATCH_SECONDS)
         with self.app.app_context(), model:

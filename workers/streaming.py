@@ -28,7 +28,8 @@ from workers.providers import (
     Usage,
 )
 from workers.providers.tokens import CHARS_PER_TOKEN
-from workers.runtime import TEXT_BATCH_SECONDS, get_watcher
+from workers.runtime import get_watcher
+from workers.watch import TEXT_BATCH_SECONDS
 
 log = logging.getLogger("lookout.turns")
 # A step's reasoning is kept up to this many times the characters its max_tokens allow the

@@ -8,9 +8,9 @@ however many turns run, and a tool blocked in a read is woken by ``Signal.on_can
 A model stream's text waits in its ``HeldText`` (``workers.streaming.DeltaBuffer``), registered
 with ``holding``: each poll publishes every stream's held text in the same pipeline as the MGET,
 so a process makes one round trip a poll however many turns stream (a round trip each batch
-each stream was most of a streamed token's CPU). While any stream holds text the watcher polls
-``text_seconds`` (the text batch) after its last poll, else ``poll_seconds``; a stream whose
-text was all sent wakes it with ``text_held`` when it holds text again.
+each stream was most of a streamed token's CPU). While any stream holds text the watcher
+polls ``text_seconds`` (``TEXT_BATCH_SECONDS``) after its last poll, else ``poll_seconds``; a
+stream whose text was all sent wakes it with ``text_held`` when it holds text again.
 
 Every ``beat_seconds`` the beat thread calls ``beat`` with the turns watched: work that is
 registered is alive, however long its model or tool stays silent, and a dead process stops
@@ -35,6 +35,11 @@ from core.turn.state import key, load_pipelined_scripts
 from tools.api import Signal
 
 POLL_SECONDS = 0.1
+# How often a model's streamed text is shown: the poll's pause while a stream holds text. Also
+# the least time between two reads of a model's stream (``workers.runtime.provider_client``):
+# tokens that come sooner wait in the socket for the next read, which takes them all with one
+# wake-up, not one each.
+TEXT_BATCH_SECONDS = 0.05
 log = logging.getLogger("lookout.workers")
 
 
@@ -60,7 +65,7 @@ class TurnWatcher:
         client: redis.Redis,
         beat: Callable[[list[str]], None] | None = None,
         beat_seconds: float = 5.0,
-        text_seconds: float = POLL_SECONDS,
+        text_seconds: float = TEXT_BATCH_SECONDS,
         poll_seconds: float = POLL_SECONDS,
     ) -> None:
         self.client = client

@@ -63,7 +63,7 @@ def test_a_heartbeat_waiting_on_the_database_holds_up_no_cancel_and_no_text(clie
     every cancel and every stream's text in the process (a 0.85 s stall in
     tests/workers/test_hostile_turns.py)."""
     beats = Beats(blocked=1)
-    watcher = TurnWatcher(client, beat=beats, beat_seconds=0.01, text_seconds=0.05)
+    watcher = TurnWatcher(client, beat=beats, beat_seconds=0.01)
     state = TurnState(client, uuid.uuid4().hex)
     text = DeltaBuffer(state, held=watcher.text_held)
     try:
