@@ -7,8 +7,8 @@ Run from the project root: ``.venv/bin/python -m bench.token_cpu [--tokens 200] 
 Two fake models in processes of their own stream 1 and ``--tokens`` tokens over ``--seconds``
 (each token its own HTTP chunk and read, as from a real server). Each round reads one reply of
 each through ``OpenAICompatibleProvider.stream`` alone (``provider``), then through
-``stream_reply`` with a private Redis (``step``: the provider, the text batches published, the
-watcher's ticks), counting the CPU time of the whole process (the watcher's thread included).
+``stream_reply`` with a private Redis (``step``: the provider, the text batches the watcher's
+polls publish), counting the CPU time of the whole process (the watcher's thread included).
 A token's cost is the long reply's CPU minus the short one's, over the tokens between.
 ``--streams N`` runs the step's replies N at once, each in a thread of its own as a worker's
 turns run (one process, one watcher), and divides by N as well.
