@@ -2,14 +2,16 @@
 publishing, without Celery or the database.
 
 Run from the project root: ``.venv/bin/python -m bench.token_cpu [--tokens 200] [--rounds 10]
-[--profile]``.
+[--streams 1] [--profile]``.
 
 Two fake models in processes of their own stream 1 and ``--tokens`` tokens over ``--seconds``
 (each token its own HTTP chunk and read, as from a real server). Each round reads one reply of
 each through ``OpenAICompatibleProvider.stream`` alone (``provider``), then through
-``stream_reply`` with a private Redis (``step``: the provider, the text batches published, the
-watcher's ticks), counting the CPU time of the whole process (the watcher's thread included).
+``stream_reply`` with a private Redis (``step``: the provider, the text batches the watcher's
+polls publish), counting the CPU time of the whole process (the watcher's thread included).
 A token's cost is the long reply's CPU minus the short one's, over the tokens between.
+``--streams N`` runs the step's replies N at once, each in a thread of its own as a worker's
+turns run (one process, one watcher), and divides by N as well.
 ``--profile`` prints cProfile's top entries for the step's long replies instead.
 """
 
@@ -19,6 +21,7 @@ import argparse
 import cProfile
 import pstats
 import statistics
+import threading
 import time
 
 from bench.harness import FakeModelProcess
@@ -29,7 +32,7 @@ from tests.support.redis_server import RedisServer
 def provider_cpu(base_url: str) -> float:
     """Return the process CPU seconds one reply takes through the provider alone."""
     from workers.providers import OpenAICompatibleProvider
-    from workers.runtime import TEXT_BATCH_SECONDS
+    from workers.watch import TEXT_BATCH_SECONDS
 
     # Read as the worker reads: at most once a text batch (``provider_client``).
     with OpenAICompatibleProvider(
@@ -61,23 +64,42 @@ class StepRunner:
         )
         databases.migrate(self.app)  # the watcher's heartbeats write the turns table
 
-    def cpu(self, base_url: str, turn: int) -> float:
-        """Return the process CPU seconds one reply takes through ``stream_reply``."""
-        from core.turn.sources import Sources
-        from core.turn.state import turn_state
+    def cpu(self, base_url: str, turn: int, streams: int = 1) -> float:
+        """Return the process CPU seconds ``streams`` replies at once take through
+        ``stream_reply``."""
         from workers.providers import OpenAICompatibleProvider
-        from workers.runtime import TEXT_BATCH_SECONDS
-        from workers.streaming import stream_reply
+        from workers.watch import TEXT_BATCH_SECONDS
 
         model = OpenAICompatibleProvider("bench", base_url, None, read_interval=TEXT_BATCH_SECONDS)
         with self.app.app_context(), model:
-            messages = [{"role": "user", "content": "hi"}]
-            list(model.stream("m", messages))  # the connection
-            state = turn_state(f"bench-{turn}-{base_url[-6:]}")
-            sources = Sources(state, [])
+            list(model.stream("m", [{"role": "user", "content": "hi"}]))  # the connection
+            if streams == 1:
+                started = time.process_time()
+                self.reply(model, f"bench-{turn}-{base_url[-6:]}")
+                return time.process_time() - started
+            threads = [
+                threading.Thread(
+                    target=self.reply, args=(model, f"bench-{turn}-{n}-{base_url[-6:]}")
+                )
+                for n in range(streams)
+            ]
             started = time.process_time()
-            stream_reply(state, model, "m", messages, [], sources)
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
             return time.process_time() - started
+
+    def reply(self, model, turn_id: str) -> None:
+        """Stream one reply of ``model`` for the turn ``turn_id``, in an app context."""
+        from core.turn.sources import Sources
+        from core.turn.state import turn_state
+        from workers.streaming import stream_reply
+
+        with self.app.app_context():
+            state = turn_state(turn_id)
+            messages = [{"role": "user", "content": "hi"}]
+            stream_reply(state, model, "m", messages, [], Sources(state, []))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -86,6 +108,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tokens", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=1.0)
     parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--streams", type=int, default=1)
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args(argv)
     short = FakeModelProcess("stream", "--tokens", "1", "--seconds", str(args.seconds))
@@ -96,7 +119,7 @@ def main(argv: list[str] | None = None) -> None:
             profile = cProfile.Profile(time.process_time)
             profile.enable()
             for turn in range(args.rounds):
-                step.cpu(long.base_url, turn)
+                step.cpu(long.base_url, turn, args.streams)
             profile.disable()
             pstats.Stats(profile).sort_stats("tottime").print_stats(30)
             return
@@ -104,8 +127,9 @@ def main(argv: list[str] | None = None) -> None:
         for turn in range(args.rounds):
             one, many = provider_cpu(short.base_url), provider_cpu(long.base_url)
             figures["provider"].append((many - one) / (args.tokens - 1))
-            one, many = step.cpu(short.base_url, turn), step.cpu(long.base_url, turn)
-            figures["step"].append((many - one) / (args.tokens - 1))
+            one = step.cpu(short.base_url, turn, args.streams)
+            many = step.cpu(long.base_url, turn, args.streams)
+            figures["step"].append((many - one) / (args.tokens - 1) / args.streams)
     for name, values in figures.items():
         micro = sorted(v * 1e6 for v in values)
         print(

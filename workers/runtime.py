@@ -13,13 +13,9 @@ from core.models import Provider
 from core.plugin_host import get_parsers
 from core.turn.lifecycle import record_heartbeats
 from workers.providers import OpenAICompatibleProvider
-from workers.watch import TurnWatcher
+from workers.watch import TEXT_BATCH_SECONDS, TurnWatcher
 
 HEARTBEAT_SECONDS = 5.0  # at most; a quarter of TURN_STALE_SECONDS when that is shorter
-# How often a model's streamed text is shown (``workers.streaming.DeltaBuffer``), and so the
-# least time between two reads of its stream: tokens that come sooner wait in the socket for
-# the next read, which takes them all with one wake-up, not one each.
-TEXT_BATCH_SECONDS = 0.05
 
 _lock = threading.Lock()
 _providers: dict[tuple[str, str, str | None], OpenAICompatibleProvider] = {}
@@ -35,7 +31,9 @@ def get_watcher() -> TurnWatcher:
             if watcher is None:
                 interval = min(HEARTBEAT_SECONDS, app.config["TURN_STALE_SECONDS"] / 4)
                 watcher = TurnWatcher(
-                    get_redis(), beat=lambda turn_ids: beat(app, turn_ids), beat_seconds=interval
+                    get_redis(),
+                    beat=lambda turn_ids: beat(app, turn_ids),
+                    beat_seconds=interval,
                 )
                 app.extensions["lookout_cancel_watcher"] = watcher
     return watcher
@@ -63,7 +61,7 @@ def provider_client(provider: Provider) -> OpenAICompatibleProvider:
                 timeout=current_app.config["MODEL_TIMEOUT_SECONDS"],
                 first_token_timeout=current_app.config["MODEL_TIMEOUT_SECONDS"],
                 answer_timeout=current_app.config["MODEL_ANSWER_SECONDS"],
-                read_interval=TEXT_BATCH_SECONDS,
+                read_interval=TEXT_BATCH_SECONDS,  # the tokens of a batch in one read
             )
             _providers[cache_key] = client
     return client

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
+from redis.client import Pipeline
 
 from core.models.providers import DEFAULT_MAX_TOKENS
 from core.turn import events
@@ -27,12 +28,16 @@ from workers.providers import (
     Usage,
 )
 from workers.providers.tokens import CHARS_PER_TOKEN
-from workers.runtime import TEXT_BATCH_SECONDS, get_watcher
+from workers.runtime import get_watcher
+from workers.watch import TEXT_BATCH_SECONDS
 
 log = logging.getLogger("lookout.turns")
 # A step's reasoning is kept up to this many times the characters its max_tokens allow the
 # answer (servers that do not count reasoning in max_tokens would otherwise have no bound).
 REASONING_CHARS_PER_ANSWER_CHAR = 2
+# Text the watcher has not published this long after it came is sent by the stream's thread
+# (``DeltaBuffer``): two of the watcher's text batches.
+LATE_TEXT_SECONDS = 2 * TEXT_BATCH_SECONDS
 REASONING_CUT_NOTE = "\n\n… (the rest of the reasoning was cut)"
 
 
@@ -70,15 +75,15 @@ def stream_reply(
     turn_id = state.turn_id
     reply = Reply()
     signal = Signal()
-    deltas = DeltaBuffer(state)
-    thoughts = DeltaBuffer(state, events.reasoning_delta)
+    watcher = get_watcher()
+    deltas = DeltaBuffer(state, held=watcher.text_held)
+    thoughts = DeltaBuffer(state, events.reasoning_event, watcher.text_held)
     room = reasoning_room(max_tokens)
     texts: list[str] = []  # joined once: += copied the whole answer on every token
-    watcher = get_watcher()
     with (
         watcher.watching(turn_id, signal),
-        watcher.ticking(thoughts.flush_due),
-        watcher.ticking(deltas.flush_due),
+        watcher.holding(thoughts),
+        watcher.holding(deltas),
     ):
         try:
             stream = provider.stream(
@@ -136,60 +141,99 @@ def keep_reasoning(kept: str, more: str, room: int) -> str:
 
 
 class DeltaBuffer:
-    """Coalesces streamed text into one ``text.delta`` event per interval (or one event of
-    the publisher given: reasoning goes out as ``reasoning.delta`` the same way).
+    """Coalesces streamed text into one ``text.delta`` event per cancel-watcher poll (or one
+    event of the maker given: reasoning goes out as ``reasoning.delta`` the same way); ``held``
+    is called when text is held again after all was sent (the watcher's ``text_held``).
 
-    A token per Redis round trip made publishing a third of a step's CPU; pages cannot tell
-    50 ms batches from single tokens. The stream's thread adds text and publishes when the
-    interval has passed; the cancel watcher's thread calls ``flush_due`` on each of its polls,
-    so text held when the model goes quiet goes out then, not when the model speaks again.
-    Publishing happens under the lock, so batches keep their order; text that Redis does not
-    take (a restart) is held and sent with the next batch.
+    A token per Redis round trip made publishing a third of a step's CPU, and a round trip a
+    batch on the stream's own thread still most of a token's; pages cannot tell 50 ms batches
+    from single tokens. The stream's thread only adds text; the watcher's thread publishes what
+    is held on each poll (``queue``/``settle``, in one pipeline with every other stream's and
+    the cancel flags), and the stream's thread publishes itself only on ``flush``: before any
+    other event of the turn, and at the end. Either publishes under the lock, and text leaves
+    the buffer only once Redis took it, so batches keep their order and a flush waits for the
+    watcher's batch in flight; text that Redis does not take (a restart) is held and sent with
+    the next batch. Text the watcher has not taken ``late_seconds`` after it came (its thread
+    starved on a busy machine, its round trip slow) goes with the stream's next text, from the
+    stream's own thread: a late watcher costs a round trip, never a stalled answer.
     """
 
-    INTERVAL_SECONDS = TEXT_BATCH_SECONDS
-
     def __init__(
-        self, state: TurnState, publish: Callable[[TurnState, str], None] = events.text_delta
+        self,
+        state: TurnState,
+        make: Callable[[str], tuple[str, dict[str, Any]]] = events.text_event,
+        held: Callable[[], None] = lambda: None,
+        late_seconds: float = LATE_TEXT_SECONDS,
     ) -> None:
         self.state = state
-        self.publish = publish
+        self.make = make
+        self.held = held
+        self.late_seconds = late_seconds
         self.pending: list[str] = []
-        self.last_flush = time.monotonic()
+        self.since = 0.0  # when the oldest text held came, about: a late flush at worst
+        self._taken = 0
         self._lock = threading.Lock()
 
     def add(self, text: str) -> None:
-        """Buffer text, publishing what is buffered once the interval has passed."""
-        with self._lock:
-            self.pending.append(text)
-            if time.monotonic() - self.last_flush >= self.INTERVAL_SECONDS:
-                self._publish()
-
-    def flush_due(self) -> None:
-        """Publish what is buffered if it has waited the interval."""
-        with self._lock:
-            if self.pending and time.monotonic() - self.last_flush >= self.INTERVAL_SECONDS:
-                self._publish()
+        """Buffer text for the watcher's next poll, calling ``held`` when none was held;
+        publish it now if what was held already waited ``late_seconds``."""
+        self.pending.append(text)  # atomic: the watcher takes from the front, under the lock
+        if len(self.pending) == 1:
+            self.since = time.monotonic()
+            self.held()
+        elif time.monotonic() - self.since >= self.late_seconds:
+            if self._lock.acquire(blocking=False):  # else the watcher is sending it now
+                try:
+                    self._send()
+                finally:
+                    self._lock.release()
 
     def flush(self) -> None:
         """Publish the buffered text now, if there is any."""
         if not self.pending:  # the answer's every token flushes the reasoning: mostly none
-            self.last_flush = time.monotonic()
             return
         with self._lock:
-            self._publish()
+            self._send()
 
-    def _publish(self) -> None:
-        if self.pending:
-            try:
-                self.publish(self.state, "".join(self.pending))
-            except redis.RedisError:
-                # Redis is restarting: the text waits for the next flush, and the reply stores
-                # it whether or not it is ever published.
-                log.warning("turn=%s text held: Redis did not answer", self.state.turn_id)
-                return
-            self.pending = []
-        self.last_flush = time.monotonic()
+    def _send(self) -> None:
+        """Publish what is held (the lock held)."""
+        taken = len(self.pending)
+        if not taken:
+            return
+        try:
+            self.state.publish(*self.make("".join(self.pending[:taken])))
+        except redis.RedisError:
+            # Redis is restarting: the text waits for the next flush, and the reply stores
+            # it whether or not it is ever published.
+            log.warning("turn=%s text held: Redis did not answer", self.state.turn_id)
+            return
+        del self.pending[:taken]
+
+    def queue(self, pipe: Pipeline) -> bool:
+        """Queue the publish of the held text in the watcher's ``pipe``, keeping the lock until
+        ``settle``; False when none is held or the stream's thread is publishing it now."""
+        if not self.pending or not self._lock.acquire(blocking=False):
+            return False
+        self._taken = len(self.pending)
+        try:
+            if self._taken:
+                self.state.publish_in(pipe, *self.make("".join(self.pending[: self._taken])))
+                return True
+        except Exception:
+            log.warning("turn=%s text held: not queued", self.state.turn_id, exc_info=True)
+        self._lock.release()
+        return False
+
+    def settle(self, answer: Any) -> None:
+        """Take the answer of the publish ``queue`` queued and release the lock: the text sent
+        leaves the buffer (dropped too once the turn ended); text Redis refused stays."""
+        try:
+            if isinstance(answer, Exception):
+                log.warning("turn=%s text held: %s", self.state.turn_id, answer)
+            else:
+                del self.pending[: self._taken]
+        finally:
+            self._lock.release()
 
 
 def add_step_tokens(total: dict | None, usage: Usage | None) -> dict | None:

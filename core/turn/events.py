@@ -51,12 +51,22 @@ def turn_started(state: TurnState, assistant_message_id: str) -> None:
 
 def text_delta(state: TurnState, text: str) -> None:
     """Publish text the model streamed."""
-    state.publish(TEXT_DELTA, {"text": text})
+    state.publish(*text_event(text))
+
+
+def text_event(text: str) -> tuple[str, dict[str, Any]]:
+    """Return ``text_delta``'s event and data, for a publish batched with others."""
+    return TEXT_DELTA, {"text": text}
 
 
 def reasoning_delta(state: TurnState, text: str) -> None:
     """Publish reasoning the model streamed (shown folded, never as the answer)."""
-    state.publish(REASONING_DELTA, {"text": text})
+    state.publish(*reasoning_event(text))
+
+
+def reasoning_event(text: str) -> tuple[str, dict[str, Any]]:
+    """Return ``reasoning_delta``'s event and data, for a publish batched with others."""
+    return REASONING_DELTA, {"text": text}
 
 
 def tool_started(state: TurnState, call_id: str, name: str, input: Any) -> None:

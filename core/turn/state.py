@@ -26,6 +26,7 @@ from collections.abc import Iterator, MutableMapping
 from typing import Any
 
 import redis
+from redis.client import Pipeline
 from redis.exceptions import NoScriptError
 
 from core.extensions import get_redis
@@ -51,6 +52,15 @@ class LuaScript:
         except NoScriptError:  # a new or restarted server
             client.script_load(self.text)
             return client.evalsha(self.sha, len(keys), *keys, *args)
+
+    def queue(self, pipe: Pipeline, keys: list[str], args: list[Any]) -> None:
+        """Queue the script's run in ``pipe``; its answer there is a NoScriptError until the
+        server has the script (``load``)."""
+        pipe.evalsha(self.sha, len(keys), *keys, *args)
+
+    def load(self, client: redis.Redis) -> None:
+        """Give the server the script, so that a pipeline may run it by its SHA."""
+        client.script_load(self.text)
 
 
 # KEYS: the stream, the ended marker; ARGV: event, data, safety TTL. The TTL is set only on a
@@ -86,6 +96,12 @@ redis.call('hset', KEYS[1], ARGV[1], ARGV[2])
 if redis.call('ttl', KEYS[1]) == -1 then redis.call('expire', KEYS[1], ARGV[3]) end
 return 1
 """)
+
+
+def load_pipelined_scripts(client: redis.Redis) -> None:
+    """Give the server the scripts a pipeline runs (``TurnState.publish_in``): a pipeline
+    answers NoScriptError where a lone call loads the script and runs it again."""
+    _PUBLISH.load(client)
 
 
 def turn_state(turn_id: str) -> TurnState:
@@ -125,12 +141,18 @@ class TurnState:
 
     def publish(self, event: str, data: dict[str, Any] | None = None) -> str | None:
         """Append an event to the turn's stream and return its id; None once the turn ended."""
-        entry_id = _PUBLISH(
-            self.client,
-            [key(self.turn_id, "events"), key(self.turn_id, "ended")],
-            [event, json.dumps(data or {}, ensure_ascii=False), SAFETY_TTL_SECONDS],
-        )
+        entry_id = _PUBLISH(self.client, *self._publishing(event, data))
         return entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+
+    def publish_in(self, pipe: Pipeline, event: str, data: dict[str, Any]) -> None:
+        """Queue ``publish`` of the event in ``pipe``, a pipeline of this turn's client; its
+        answer there is the entry id, None once the turn ended, or the error (a NoScriptError
+        until ``load_pipelined_scripts``)."""
+        _PUBLISH.queue(pipe, *self._publishing(event, data))
+
+    def _publishing(self, event: str, data: dict[str, Any] | None) -> tuple[list[str], list[Any]]:
+        keys = [key(self.turn_id, "events"), key(self.turn_id, "ended")]
+        return keys, [event, json.dumps(data or {}, ensure_ascii=False), SAFETY_TTL_SECONDS]
 
     def read(
         self,

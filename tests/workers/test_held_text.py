@@ -1,0 +1,128 @@
+"""Streamed text held for the cancel watcher's poll: every stream's batch and the cancel flags
+in one round trip, one turn's failure kept from the others."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+import redis
+
+from core.turn import events
+from core.turn.state import TurnState, key
+from tools.api import Signal
+from workers.streaming import DeltaBuffer
+from workers.watch import TurnWatcher
+
+
+@pytest.fixture
+def client(redis_url):
+    connection = redis.Redis.from_url(redis_url)
+    yield connection
+    connection.close()
+
+
+def quiet_watcher(client) -> TurnWatcher:
+    """A watcher whose own thread (started by ``watching``) waits an hour between polls, so
+    that only the test's ``poll_once`` publishes."""
+    return TurnWatcher(client, text_seconds=3600, poll_seconds=3600)
+
+
+def held(state: TurnState, *args) -> DeltaBuffer:
+    """A stream's buffer whose text is never late: only the watcher's poll or a flush sends it."""
+    return DeltaBuffer(state, *args, late_seconds=3600)
+
+
+def new_turn(client) -> TurnState:
+    return TurnState(client, uuid.uuid4().hex)
+
+
+def texts(state: TurnState) -> list[tuple[str, str]]:
+    return [(name, data.get("text", "")) for _id, name, data in state.read()]
+
+
+def test_one_poll_publishes_every_streams_text_and_trips_a_cancelled_turn(client):
+    watcher = quiet_watcher(client)
+    first, second = new_turn(client), new_turn(client)
+    thoughts, answer, other = (
+        held(first, events.reasoning_event),
+        held(first),
+        held(second),
+    )
+    with (
+        watcher.holding(thoughts),
+        watcher.holding(answer),
+        watcher.holding(other),
+        watcher.watching(second.turn_id, Signal()) as watched,
+    ):
+        thoughts.add("Hmm, ")
+        thoughts.add("let me see.")
+        answer.add("Hello")
+        answer.add(" there")
+        other.add("Bye")
+        client.set(key(second.turn_id, "cancel"), "1")
+        watcher.poll_once()
+        assert watched.cancelled
+        answer.add(".")
+        answer.flush()
+    assert texts(first) == [
+        (events.REASONING_DELTA, "Hmm, let me see."),
+        (events.TEXT_DELTA, "Hello there"),
+        (events.TEXT_DELTA, "."),
+    ]
+    assert texts(second) == [(events.TEXT_DELTA, "Bye")]
+
+
+def test_an_ended_turns_text_stops_neither_anothers_nor_the_cancel_check(client):
+    watcher = quiet_watcher(client)
+    ended, running = new_turn(client), new_turn(client)
+    ended.end(60)
+    late, live = held(ended), held(running)
+    with (
+        watcher.holding(late),
+        watcher.holding(live),
+        watcher.watching(running.turn_id, Signal()) as signal,
+    ):
+        late.add("too late")
+        live.add("still here")
+        client.set(key(running.turn_id, "cancel"), "1")
+        watcher.poll_once()
+        assert signal.cancelled
+    assert texts(ended) == []
+    assert texts(running) == [(events.TEXT_DELTA, "still here")]
+    assert late.pending == [] and live.pending == []
+
+
+def test_text_a_restarted_redis_refuses_goes_with_the_next_poll(client):
+    """A server that lost its scripts answers the pipeline's EVALSHA with NoScriptError: the
+    text stays held, the script is loaded, and the next poll sends it once."""
+    watcher = quiet_watcher(client)
+    state = new_turn(client)
+    buffer = held(state)
+    with watcher.holding(buffer):
+        client.script_flush()
+        buffer.add("kept ")
+        watcher.poll_once()
+        buffer.add("for later")
+        watcher.poll_once()
+    assert texts(state) == [(events.TEXT_DELTA, "kept for later")]
+
+
+def test_text_the_watcher_is_late_for_goes_with_the_streams_next_text(client):
+    """Regression: a watcher starved on a busy machine held a stream's text, and another turn's
+    answer stalled 1.02 s in tests/workers/test_hostile_turns.py; the stream's thread now sends
+    text that waited ``late_seconds`` itself, and leaves text the watcher is sending alone."""
+    watcher = quiet_watcher(client)
+    state = new_turn(client)
+    buffer = DeltaBuffer(state, late_seconds=0)
+    with watcher.holding(buffer):
+        buffer.add("Hello")
+        assert texts(state) == []  # the first text waits for the watcher
+        buffer.add(" there")
+        assert texts(state) == [(events.TEXT_DELTA, "Hello there")] and buffer.pending == []
+        buffer.add("!")
+        with buffer._lock:  # the watcher's batch in flight: it sends the text, not the stream
+            buffer.add(" Bye.")
+        assert texts(state) == [(events.TEXT_DELTA, "Hello there")]
+        watcher.poll_once()
+    assert texts(state) == [(events.TEXT_DELTA, "Hello there"), (events.TEXT_DELTA, "! Bye.")]
