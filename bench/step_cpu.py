@@ -113,12 +113,16 @@ def main(argv: list[str] | None = None) -> None:
         "--bookkeeping", action="store_true", help="no model call: a stub answers at once"
     )
     parser.add_argument("--dump", help="with --profile: write the profile's stats to this file")
+    parser.add_argument(
+        "--seconds", type=float, default=0.0,
+        help="the fake model's time to its one token (the stack's bench.turn_cpu waits 0.5 s)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     header = machine()
     if args.bookkeeping:
         without_the_model()
     folder = Path(tempfile.mkdtemp(prefix="lookout-bench-step-"))
-    fake_args = ("stream", "--tokens", "1", "--seconds", "0")
+    fake_args = ("stream", "--tokens", "1", "--seconds", str(args.seconds))
     with RedisServer() as redis_server, FakeModelProcess(*fake_args) as fake:
         app = make_bench_app(
             folder, redis_server.url, LOOKOUT_PLUGINS=PLUGINS, ALLOW_PRIVATE_NETWORKS=True,

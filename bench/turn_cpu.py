@@ -19,7 +19,10 @@ included: the worker's parser processes) divided by their count:
   page's extraction alone (``tools.web_fetch.extract.extract``, in this process, median).
 
 The web's CPU per turn is gunicorn's for the POST and the turn's event stream (read to its
-end); the conversation is made before the clock starts.
+end); the conversation is made before the clock starts. ``--threads`` adds the worker
+process's CPU per turn by thread (the kernel's run time of each, ``/proc/PID/task/*/schedstat``,
+in ns): the main thread is Celery's consumer; ``py-spy dump --pid PID`` names the others (the
+task threads, ``cancel-watch``, ``reaper``).
 """
 
 from __future__ import annotations
@@ -50,22 +53,53 @@ PAGE = (
 WARMUP = 3
 
 
+def thread_cpu(pid: int) -> dict[int, float]:
+    """Return each thread's CPU seconds so far (its run time on a CPU, by thread id)."""
+    seconds = {}
+    for tid in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            seconds[int(tid.name)] = int((tid / "schedstat").read_text().split()[0]) / 1e9
+        except (OSError, ValueError, IndexError):  # a thread that ended meanwhile
+            continue
+    return seconds
+
+
+def thread_ms(pid: int, before: dict[int, float], runs: int) -> str:
+    """Return the CPU ms per run of each thread of ``pid`` since ``before``, busiest first,
+    the main thread marked."""
+    after = thread_cpu(pid)
+    spent = {tid: (after[tid] - before.get(tid, 0.0)) * 1000 / runs for tid in after}
+    busy = sorted((ms, tid) for tid, ms in spent.items() if ms >= 0.01)
+    return ", ".join(f"{'main' if tid == pid else tid} {ms:.2f}" for ms, tid in reversed(busy))
+
+
+# Filled by per_turn with --threads: (the kind, its worker's CPU ms per turn by thread).
+THREADS: list[tuple[str, str]] = []
+
+
 def cpu(stack: Stack) -> tuple[float, float]:
     """Return the CPU seconds the workers and the web have used so far."""
     return stack.worker_cpu_seconds(), stack.web_cpu_seconds() or 0.0
 
 
-def per_turn(stack: Stack, turns: int, run_one, clients: int = 1) -> tuple[float, float]:
+def per_turn(
+    stack: Stack, turns: int, run_one, clients: int = 1, label: str = ""
+) -> tuple[float, float]:
     """Run ``run_one`` ``turns`` times after the warm-ups (``clients`` at a time, each round
-    started together); return the worker's and the web's CPU ms per run."""
+    started together); return the worker's and the web's CPU ms per run. With ``label``, the
+    worker's CPU per run by thread is added to THREADS."""
     for _ in range(WARMUP):
         run_one()
+    pid = stack.worker.process.pid
     with ThreadPoolExecutor(clients) as pool:
+        threads = thread_cpu(pid) if label else {}
         worker, web = cpu(stack)
         for _ in range(turns // clients if clients > 1 else turns):
             list(pool.map(lambda _: run_one(), range(clients)))
         worker_after, web_after = cpu(stack)
     runs = (turns // clients) * clients if clients > 1 else turns
+    if label:
+        THREADS.append((label, thread_ms(pid, threads, runs)))
     return (worker_after - worker) * 1000 / runs, (web_after - web) * 1000 / runs
 
 
@@ -89,7 +123,12 @@ def turn_runner(stack: Stack, chat: ChatClient, model: str, tools: list[str]):
 
 
 def measure_kind(
-    stack: Stack, turns: int, fake_args: list[str], tools: list[str], clients: int = 1
+    stack: Stack,
+    turns: int,
+    fake_args: list[str],
+    tools: list[str],
+    clients: int = 1,
+    label: str = "",
 ):
     """Return (worker ms, web ms) per turn of one kind, with its own fake model; ``clients``
     users at once, each with a turn at a time (a user's answers running at once are
@@ -100,7 +139,7 @@ def measure_kind(
         for run_one in runners:
             run_one.prepare(max(1, turns // clients) + WARMUP)
         if clients == 1:
-            return per_turn(stack, turns, runners[0])
+            return per_turn(stack, turns, runners[0], label=label)
         free = list(runners)
 
         def run_any() -> None:
@@ -149,6 +188,9 @@ def main() -> None:
         "--worker-class", default="webapp.stream_worker.StreamingWorker",
         help="gunicorn's worker class for the web (gthread: each stream holds a thread)",
     )  # fmt: skip
+    parser.add_argument(
+        "--threads", action="store_true", help="the worker's CPU per turn by thread, too"
+    )
     args = parser.parse_args()
     header = machine()
     directory = Path(tempfile.mkdtemp(prefix="lookout-bench-cpu-"))
@@ -183,12 +225,15 @@ def main() -> None:
             def ping() -> None:
                 client.send_task(broker.PING).get(timeout=60)
 
-            worker, _web = per_turn(stack, args.turns, ping)
+            label = "ping" if args.threads else ""
+            worker, _web = per_turn(stack, args.turns, ping, label=label)
         rows.append(["ping (Celery's no-op task)", worker, "–"])
         if args.only != "fetch":
-            one = measure_kind(stack, args.turns, [*stream, "1"], [])
+            label = "text, 1 token" if args.threads else ""
+            one = measure_kind(stack, args.turns, [*stream, "1"], [], label=label)
             rows.append(["text, 1 token", *one])
-            fifty = measure_kind(stack, args.turns, [*stream, "50"], [])
+            label = "text, 50 tokens" if args.threads else ""
+            fifty = measure_kind(stack, args.turns, [*stream, "50"], [], label=label)
             rows.append(["text, 50 tokens", *fifty])
             if args.only == "text":
                 print(f"CPU per turn, {args.turns} turns of each kind one at a time, "
@@ -198,6 +243,7 @@ def main() -> None:
                 print()
                 print(f"worker CPU per streamed token: {(fifty[0] - one[0]) / 49 * 1000:.0f} µs; "
                       f"50-token text turn ÷ ping: {fifty[0] / rows[0][1]:.1f}")  # fmt: skip
+                print_threads()
                 return
         fetch_args = ["tool", "--tool", "web_fetch", "--arguments", json.dumps({"url": pages.url}),
                       "--answer-tokens", "50", "--answer-seconds", str(args.seconds)]  # fmt: skip
@@ -212,10 +258,18 @@ def main() -> None:
     print()
     if args.only == "fetch":
         print(f"the page's extraction alone: {extracted:.1f} ms")
+        print_threads()
         return
     print(f"worker CPU per streamed token: {token_us:.0f} µs; 50-token text turn ÷ ping: "
           f"{fifty[0] / rows[0][1]:.1f}; the page's extraction alone: {extracted:.1f} ms "
           f"(fetch turn − 50-token text turn: {fetch[0] - fifty[0]:.1f} ms)")  # fmt: skip
+    print_threads()
+
+
+def print_threads() -> None:
+    """Print the worker's CPU ms per turn by thread of each kind measured (``--threads``)."""
+    for label, spent in THREADS:
+        print(f"worker CPU ms per turn by thread, {label}: {spent}")
 
 
 if __name__ == "__main__":
