@@ -15,10 +15,9 @@ import redis
 from celery.utils.saferepr import saferepr
 
 from core import broker
-from core.extensions import db
-from core.models import Provider
 from core.turn import queued
 from core.turn.state import turn_state
+from tests.support.models import unanswered_model
 from webapp import queue
 
 OPEN_TURNS = 2
@@ -33,12 +32,7 @@ def app(make_app):
 @pytest.fixture
 def model_id(app):
     """A stored provider with one model (no worker takes this app's queue: turns stay queued)."""
-    with app.app_context():
-        db.session.add(
-            Provider(name="local", base_url="http://127.0.0.1:9/v1", models=[{"name": "m"}])
-        )
-        db.session.commit()
-    return "local/m"
+    return unanswered_model(app)
 
 
 @pytest.fixture
