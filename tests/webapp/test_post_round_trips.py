@@ -14,7 +14,7 @@ import pytest
 import redis
 from celery.utils.saferepr import saferepr
 
-from core import broker
+from core import broker, turn_starts
 from core.turn import queued
 from core.turn.state import turn_state
 from tests.support.models import unanswered_model
@@ -149,3 +149,26 @@ def test_a_step_the_queue_refuses_is_not_marked_and_the_lock_is_let_go(
     monkeypatch.undo()
     answer = post(client, alice, model_id, conversation(client, alice))  # not kept waiting
     assert answer.status_code == 202, answer.get_json()
+
+
+def test_a_release_that_fails_after_the_send_answers_the_queued_turn(
+    app, alice, model_id, monkeypatch
+):
+    """The step went out before the lock's release: a Redis error there loses only the step's
+    marker (the reaper sends the step again once it is stale), not the user's answer."""
+
+    def refused(*_args):
+        raise redis.ConnectionError("gone")
+
+    client = app.test_client()
+    conversation_id = conversation(client, alice)
+    monkeypatch.setattr(turn_starts, "_LET_GO", refused)
+    answer = post(client, alice, model_id, conversation_id)
+    monkeypatch.undo()
+    assert answer.status_code == 202, answer.get_json()
+    turn = answer.get_json()["turn"]
+    assert turn["status"] == "queued"
+    with app.app_context():
+        assert not queued.all_queued(turn["id"], [queued.step_work(0)])
+        broker_redis = redis.Redis.from_url(queue.get_client().conf.broker_url)
+        assert broker_redis.llen(app.config["CELERY_QUEUE"]) == 1
