@@ -6,7 +6,8 @@ POSTs, whichever processes serve them, never both pass a limit. Taking it reads 
 count (``turnsPerHour``) in the same script; letting it go adds the turn to the count in the
 same script. Every change of that count happens under the lock, so the count read when it was
 taken still holds when the check is made. It was three round trips: the lock, the hour's count
-taken by a script of its own, the release.
+taken by a script of its own, the release. The release also marks the turn's first step queued
+(``TurnStart.queueing``), which the publish signal did in a round trip of its own.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import secrets
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cache
 
@@ -36,7 +37,8 @@ from core.quotas import (
     plural,
     seconds_until,
 )
-from core.turn.state import LuaScript
+from core.turn import queued
+from core.turn.state import SAFETY_TTL_SECONDS, LuaScript, queue_keys, queue_lua
 from core.turn.states import OPEN_STATUSES
 
 HOURLY = "turnsPerHour"
@@ -65,9 +67,12 @@ if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {0} 
 return {1, tonumber(redis.call('GET', KEYS[2]) or '0'), left}
 """
 )
-# KEYS: the start lock, the hour's count. ARGV: this start's token, the turns it started (0 or
-# 1), window seconds. Adds them to the count (whose expiry is its window's end), then lets the
-# lock go unless it expired and another start holds it now.
+# KEYS: the start lock, the hour's count, then (when the start queued its turn's first step) the
+# turn's queued set, task set and ended marker. ARGV: this start's token, the turns it started
+# (0 or 1), window seconds, then the step's marker, its task's id and the safety TTL. Adds the
+# turns to the count (whose expiry is its window's end), records the queued step as
+# ``TurnState.queue`` does (the publish signal's own round trip, folded in), then lets the lock
+# go unless it expired and another start holds it now.
 _LET_GO = LuaScript(
     """
 if tonumber(ARGV[2]) > 0 then
@@ -76,6 +81,11 @@ if tonumber(ARGV[2]) > 0 then
     + """
   redis.call('INCRBY', KEYS[2], ARGV[2])
   redis.call('PEXPIRE', KEYS[2], left)
+end
+if #KEYS > 2 then
+"""
+    + queue_lua(3, 4)
+    + """
 end
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1
@@ -110,6 +120,15 @@ class TurnStart:
     hourly_used: int
     hour_ends: datetime
     started: int = 0
+    marks: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @contextmanager
+    def queueing(self) -> Iterator[None]:
+        """Within, a step or tool-call task published by this thread is marked queued (with
+        its task's id) as the lock is let go, in the same round trip, rather than in one of
+        its own (``core.turn.queued``). The POST is answered after that."""
+        with queued.marks_deferred(self.marks):
+            yield
 
 
 @contextmanager
@@ -139,7 +158,13 @@ def starting(user_id: str) -> Iterator[TurnStart]:
     try:
         yield start
     finally:
-        _LET_GO(client, keys, [token, start.started, window])
+        args = [token, start.started, window]
+        for turn_id, work, task_id in start.marks[:1]:
+            keys += queue_keys(turn_id)
+            args += [work, task_id, SAFETY_TTL_SECONDS]
+        _LET_GO(client, keys, args)
+        for turn_id, work, task_id in start.marks[1:]:  # none from a turn's start
+            queued.mark_queued(turn_id, work, task_id)
 
 
 def check_turn(start: TurnStart, conversation_id: str | None = None) -> None:

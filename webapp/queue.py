@@ -93,7 +93,16 @@ def send_first_step(turn_id: str) -> str:
     """Send a stored turn's first step to the workers; return its task id."""
     # No result is stored for a step (its task ignores results), so the web does not
     # subscribe to one: Celery would otherwise SUBSCRIBE this process to every step it sends.
-    return enqueue(broker.RUN_TURN_STEP, turn_id, 0, ignore_result=True)
+    # The message's display of its arguments is given, as Celery's ``saferepr`` would write it
+    # for an id and a number (a tenth of the send's CPU): the message is the same.
+    return enqueue(
+        broker.RUN_TURN_STEP,
+        turn_id,
+        0,
+        ignore_result=True,
+        argsrepr=f"({turn_id!r}, 0)",
+        kwargsrepr="{}",
+    )
 
 
 def revoke(task_id: str) -> None:

@@ -111,11 +111,18 @@ def begin_turn(
 ) -> Turn:
     """Run ``store`` (which stores and commits a queued turn) under the owner's start lock once
     the conversation has no open turn and the owner is within their turn limits, then queue
-    the turn's first step with ``send``; raise TurnRefused as ``start_turn`` says."""
+    the turn's first step with ``send``; raise TurnRefused as ``start_turn`` says.
+
+    The step is sent before the lock is let go, so that the release marks it queued in its own
+    round trip (``TurnStart.queueing``) where the publish signal made one more."""
+    sent = False
     try:
         with turn_starts.starting(conversation.owner_id) as start:
             turn_starts.check_turn(start, conversation.id)
             turn = store()
+            with start.queueing():
+                enqueue_first_step(turn, send)
+            sent = True
     except quotas.TurnRunning as running:
         raise TurnRefused(
             "A turn is still running in this conversation. Wait for it, or cancel it first.",
@@ -124,8 +131,11 @@ def begin_turn(
     except quotas.QuotaExceeded as over:
         raise TurnRefused(over.message, 429, retry_after=over.retry_after) from over
     except redis.RedisError as exc:
+        if sent:  # the step is queued; only its marker is lost (the reaper sends it again)
+            log.warning("turn %s: its start lock could not be let go: %s", turn.id, exc)
+            return turn
         raise TurnRefused(LIMITS_DOWN, 503) from exc
-    return enqueue_first_step(turn, send)
+    return turn
 
 
 def store_turn(

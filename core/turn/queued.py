@@ -11,7 +11,9 @@ clears it as it starts, before it claims its work, so a task that fails or gives
 claim leaves its work unmarked: lost, for the reaper; so does a task
 the worker drops unrun (revoked, expired, rejected: ``workers.turn_task``). The same round
 trip records the task's id in the turn's ``tasks``, which a Stop revokes (each sender recorded
-it apart, in a round trip of its own).
+it apart, in a round trip of its own). A sender that has a round trip of its own to make after
+the publish can take the marker into it (``marks_deferred``): the web's first step does, in the
+start lock's release (``core.turn_starts``), before the POST is answered.
 
 A marker is read only for work nobody claimed, so one left behind on claimed work (a task that
 started before its publisher set the marker, a duplicate of a claimed call) misleads nobody.
@@ -23,7 +25,9 @@ Key: ``lookout:turn:<id>:queued``, a set of ``step:<n>`` and ``call:<id>``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from celery.signals import after_task_publish
@@ -33,6 +37,7 @@ from core import broker
 from core.turn.state import TurnState, key
 
 _app: Flask | None = None
+_deferring = threading.local()  # .marks: where this thread's publishes leave their markers
 
 
 def step_work(step: int) -> str:
@@ -76,6 +81,19 @@ def all_queued(turn_id: str, works: Sequence[str]) -> bool:
     return all(_client().smismember(key(turn_id, "queued"), list(works)))
 
 
+@contextmanager
+def marks_deferred(marks: list[tuple[str, str, str]]) -> Iterator[None]:
+    """Within, a step or tool-call task this thread publishes leaves (turn id, marker, task id)
+    in ``marks`` instead of setting them in a round trip of its own: the caller sets them
+    (``TurnState.queue``'s script) in a round trip it makes anyway."""
+    previous = getattr(_deferring, "marks", None)
+    _deferring.marks = marks
+    try:
+        yield
+    finally:
+        _deferring.marks = previous
+
+
 def init_app(app: Flask) -> None:
     """Mark every step and tool-call task this process publishes; a publish made outside an
     app context (a signal handler's, or a sender without an app) goes through
@@ -93,7 +111,10 @@ def _published(
     if found is None:
         return
     task_id = headers.get("id") if isinstance(headers, dict) else None
-    if has_app_context():
+    deferred = getattr(_deferring, "marks", None)
+    if deferred is not None and task_id is not None:
+        deferred.append((*found, task_id))
+    elif has_app_context():
         mark_queued(*found, task_id)
     elif _app is not None:
         with _app.app_context():

@@ -79,16 +79,27 @@ local added = redis.call('sadd', KEYS[1], ARGV[1])
 if redis.call('ttl', KEYS[1]) == -1 then redis.call('expire', KEYS[1], ARGV[2]) end
 return added
 """)
-# KEYS: the queued set, the task set, the ended marker; ARGV: work, task id, safety TTL. A
-# published task's marker and id in one round trip (they were a script call each).
-_QUEUE = LuaScript("""
-if redis.call('exists', KEYS[3]) == 1 then return 0 end
-redis.call('sadd', KEYS[1], ARGV[1])
-if redis.call('ttl', KEYS[1]) == -1 then redis.call('expire', KEYS[1], ARGV[3]) end
-redis.call('sadd', KEYS[2], ARGV[2])
-if redis.call('ttl', KEYS[2]) == -1 then redis.call('expire', KEYS[2], ARGV[3]) end
-return 1
-""")
+
+
+def queue_lua(first_key: int, first_arg: int) -> str:
+    """Return the Lua of ``TurnState.queue`` reading its keys (the queued set, the task set,
+    the ended marker) from ``KEYS[first_key]`` on and its values (work, task id, safety TTL)
+    from ``ARGV[first_arg]`` on, so another script can do the same in its own round trip (the
+    start lock's release, ``core.turn_starts``)."""
+    queued, tasks, ended = (f"KEYS[{first_key + n}]" for n in range(3))
+    work, task, ttl = (f"ARGV[{first_arg + n}]" for n in range(3))
+    return f"""
+if redis.call('exists', {ended}) == 0 then
+  redis.call('sadd', {queued}, {work})
+  if redis.call('ttl', {queued}) == -1 then redis.call('expire', {queued}, {ttl}) end
+  redis.call('sadd', {tasks}, {task})
+  if redis.call('ttl', {tasks}) == -1 then redis.call('expire', {tasks}, {ttl}) end
+end
+"""
+
+
+# A published task's marker and id in one round trip (they were a script call each).
+_QUEUE = LuaScript(queue_lua(1, 1) + "return 1\n")
 # KEYS: the cache hash, the ended marker; ARGV: field, value, safety TTL.
 _CACHE_SET = LuaScript("""
 if redis.call('exists', KEYS[2]) == 1 then return 0 end
@@ -120,6 +131,11 @@ def key(turn_id: str, name: str) -> str:
     if name not in KEY_NAMES:
         raise ValueError(f"{name!r} is not a turn key; name it in core/turn/state.py first.")
     return f"lookout:turn:{turn_id}:{name}"
+
+
+def queue_keys(turn_id: str) -> list[str]:
+    """Return the keys ``queue_lua`` reads, in its order."""
+    return [key(turn_id, "queued"), key(turn_id, "tasks"), key(turn_id, "ended")]
 
 
 # KEYS: the steps sent, the ended marker; ARGV: the step, safety TTL. Answers 1 when the step
@@ -221,8 +237,7 @@ class TurnState:
         """Record that the task ``task_id`` for ``work`` waits in the queue: its marker
         (``core.turn.queued``) and its id, which a cancel revokes; nothing once the turn has
         ended, as ``add_unless_ended`` does for each."""
-        keys = [key(self.turn_id, "queued"), key(self.turn_id, "tasks"), key(self.turn_id, "ended")]
-        _QUEUE(self.client, keys, [work, task_id, SAFETY_TTL_SECONDS])
+        _QUEUE(self.client, queue_keys(self.turn_id), [work, task_id, SAFETY_TTL_SECONDS])
 
     def task_ids(self) -> list[str]:
         """Return the ids of the turn's recorded tasks."""

@@ -1,4 +1,5 @@
-"""Model settings an admin ticks on the Providers page, stored straight in the database."""
+"""Providers and the model settings an admin ticks on the Providers page, stored straight in the
+database."""
 
 from __future__ import annotations
 
@@ -17,3 +18,14 @@ def ask_for_follow_ups(app: Flask, model_id: str) -> None:
             {**m, "followUps": True} if m["name"] == model else m for m in provider.models
         ]
         db.session.commit()
+
+
+def unanswered_model(app: Flask) -> str:
+    """Store a provider ``local`` with one model on an address nothing answers (no turn of it
+    is ever run) and return the model's id, ``local/m``."""
+    with app.app_context():
+        db.session.add(
+            Provider(name="local", base_url="http://127.0.0.1:9/v1", models=[{"name": "m"}])
+        )
+        db.session.commit()
+    return "local/m"

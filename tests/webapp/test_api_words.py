@@ -9,8 +9,9 @@ import pytest
 from marshmallow import Schema, fields, validate
 
 from core.extensions import db
-from core.models import Message, Provider
+from core.models import Message
 from core.turn.parts import text_part
+from tests.support.models import unanswered_model
 from webapp.api.field_errors import sentence, titles_of
 
 PLUGINS = "tests.tools.sample_plugins.alpha,tools.web_search,tools.web_fetch"
@@ -36,12 +37,7 @@ def admin(signed_in_client):
 @pytest.fixture
 def model_id(app):
     """A stored provider with one model (no turn is ever run: every request here is refused)."""
-    with app.app_context():
-        db.session.add(
-            Provider(name="local", base_url="http://127.0.0.1:9/v1", models=[{"name": "m"}])
-        )
-        db.session.commit()
-    return "local/m"
+    return unanswered_model(app)
 
 
 def conversation_of(client) -> str:
