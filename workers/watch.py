@@ -218,6 +218,8 @@ class TurnWatcher:
                     next_read = time.monotonic() + self.fallback_seconds
                     self.check_once()
             except Exception:  # a RedisError, or the pool's connection closed under the socket
+                if self._closed.is_set():
+                    break  # closed: its client may be too
                 log.warning("the cancel watcher could not read Redis; retrying", exc_info=True)
                 if pubsub is not None:
                     with suppress(Exception):
