@@ -1,16 +1,22 @@
-"""Two threads per worker process: one trips the signals of cancelled turns and publishes the
-text their models stream, one beats for the turns watched.
+"""Three threads per worker process: one trips the signals of cancelled turns, one publishes
+the text their models stream, one beats for the turns watched. Each waits while it has nothing
+to do: none wakes per turn or per poll.
 
-Every running step and tool call registers its Signal under its turn; the poll thread reads all
-their cancel flags with one MGET every 100 ms, so a cancel reaches work within that time
-however many turns run, and a tool blocked in a read is woken by ``Signal.on_cancel``.
+Every running step and tool call registers its Signal under its turn. Where a cancel flag goes
+up its turn id is published on ``CANCEL_CHANNEL`` (``core.turn.state.raise_cancel``); the
+cancel thread blocks on one subscriber connection to that channel and trips the signals of the
+turn named, and a tool blocked in a read is woken by ``Signal.on_cancel``. A message is lost
+while Redis restarts or the connection drops, so the flags stay the truth: every
+``fallback_seconds`` while turns are watched, and after every (re)subscription, the thread
+reads all their flags with one MGET. Polling the flags every 100 ms cost two wake-ups and a
+round trip each, most of a text turn's worker CPU outside its step.
 
 A model stream's text waits in its ``HeldText`` (``workers.streaming.DeltaBuffer``), registered
-with ``holding``: each poll publishes every stream's held text in the same pipeline as the MGET,
-so a process makes one round trip a poll however many turns stream (a round trip each batch
-each stream was most of a streamed token's CPU). While any stream holds text the watcher
-polls ``text_seconds`` (``TEXT_BATCH_SECONDS``) after its last poll, else ``poll_seconds``; a
-stream whose text was all sent wakes it with ``text_held`` when it holds text again.
+with ``holding``: the text thread publishes every stream's held text in one pipeline, so a
+process makes one round trip a batch however many turns stream (a round trip each batch each
+stream was most of a streamed token's CPU). While any stream holds text it sends
+``text_seconds`` (``TEXT_BATCH_SECONDS``) after its last send; while none does it sleeps until
+a stream holds text again (``text_held``).
 
 Every ``beat_seconds`` the beat thread calls ``beat`` with the turns watched: work that is
 registered is alive, however long its model or tool stays silent, and a dead process stops
@@ -24,17 +30,19 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, Protocol
 
 import redis
 from redis.client import Pipeline
 from redis.exceptions import NoScriptError
 
-from core.turn.state import key, load_pipelined_scripts
+from core.turn.state import CANCEL_CHANNEL, key, load_pipelined_scripts
 from tools.api import Signal
 
-POLL_SECONDS = 0.1
+# How late a cancel whose message was lost (Redis restarted, the connection dropped) reaches
+# its turn at most, about: the cancel thread's read of every watched flag.
+FALLBACK_SECONDS = 1.0
 # How often a model's streamed text is shown: the poll's pause while a stream holds text. Also
 # the least time between two reads of a model's stream (``workers.runtime.provider_client``):
 # tokens that come sooner wait in the socket for the next read, which takes them all with one
@@ -66,19 +74,20 @@ class TurnWatcher:
         beat: Callable[[list[str]], None] | None = None,
         beat_seconds: float = 5.0,
         text_seconds: float = TEXT_BATCH_SECONDS,
-        poll_seconds: float = POLL_SECONDS,
+        fallback_seconds: float = FALLBACK_SECONDS,
     ) -> None:
         self.client = client
         self.beat = beat
         self.beat_seconds = beat_seconds
         self.text_seconds = text_seconds
-        self.poll_seconds = poll_seconds
+        self.fallback_seconds = fallback_seconds
         self._signals: dict[str, set[Signal]] = {}
         self._held: dict[HeldText, None] = {}  # in the order registered: a turn's reasoning first
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._closed = threading.Event()
         self._thread: threading.Thread | None = None
+        self._sender: threading.Thread | None = None
         self._beater: threading.Thread | None = None
 
     @contextmanager
@@ -86,7 +95,7 @@ class TurnWatcher:
         """Trip ``signal`` if the turn is cancelled while the block runs."""
         with self._lock:
             self._signals.setdefault(turn_id, set()).add(signal)
-            self._thread = started(self._thread, self._run, "cancel-watch")
+            self._thread = started(self._thread, self._listen, "cancel-watch")
             if self.beat is not None:
                 self._beater = started(self._beater, self._beat_forever, "turn-beat")
         self.check_once()
@@ -102,9 +111,12 @@ class TurnWatcher:
 
     @contextmanager
     def holding(self, held: HeldText) -> Iterator[None]:
-        """Publish ``held``'s text on every poll while the block runs."""
+        """Publish ``held``'s text every ``text_seconds`` it holds some while the block runs."""
         with self._lock:
             self._held[held] = None
+            self._sender = started(self._sender, self._send_forever, "text-publish")
+        if held.pending:
+            self._wake.set()
         try:
             yield
         finally:
@@ -112,16 +124,14 @@ class TurnWatcher:
                 self._held.pop(held, None)
 
     def text_held(self) -> None:
-        """Say that a stream holds text again: the next poll comes ``text_seconds`` after the
-        last, not ``poll_seconds``."""
+        """Say that a stream holds text again: the text thread sends it ``text_seconds`` after
+        its last send."""
         self._wake.set()
 
-    def _pause(self) -> float:
-        """Return how long the next poll waits after the last: the text batch while any
-        stream holds text."""
+    def _text_pending(self) -> bool:
         with self._lock:
             held = list(self._held)
-        return self.text_seconds if any(text.pending for text in held) else self.poll_seconds
+        return any(text.pending for text in held)
 
     def check_once(self) -> None:
         """Read every watched turn's flag once and trip the signals of cancelled turns."""
@@ -130,12 +140,14 @@ class TurnWatcher:
         if turn_ids:
             self._trip(turn_ids, self.client.mget([key(t, "cancel") for t in turn_ids]))
 
-    def poll_once(self) -> None:
-        """In one round trip, read every watched turn's flag and publish every stream's held
-        text; trip the signals of cancelled turns. A publish that fails (its turn ended, Redis
-        refused it) holds that stream's text and leaves the others' and the flags alone."""
+    def poll_once(self, flags: bool = True) -> None:
+        """In one round trip, publish every stream's held text and, with ``flags``, read every
+        watched turn's flag; trip the signals of cancelled turns. A publish that fails (its
+        turn ended, Redis refused it) holds that stream's text and leaves the others' and the
+        flags alone. The text thread sends without the flags: the cancel thread waits for them.
+        """
         with self._lock:
-            turn_ids = list(self._signals)
+            turn_ids = list(self._signals) if flags else []
             held = list(self._held)
         pipe = self.client.pipeline(transaction=False)
         if turn_ids:
@@ -162,12 +174,16 @@ class TurnWatcher:
 
     def _trip(self, turn_ids: list[str], flags: list[bytes | None]) -> None:
         for turn_id, flag in zip(turn_ids, flags, strict=True):
-            if flag is None:
-                continue
-            with self._lock:
-                signals = list(self._signals.get(turn_id, ()))
-            for signal in signals:
-                signal.cancel()
+            if flag is not None:
+                self._trip_turn(turn_id)
+
+    def _trip_turn(self, turn_id: str) -> None:
+        """Trip the signals watching ``turn_id``, if any (a cancel published for a turn this
+        process does not run names none)."""
+        with self._lock:
+            signals = list(self._signals.get(turn_id, ()))
+        for signal in signals:
+            signal.cancel()
 
     def beat_once(self) -> None:
         """Call ``beat`` with the turns watched now, if any."""
@@ -177,26 +193,65 @@ class TurnWatcher:
             self.beat(turn_ids)
 
     def close(self) -> None:
-        """Stop both threads once their current round is done (a worker's never are)."""
+        """Stop the threads once their current round is done (a worker's never are); the cancel
+        thread's is at most ``fallback_seconds``."""
         self._closed.set()
         self._wake.set()
 
-    def _run(self) -> None:
+    def _listen(self) -> None:
+        """Trip the turns named on ``CANCEL_CHANNEL``, blocked on the subscriber's socket;
+        read every watched flag after each (re)subscription and each ``fallback_seconds``."""
+        pubsub = None
+        next_read = 0.0
+        while not self._closed.is_set():
+            try:
+                if pubsub is None:
+                    pubsub = self.client.pubsub()
+                    pubsub.subscribe(CANCEL_CHANNEL)
+                timeout = max(0.0, next_read - time.monotonic())
+                message = pubsub.get_message(timeout=timeout)
+                if message is not None and message["type"] == "message":
+                    self._trip_turn(message["data"].decode())
+                elif message is not None and message["type"] == "subscribe":
+                    next_read = 0.0  # (re)subscribed: what was published before is read now
+                if time.monotonic() >= next_read:
+                    next_read = time.monotonic() + self.fallback_seconds
+                    self.check_once()
+            except Exception:  # a RedisError, or the pool's connection closed under the socket
+                if self._closed.is_set():
+                    break  # closed: its client may be too
+                log.warning("the cancel watcher could not read Redis; retrying", exc_info=True)
+                if pubsub is not None:
+                    with suppress(Exception):
+                        pubsub.close()
+                pubsub = None
+                self._closed.wait(min(self.fallback_seconds, 1.0))
+        if pubsub is not None:
+            with suppress(Exception):
+                pubsub.close()
+
+    def _send_forever(self) -> None:
+        """Publish the held text ``text_seconds`` after the last send while any is held; sleep
+        while none is."""
         try:
             load_pipelined_scripts(self.client)
         except redis.RedisError:
-            pass  # the first poll's NoScriptError loads it
-        last_poll = time.monotonic()
+            pass  # the first send's NoScriptError loads it
+        last_send = time.monotonic()
         while not self._closed.is_set():
-            pause = last_poll + self._pause() - time.monotonic()
-            if pause > 0 and self._wake.wait(pause):
-                self._wake.clear()  # text held again: wait out the batch since the last poll
+            if not self._text_pending():
+                self._wake.wait()  # text_held, or close
+                self._wake.clear()
                 continue
-            last_poll = time.monotonic()
+            pause = last_send + self.text_seconds - time.monotonic()
+            if pause > 0 and self._wake.wait(pause):
+                self._wake.clear()  # text held again: wait out the batch since the last send
+                continue
+            last_send = time.monotonic()
             try:
-                self.poll_once()
+                self.poll_once(flags=False)
             except redis.RedisError:
-                log.warning("the cancel watcher could not read Redis; retrying", exc_info=True)
+                log.warning("the text could not be published; retrying", exc_info=True)
 
     def _beat_forever(self) -> None:
         last_beat = time.monotonic()
@@ -213,7 +268,7 @@ def started(
     thread: threading.Thread | None, run: Callable[[], None], name: str
 ) -> threading.Thread:
     """Return ``thread`` if it is alive, else a new daemon thread running ``run``, started (a
-    daemon: a dead process stops beating and polling)."""
+    daemon: a dead process stops beating and publishing)."""
     if thread is not None and thread.is_alive():
         return thread
     thread = threading.Thread(target=run, name=name, daemon=True)

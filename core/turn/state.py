@@ -32,6 +32,8 @@ from redis.exceptions import NoScriptError
 from core.extensions import get_redis
 
 SAFETY_TTL_SECONDS = 24 * 3600
+# The ids of turns (and MCP calls) whose cancel flag just went up; see ``raise_cancel``.
+CANCEL_CHANNEL = "lookout:cancels"
 
 
 class LuaScript:
@@ -113,6 +115,14 @@ def load_pipelined_scripts(client: redis.Redis) -> None:
     """Give the server the scripts a pipeline runs (``TurnState.publish_in``): a pipeline
     answers NoScriptError where a lone call loads the script and runs it again."""
     _PUBLISH.load(client)
+
+
+def raise_cancel(pipe: Pipeline, turn_id: str, ttl_seconds: int) -> None:
+    """Queue in ``pipe`` the raising of ``turn_id``'s cancel flag and its publishing on
+    ``CANCEL_CHANNEL``, which wakes the watchers (``workers.watch``). The flag stays the truth:
+    a watcher that missed the message (Redis restarted, its connection dropped) reads it."""
+    pipe.set(key(turn_id, "cancel"), "1", ex=ttl_seconds)
+    pipe.publish(CANCEL_CHANNEL, turn_id)
 
 
 def turn_state(turn_id: str) -> TurnState:
@@ -276,7 +286,7 @@ class TurnState:
             )
         pipe.set(key(self.turn_id, "ended"), "1", ex=SAFETY_TTL_SECONDS)
         if cancelled:
-            pipe.set(key(self.turn_id, "cancel"), "1", ex=stream_ttl_seconds)
+            raise_cancel(pipe, self.turn_id, stream_ttl_seconds)
         pipe.delete(
             key(self.turn_id, "cache"),
             key(self.turn_id, "tasks"),

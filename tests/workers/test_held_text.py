@@ -23,9 +23,9 @@ def client(redis_url):
 
 
 def quiet_watcher(client) -> TurnWatcher:
-    """A watcher whose own thread (started by ``watching``) waits an hour between polls, so
+    """A watcher whose threads wait an hour between sends and between reads of the flags, so
     that only the test's ``poll_once`` publishes."""
-    return TurnWatcher(client, text_seconds=3600, poll_seconds=3600)
+    return TurnWatcher(client, text_seconds=3600, fallback_seconds=3600)
 
 
 def held(state: TurnState, *args) -> DeltaBuffer:

@@ -16,7 +16,7 @@ from typing import Any
 from core import broker
 from core.extensions import get_redis
 from core.quotas import QuotaExceeded, end_mcp_call, start_mcp_call
-from core.turn.state import key
+from core.turn.state import raise_cancel
 from tools.api import Tool
 from webapp import queue
 
@@ -32,8 +32,10 @@ def make_call_id() -> str:
 
 
 def request_cancel(call_id: str) -> None:
-    """Raise the call's cancel flag: the worker stops the tool within its poll."""
-    get_redis().set(key(call_id, "cancel"), "1", ex=CANCEL_TTL_SECONDS)
+    """Raise the call's cancel flag and publish it: the worker watching the call stops it."""
+    pipe = get_redis().pipeline(transaction=False)
+    raise_cancel(pipe, call_id, CANCEL_TTL_SECONDS)
+    pipe.execute()
 
 
 def timed_out(tool: Tool, seconds: float) -> dict[str, Any]:

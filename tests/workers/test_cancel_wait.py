@@ -1,0 +1,142 @@
+"""The cancel watcher waits for cancels on one subscriber connection rather than polling the
+flags: a cancel published trips its turn's signal, one whose message was lost is read at the
+fallback or after a reconnect, an idle watcher sends Redis nothing, and held text still goes out.
+
+Each test has a private redis-server, so that the subscribers and commands counted are the
+watcher's alone."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+import redis
+
+from core.turn import events
+from core.turn.state import CANCEL_CHANNEL, TurnState, key, raise_cancel
+from tests.support.processes import wait_until
+from tests.support.redis_server import RedisServer
+from tools.api import Signal
+from workers.streaming import DeltaBuffer
+from workers.watch import TurnWatcher
+
+WAIT = 30  # seconds before a test gives up on what must happen
+NEVER = 3600  # a fallback read that does not come while a test runs
+
+
+@pytest.fixture
+def client():
+    with RedisServer() as server:
+        connection = redis.Redis.from_url(server.url)
+        yield connection
+        connection.close()
+
+
+def commands(client: redis.Redis) -> dict[str, int]:
+    """Return the calls of each command the server ran since its stats were reset."""
+    stats = client.info("commandstats")
+    return {name.removeprefix("cmdstat_"): entry["calls"] for name, entry in stats.items()}
+
+
+def subscribed(client: redis.Redis) -> None:
+    """Wait until the watcher's cancel thread subscribed and read the flags once since (one
+    MGET at registration, one after the subscription)."""
+    wait_until(
+        lambda: client.pubsub_numsub(CANCEL_CHANNEL)[0][1] == 1 and commands(client)["mget"] >= 2,
+        WAIT,
+        "the watcher did not subscribe",
+    )
+
+
+def test_a_cancel_published_trips_its_turns_signal_and_no_other(client):
+    watcher = TurnWatcher(client, fallback_seconds=NEVER)
+    cancelled, running = TurnState(client, uuid.uuid4().hex), uuid.uuid4().hex
+    try:
+        with (
+            watcher.watching(cancelled.turn_id, Signal()) as signal,
+            watcher.watching(running, Signal()) as other,
+        ):
+            subscribed(client)
+            cancelled.end(60, cancelled=True)  # as core.turn.lifecycle.finish_turn does
+            assert signal.wait(WAIT), "the published cancel did not reach the turn"
+            assert not other.cancelled
+    finally:
+        watcher.close()
+
+
+def test_an_mcp_calls_cancel_is_published_as_a_turns(client):
+    watcher = TurnWatcher(client, fallback_seconds=NEVER)
+    call_id = f"mcp-{uuid.uuid4().hex}"
+    try:
+        with watcher.watching(call_id, Signal()) as signal:
+            subscribed(client)
+            pipe = client.pipeline(transaction=False)
+            raise_cancel(pipe, call_id, 60)  # as webapp.mcp.calls.request_cancel does
+            pipe.execute()
+            assert signal.wait(WAIT)
+    finally:
+        watcher.close()
+
+
+def test_a_cancel_whose_message_was_lost_is_read_at_the_fallback(client):
+    watcher = TurnWatcher(client, fallback_seconds=0.2)
+    turn_id = uuid.uuid4().hex
+    try:
+        with watcher.watching(turn_id, Signal()) as signal:
+            subscribed(client)
+            client.set(key(turn_id, "cancel"), "1")  # raised, never published
+            assert signal.wait(WAIT), "the fallback read did not trip the turn"
+    finally:
+        watcher.close()
+
+
+def test_a_cancel_raised_while_the_subscriber_was_cut_off_is_read_when_it_reconnects(client):
+    watcher = TurnWatcher(client, fallback_seconds=NEVER)
+    turn_id = uuid.uuid4().hex
+    try:
+        with watcher.watching(turn_id, Signal()) as signal:
+            subscribed(client)
+            client.set(key(turn_id, "cancel"), "1")  # the message lost with the connection
+            client.client_kill_filter(_type="pubsub")
+            assert signal.wait(WAIT), "the read after the reconnect did not trip the turn"
+            assert client.pubsub_numsub(CANCEL_CHANNEL)[0][1] == 1
+    finally:
+        watcher.close()
+
+
+def test_an_idle_watcher_sends_redis_nothing_between_fallback_reads(client):
+    """Regression: the watcher read the flags every 100 ms, two wake-ups and a round trip each,
+    most of a text turn's worker CPU outside its step."""
+    watcher = TurnWatcher(client, fallback_seconds=NEVER)
+    turn_id = uuid.uuid4().hex
+    try:
+        with watcher.watching(turn_id, Signal()) as signal:
+            subscribed(client)
+            client.config_resetstat()
+            time.sleep(1.0)  # ten polls of the old watcher
+            assert set(commands(client)) <= {"config", "info"}, commands(client)
+            assert not signal.cancelled
+    finally:
+        watcher.close()
+
+
+def test_held_text_is_published_and_again_after_the_text_thread_slept(client):
+    watcher = TurnWatcher(client, fallback_seconds=NEVER)
+    state = TurnState(client, uuid.uuid4().hex)
+    text = DeltaBuffer(state, held=watcher.text_held, late_seconds=NEVER)
+    try:
+        with watcher.watching(state.turn_id, Signal()), watcher.holding(text):
+            text.add("Hello")
+            first = state.read(block_ms=WAIT * 1000)
+            assert [(name, data) for _id, name, data in first] == [
+                (events.TEXT_DELTA, {"text": "Hello"})
+            ]
+            wait_until(lambda: not text.pending, WAIT, "the text stayed held")
+            text.add(" again")  # none held meanwhile: the text thread slept until now
+            again = state.read(after=first[-1][0], block_ms=WAIT * 1000)
+            assert [(name, data) for _id, name, data in again] == [
+                (events.TEXT_DELTA, {"text": " again"})
+            ]
+    finally:
+        watcher.close()
