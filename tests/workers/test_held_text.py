@@ -3,14 +3,16 @@ in one round trip, one turn's failure kept from the others."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 
 import pytest
 import redis
 
 from core.turn import events
-from core.turn.state import TurnState, key
+from core.turn.state import TurnState, key, load_pipelined_scripts
 from tools.api import Signal
+from workers import watch
 from workers.streaming import DeltaBuffer
 from workers.watch import TurnWatcher
 
@@ -24,7 +26,9 @@ def client(redis_url):
 
 def quiet_watcher(client) -> TurnWatcher:
     """A watcher whose threads wait an hour between sends and between reads of the flags, so
-    that only the test's ``poll_once`` publishes."""
+    that only the test's ``poll_once`` publishes. The server has the scripts already: the text
+    thread loads them as it starts, and a first poll racing that load lost some batches."""
+    load_pipelined_scripts(client)
     return TurnWatcher(client, text_seconds=3600, fallback_seconds=3600)
 
 
@@ -93,13 +97,23 @@ def test_an_ended_turns_text_stops_neither_anothers_nor_the_cancel_check(client)
     assert late.pending == [] and live.pending == []
 
 
-def test_text_a_restarted_redis_refuses_goes_with_the_next_poll(client):
+def test_text_a_restarted_redis_refuses_goes_with_the_next_poll(client, monkeypatch):
     """A server that lost its scripts answers the pipeline's EVALSHA with NoScriptError: the
     text stays held, the script is loaded, and the next poll sends it once."""
+    loaded = threading.Event()
+
+    def load_then_say(connection):
+        load_pipelined_scripts(connection)
+        loaded.set()
+
+    # The text thread loads the scripts as it starts: the server loses them after that, as a
+    # restart would (flushed before, the thread's load raced the flush and sent the first poll).
+    monkeypatch.setattr(watch, "load_pipelined_scripts", load_then_say)
     watcher = quiet_watcher(client)
     state = new_turn(client)
     buffer = held(state)
     with watcher.holding(buffer):
+        assert loaded.wait(30), "the text thread did not start"
         client.script_flush()
         buffer.add("kept ")
         watcher.poll_once()
