@@ -5,8 +5,11 @@ Part of the plugin API; import both from ``tools.api``.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import math
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -19,7 +22,9 @@ class Cancelled(Exception):
 class Signal:
     """Tells a tool to stop: trips when ``cancel()`` is called or the deadline passes.
 
-    ``deadline`` is a ``time.monotonic()`` value, or None for no deadline.
+    ``deadline`` is a ``time.monotonic()`` value, or None for no deadline. A signal with a
+    deadline and an ``on_cancel`` callback is tripped at its deadline by the process's one
+    deadline thread (``Deadlines``), which runs the callbacks.
     """
 
     def __init__(self, deadline: float | None = None) -> None:
@@ -27,7 +32,7 @@ class Signal:
         self._event = threading.Event()
         self._lock = threading.Lock()
         self._callbacks: list[Callable[[], None]] = []
-        self._timer: threading.Timer | None = None
+        self._armed = False  # in the deadline thread's heap (maybe as an entry it will drop)
         self.reason: str | None = None
 
     @classmethod
@@ -82,15 +87,22 @@ class Signal:
         return self.cancelled
 
     def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
-        """Call ``callback`` once when the signal trips (at once if it has); return an undo."""
+        """Call ``callback`` once when the signal trips (at once if it has); return an undo.
+
+        Callbacks run on the thread that trips the signal: the deadline's on the process's one
+        deadline thread, so they must be short (a socket shutdown, a kill) or they delay the
+        other signals' deadlines."""
         with self._lock:
             tripped = self._event.is_set()
+            arm = not tripped and not self._armed and self.deadline is not None
             if not tripped:
                 self._callbacks.append(callback)
-                self._arm_timer()
+                self._armed = self._armed or arm
         if tripped:
             callback()
             return lambda: None
+        if arm:
+            deadlines.add(self)
 
         def undo() -> None:
             with self._lock:
@@ -99,12 +111,13 @@ class Signal:
 
         return undo
 
-    def _arm_timer(self) -> None:
-        if self._timer is None and self.deadline is not None:
-            delay = max(0.0, self.deadline - time.monotonic())
-            self._timer = threading.Timer(delay, self._trip, args=("timeout",))
-            self._timer.daemon = True
-            self._timer.start()
+    def _disarm_if_idle(self) -> bool:
+        """Leave the deadline heap if nothing waits for the deadline (tripped, or every callback
+        undone): tripping it then would change nothing a reader sees. Return whether it left."""
+        with self._lock:
+            if self._event.is_set() or not self._callbacks:
+                self._armed = False
+            return not self._armed
 
     def _trip(self, reason: str) -> None:
         with self._lock:
@@ -113,10 +126,77 @@ class Signal:
             self.reason = reason
             self._event.set()
             callbacks, self._callbacks = self._callbacks, []
-            if self._timer is not None:
-                self._timer.cancel()
         for callback in callbacks:
             try:
                 callback()
             except Exception:  # a broken callback must not stop the others
                 logging.getLogger("lookout.tools").exception("signal callback failed")
+
+
+class Deadlines:
+    """One thread per process trips the signals whose deadlines pass, from a heap of them.
+
+    A thread per signal (``threading.Timer``) cost a thread start per tool call and download,
+    and slept until the deadline even after the call ended. Here an ended signal's entry stays
+    in the heap, untouched, until it reaches the top: the thread then drops it without waking
+    for it, so a call that ends costs nothing more. The thread starts with the first deadline;
+    a forked child starts with an empty heap and no thread (``os.register_at_fork``), since the
+    parent's thread does not survive the fork and its lock may have been held.
+    """
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, Signal]] = []
+        self._order = itertools.count()  # ties never compare two signals
+        self._changed = threading.Condition(threading.Lock())
+        self._thread: threading.Thread | None = None
+
+    def forget(self) -> None:
+        """Start over empty, without a thread: for a child process just forked. The signals the
+        parent armed never trip at their deadline here (a reader still sees them past it)."""
+        self._heap = []
+        self._changed = threading.Condition(threading.Lock())
+        self._thread = None
+
+    def add(self, signal: Signal) -> None:
+        """Trip ``signal`` at its deadline, unless it is tripped or idle by then."""
+        assert signal.deadline is not None
+        entry = (signal.deadline, next(self._order), signal)
+        with self._changed:
+            heapq.heappush(self._heap, entry)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="deadlines", daemon=True)
+                self._thread.start()
+            elif self._heap[0] is entry:
+                self._changed.notify()  # sooner than the thread sleeps until
+
+    def __len__(self) -> int:
+        """Entries in the heap, the dropped ones not yet reached included."""
+        return len(self._heap)
+
+    def _due(self) -> list[Signal]:
+        """Pop and return the signals whose deadline passed; drop idle ones at the top."""
+        due: list[Signal] = []
+        now = time.monotonic()
+        while self._heap:
+            deadline, _, signal = self._heap[0]
+            if deadline <= now:
+                due.append(signal)
+            elif not signal._disarm_if_idle():
+                break
+            heapq.heappop(self._heap)
+        return due
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                due = self._due()
+                if not due:
+                    self._changed.wait(self._heap[0][0] - time.monotonic() if self._heap else None)
+                    continue
+            for signal in due:
+                signal._trip("timeout")
+
+
+deadlines = Deadlines()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=deadlines.forget)
