@@ -140,37 +140,26 @@ class TurnWatcher:
         if turn_ids:
             self._trip(turn_ids, self.client.mget([key(t, "cancel") for t in turn_ids]))
 
-    def poll_once(self, flags: bool = True) -> None:
-        """In one round trip, publish every stream's held text and, with ``flags``, read every
-        watched turn's flag; trip the signals of cancelled turns. A publish that fails (its
-        turn ended, Redis refused it) holds that stream's text and leaves the others' and the
-        flags alone. The text thread sends without the flags: the cancel thread waits for them.
-        """
+    def send_once(self) -> None:
+        """Publish every stream's held text in one round trip. A publish that fails (its turn
+        ended, Redis refused it) holds that stream's text and leaves the others' alone."""
         with self._lock:
-            turn_ids = list(self._signals) if flags else []
             held = list(self._held)
         pipe = self.client.pipeline(transaction=False)
-        if turn_ids:
-            pipe.mget([key(turn_id, "cancel") for turn_id in turn_ids])
         queued = [text for text in held if text.queue(pipe)]
+        if not queued:
+            return
         answers: list[Any] = []
         try:
-            if turn_ids or queued:
-                answers = pipe.execute(raise_on_error=False)
+            answers = pipe.execute(raise_on_error=False)
         except Exception as exc:
-            answers = [exc] * (len(queued) + bool(turn_ids))
+            answers = [exc] * len(queued)
             raise
         finally:
-            published = answers[len(answers) - len(queued) :]
-            for text, answer in zip(queued, published, strict=True):
+            for text, answer in zip(queued, answers, strict=True):
                 text.settle(answer)
-        if any(isinstance(answer, NoScriptError) for answer in published):
-            load_pipelined_scripts(self.client)  # a restarted server: the next poll sends it
-        if turn_ids:
-            flags = answers[0]
-            if isinstance(flags, Exception):
-                raise flags
-            self._trip(turn_ids, flags)
+        if any(isinstance(answer, NoScriptError) for answer in answers):
+            load_pipelined_scripts(self.client)  # a restarted server: the next send sends it
 
     def _trip(self, turn_ids: list[str], flags: list[bytes | None]) -> None:
         for turn_id, flag in zip(turn_ids, flags, strict=True):
@@ -249,7 +238,7 @@ class TurnWatcher:
                 continue
             last_send = time.monotonic()
             try:
-                self.poll_once(flags=False)
+                self.send_once()
             except redis.RedisError:
                 log.warning("the text could not be published; retrying", exc_info=True)
 

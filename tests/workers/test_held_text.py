@@ -1,5 +1,5 @@
-"""Streamed text held for the cancel watcher's poll: every stream's batch and the cancel flags
-in one round trip, one turn's failure kept from the others."""
+"""Streamed text held for the watcher's text thread: every stream's batch in one round trip, one
+turn's failure kept from the others and from the cancel check."""
 
 from __future__ import annotations
 
@@ -26,14 +26,15 @@ def client(redis_url):
 
 def quiet_watcher(client) -> TurnWatcher:
     """A watcher whose threads wait an hour between sends and between reads of the flags, so
-    that only the test's ``poll_once`` publishes. The server has the scripts already: the text
-    thread loads them as it starts, and a first poll racing that load lost some batches."""
+    that only the test's ``send_once`` publishes and its ``check_once`` reads the flags. The
+    server has the scripts already: the text thread loads them as it starts, and a first send
+    racing that load lost some batches."""
     load_pipelined_scripts(client)
     return TurnWatcher(client, text_seconds=3600, fallback_seconds=3600)
 
 
 def held(state: TurnState, *args) -> DeltaBuffer:
-    """A stream's buffer whose text is never late: only the watcher's poll or a flush sends it."""
+    """A stream's buffer whose text is never late: only the watcher's send or a flush sends it."""
     return DeltaBuffer(state, *args, late_seconds=3600)
 
 
@@ -45,7 +46,7 @@ def texts(state: TurnState) -> list[tuple[str, str]]:
     return [(name, data.get("text", "")) for _id, name, data in state.read()]
 
 
-def test_one_poll_publishes_every_streams_text_and_trips_a_cancelled_turn(client):
+def test_one_send_publishes_every_streams_text_and_a_check_trips_a_cancelled_turn(client):
     watcher = quiet_watcher(client)
     first, second = new_turn(client), new_turn(client)
     thoughts, answer, other = (
@@ -65,7 +66,8 @@ def test_one_poll_publishes_every_streams_text_and_trips_a_cancelled_turn(client
         answer.add(" there")
         other.add("Bye")
         client.set(key(second.turn_id, "cancel"), "1")
-        watcher.poll_once()
+        watcher.send_once()
+        watcher.check_once()
         assert watched.cancelled
         answer.add(".")
         answer.flush()
@@ -90,16 +92,17 @@ def test_an_ended_turns_text_stops_neither_anothers_nor_the_cancel_check(client)
         late.add("too late")
         live.add("still here")
         client.set(key(running.turn_id, "cancel"), "1")
-        watcher.poll_once()
+        watcher.send_once()
+        watcher.check_once()
         assert signal.cancelled
     assert texts(ended) == []
     assert texts(running) == [(events.TEXT_DELTA, "still here")]
     assert late.pending == [] and live.pending == []
 
 
-def test_text_a_restarted_redis_refuses_goes_with_the_next_poll(client, monkeypatch):
+def test_text_a_restarted_redis_refuses_goes_with_the_next_send(client, monkeypatch):
     """A server that lost its scripts answers the pipeline's EVALSHA with NoScriptError: the
-    text stays held, the script is loaded, and the next poll sends it once."""
+    text stays held, the script is loaded, and the next send sends it once."""
     loaded = threading.Event()
 
     def load_then_say(connection):
@@ -107,7 +110,7 @@ def test_text_a_restarted_redis_refuses_goes_with_the_next_poll(client, monkeypa
         loaded.set()
 
     # The text thread loads the scripts as it starts: the server loses them after that, as a
-    # restart would (flushed before, the thread's load raced the flush and sent the first poll).
+    # restart would (flushed before, the thread's load raced the flush and sent the first batch).
     monkeypatch.setattr(watch, "load_pipelined_scripts", load_then_say)
     watcher = quiet_watcher(client)
     state = new_turn(client)
@@ -116,9 +119,9 @@ def test_text_a_restarted_redis_refuses_goes_with_the_next_poll(client, monkeypa
         assert loaded.wait(30), "the text thread did not start"
         client.script_flush()
         buffer.add("kept ")
-        watcher.poll_once()
+        watcher.send_once()
         buffer.add("for later")
-        watcher.poll_once()
+        watcher.send_once()
     assert texts(state) == [(events.TEXT_DELTA, "kept for later")]
 
 
@@ -138,5 +141,5 @@ def test_text_the_watcher_is_late_for_goes_with_the_streams_next_text(client):
         with buffer._lock:  # the watcher's batch in flight: it sends the text, not the stream
             buffer.add(" Bye.")
         assert texts(state) == [(events.TEXT_DELTA, "Hello there")]
-        watcher.poll_once()
+        watcher.send_once()
     assert texts(state) == [(events.TEXT_DELTA, "Hello there"), (events.TEXT_DELTA, "! Bye.")]
