@@ -64,6 +64,13 @@ class StepRunner:
         )
         databases.migrate(self.app)  # the watcher's heartbeats write the turns table
 
+    def close(self) -> None:
+        """Stop the watcher's threads (a thread still reading a Redis that stopped logged a
+        ConnectionError at exit); the cancel thread leaves when its read ends."""
+        watcher = self.app.extensions.get("lookout_cancel_watcher")
+        if watcher is not None:
+            watcher.close()
+
     def cpu(self, base_url: str, turn: int, streams: int = 1) -> float:
         """Return the process CPU seconds ``streams`` replies at once take through
         ``stream_reply``."""
@@ -115,21 +122,24 @@ def main(argv: list[str] | None = None) -> None:
     long = FakeModelProcess("stream", "--tokens", str(args.tokens), "--seconds", str(args.seconds))
     with short, long, RedisServer() as redis:
         step = StepRunner(redis.url)
-        if args.profile:
-            profile = cProfile.Profile(time.process_time)
-            profile.enable()
+        try:
+            if args.profile:
+                profile = cProfile.Profile(time.process_time)
+                profile.enable()
+                for turn in range(args.rounds):
+                    step.cpu(long.base_url, turn, args.streams)
+                profile.disable()
+                pstats.Stats(profile).sort_stats("tottime").print_stats(30)
+                return
+            figures: dict[str, list[float]] = {"provider": [], "step": []}
             for turn in range(args.rounds):
-                step.cpu(long.base_url, turn, args.streams)
-            profile.disable()
-            pstats.Stats(profile).sort_stats("tottime").print_stats(30)
-            return
-        figures: dict[str, list[float]] = {"provider": [], "step": []}
-        for turn in range(args.rounds):
-            one, many = provider_cpu(short.base_url), provider_cpu(long.base_url)
-            figures["provider"].append((many - one) / (args.tokens - 1))
-            one = step.cpu(short.base_url, turn, args.streams)
-            many = step.cpu(long.base_url, turn, args.streams)
-            figures["step"].append((many - one) / (args.tokens - 1) / args.streams)
+                one, many = provider_cpu(short.base_url), provider_cpu(long.base_url)
+                figures["provider"].append((many - one) / (args.tokens - 1))
+                one = step.cpu(short.base_url, turn, args.streams)
+                many = step.cpu(long.base_url, turn, args.streams)
+                figures["step"].append((many - one) / (args.tokens - 1) / args.streams)
+        finally:
+            step.close()
     for name, values in figures.items():
         micro = sorted(v * 1e6 for v in values)
         print(
