@@ -1,16 +1,20 @@
 """CPU per turn, by part: what the workers and the web spend on one turn, next to Celery's own
 no-op task.
 
-Run from the project root: ``.venv/bin/python -m bench.turn_cpu [--turns 40] [--database
-sqlite|postgres] [--page PAGE.html.gz] [--only text|fetch]``.
+Run from the project root: ``.venv/bin/python -m bench.turn_cpu [--turns 40] [--pings 400]
+[--database sqlite|postgres] [--page PAGE.html.gz] [--only text|fetch]``.
 
 One stack (bench/harness.py: a private Redis, the database, one worker process with 8 threads,
 gunicorn as ./run serves it), turns one at a time so that CPU time, not the machine's load,
 is what is counted. Each kind of turn runs ``--turns`` times after three warm-ups; a part's
 CPU per turn is its processes' CPU time over the kind's turns (user and system, children
-included: the worker's parser processes) divided by their count:
+included: the worker's parser processes) divided by their count. The CPU time is each
+process's CPU clock (``clock_getcpuclockid``: the kernel's run time of all its threads, the
+ended ones included, in ns), not ``/proc/PID/stat``'s 10 ms ticks, which made a 1 ms no-op
+read 1.0 or 1.5 ms over 20 runs; a child process that ended is not counted (nor was it before):
 
-- ``ping``: Celery's no-op task (``workers.health.ping``), sent and awaited: the floor.
+- ``ping``: Celery's no-op task (``workers.health.ping``), sent and awaited ``--pings`` times:
+  the floor.
 - ``text, 1 token`` and ``text, 50 tokens``: a text turn whose model streams 1 or 50 tokens
   over ``--seconds`` (each token its own read, as from a real server); their difference over
   49 is the cost of a streamed token.
@@ -28,6 +32,7 @@ task threads, ``cancel-watch``, ``reaper``).
 from __future__ import annotations
 
 import argparse
+import ctypes
 import gzip
 import json
 import statistics
@@ -36,9 +41,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import psutil
 import requests
 
-from bench.harness import ROOT, EventReader, FakeModelProcess, Stack, machine, table
+from bench.harness import ROOT, EventReader, FakeModelProcess, Stack, _tree_sum, machine, table
 from bench.load import PageServer
 from core import broker
 from tests.support.chat import ChatClient
@@ -77,9 +83,26 @@ def thread_ms(pid: int, before: dict[int, float], runs: int) -> str:
 THREADS: list[tuple[str, str]] = []
 
 
+LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def process_cpu_seconds(process: psutil.Process) -> float:
+    """Return the CPU seconds ``process`` has used, all its threads' (ended ones included), to
+    the ns: its CPU clock. ``/proc/PID/schedstat`` is the main thread's alone."""
+    clock = ctypes.c_int()
+    if LIBC.clock_getcpuclockid(process.pid, ctypes.byref(clock)) != 0:
+        raise psutil.NoSuchProcess(process.pid)
+    try:
+        return time.clock_gettime(clock.value)
+    except OSError as exc:  # it ended meanwhile
+        raise psutil.NoSuchProcess(process.pid) from exc
+
+
 def cpu(stack: Stack) -> tuple[float, float]:
-    """Return the CPU seconds the workers and the web have used so far."""
-    return stack.worker_cpu_seconds(), stack.web_cpu_seconds() or 0.0
+    """Return the CPU seconds the workers and the web (their children included) have used."""
+    assert stack.web.process is not None
+    workers = sum(_tree_sum(pid, process_cpu_seconds) for pid in stack.worker_pids())
+    return workers, _tree_sum(stack.web.process.pid, process_cpu_seconds)
 
 
 def per_turn(
@@ -170,6 +193,9 @@ def main() -> None:
     """Measure each kind of turn on one stack and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=40)
+    parser.add_argument(
+        "--pings", type=int, default=400, help="no-op tasks: each costs about 1 ms of CPU"
+    )
     parser.add_argument("--seconds", type=float, default=0.5, help="the answer's streaming time")
     parser.add_argument("--database", choices=["sqlite", "postgres"], default="sqlite")
     parser.add_argument("--page", type=Path, default=PAGE)
@@ -226,8 +252,9 @@ def main() -> None:
                 client.send_task(broker.PING).get(timeout=60)
 
             label = "ping" if args.threads else ""
-            worker, _web = per_turn(stack, args.turns, ping, label=label)
-        rows.append(["ping (Celery's no-op task)", worker, "–"])
+            worker, _web = per_turn(stack, args.pings, ping, label=label)
+        rows.append(["ping (Celery's no-op task)", f"{worker:.2f}", "–"])
+        ping_ms = worker
         if args.only != "fetch":
             label = "text, 1 token" if args.threads else ""
             one = measure_kind(stack, args.turns, [*stream, "1"], [], label=label)
@@ -237,12 +264,12 @@ def main() -> None:
             rows.append(["text, 50 tokens", *fifty])
             if args.only == "text":
                 print(f"CPU per turn, {args.turns} turns of each kind one at a time, "
-                      f"{args.database}; {header}")  # fmt: skip
+                      f"{args.pings} pings, {args.database}; {header}")  # fmt: skip
                 print()
                 print(table(["kind", "worker CPU ms per turn", "web CPU ms per turn"], rows))
                 print()
                 print(f"worker CPU per streamed token: {(fifty[0] - one[0]) / 49 * 1000:.0f} µs; "
-                      f"50-token text turn ÷ ping: {fifty[0] / rows[0][1]:.1f}")  # fmt: skip
+                      f"50-token text turn ÷ ping: {fifty[0] / ping_ms:.2f}")  # fmt: skip
                 print_threads()
                 return
         fetch_args = ["tool", "--tool", "web_fetch", "--arguments", json.dumps({"url": pages.url}),
@@ -252,7 +279,8 @@ def main() -> None:
         html = gzip.decompress(args.page.read_bytes()).decode("utf-8", "replace")
         extracted = extraction_ms(html, pages.url)
     token_us = (fifty[0] - one[0]) / 49 * 1000
-    print(f"CPU per turn, {args.turns} turns of each kind one at a time, {args.database}; {header}")
+    print(f"CPU per turn, {args.turns} turns of each kind one at a time, {args.pings} pings, "
+          f"{args.database}; {header}")  # fmt: skip
     print()
     print(table(["kind", "worker CPU ms per turn", "web CPU ms per turn"], rows))
     print()
@@ -261,7 +289,7 @@ def main() -> None:
         print_threads()
         return
     print(f"worker CPU per streamed token: {token_us:.0f} µs; 50-token text turn ÷ ping: "
-          f"{fifty[0] / rows[0][1]:.1f}; the page's extraction alone: {extracted:.1f} ms "
+          f"{fifty[0] / ping_ms:.2f}; the page's extraction alone: {extracted:.1f} ms "
           f"(fetch turn − 50-token text turn: {fetch[0] - fifty[0]:.1f} ms)")  # fmt: skip
     print_threads()
 
