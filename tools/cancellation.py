@@ -138,8 +138,9 @@ class Deadlines:
 
     A thread per signal (``threading.Timer``) cost a thread start per tool call and download,
     and slept until the deadline even after the call ended. Here an ended signal's entry stays
-    in the heap, untouched, until it reaches the top: the thread then drops it without waking
-    for it, so a call that ends costs nothing more. The thread starts with the first deadline;
+    in the heap, untouched, until it reaches the top, where the thread drops it with every
+    ended one above the next live deadline in one wake-up (at most the one it slept for), so a
+    call that ends costs nothing more. The thread starts with the first deadline;
     a forked child starts with an empty heap and no thread (``os.register_at_fork``), since the
     parent's thread does not survive the fork and its lock may have been held.
     """
@@ -168,10 +169,6 @@ class Deadlines:
                 self._thread.start()
             elif self._heap[0] is entry:
                 self._changed.notify()  # sooner than the thread sleeps until
-
-    def __len__(self) -> int:
-        """Entries in the heap, the dropped ones not yet reached included."""
-        return len(self._heap)
 
     def _due(self) -> list[Signal]:
         """Pop and return the signals whose deadline passed; drop idle ones at the top."""
