@@ -1,12 +1,12 @@
 """What a thread's wake-up costs this machine: the CPU of a thread that sleeps and wakes, per
 wake, against the idle time before it; with ``--redis``, also one MGET after each wake (the
-cancel watcher's poll, workers/watch.py).
+cancel watcher's read of the flags, workers/watch.py, every second while turns are watched).
 
 Run from the project root: ``.venv/bin/python -m bench.wake_cpu [--seconds 5] [--redis]``.
 
 A turn's worker CPU counts every wake-up of its threads while the model answers (the watcher's
-polls, the consumer's loop, the task's read of the answer), not only the Python they run: on a
-virtual machine a wake after a long idle costs far more than the same work done hot.
+text batches, the consumer's loop, the task's read of the answer), not only the Python they
+run: on a virtual machine a wake after a long idle costs far more than the same work done hot.
 """
 
 from __future__ import annotations
