@@ -29,6 +29,10 @@ errors by kind; the resident memory of the web processes and of the workers (wit
 processes), idle and at their peak; the turns /metrics counted, as a cross-check; the tasks the
 worker took, by name, and what the reaper did (its sends again among them). The
 clients run in this process and share the machine's cores with everything they measure.
+
+For the CPU of every part (PostgreSQL's backends, Redis, each worker process and its parser
+processes, the model and page servers, the clients) a turn, and for another commit's stack
+counted the same way, run it under ``bench.load_parts``.
 """
 
 from __future__ import annotations

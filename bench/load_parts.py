@@ -257,7 +257,9 @@ class Watcher(threading.Thread):
         for process in tree:
             try:
                 key = (process.pid, process.create_time())
-                if key not in self.account.seen:
+                # "other" again: a child seen between its fork and its exec still had its
+                # parent's command line
+                if key not in self.account.seen or self.account.seen[key].part == "other":
                     self.first_sight(process, key)
                 self.parts[process.pid] = self.account.seen[key].part
                 self.update(key)
@@ -278,7 +280,10 @@ class Watcher(threading.Thread):
         if part == "worker":
             account.workers += 1
             part = f"worker {account.workers}"
-        account.seen[key] = Seen(process, part, born_in_window=account.started is not None)
+        if key in account.seen:
+            account.seen[key].part = part
+        else:
+            account.seen[key] = Seen(process, part, born_in_window=account.started is not None)
 
     def update(self, key: tuple) -> None:
         seen = self.account.seen[key]
@@ -326,17 +331,18 @@ class Watcher(threading.Thread):
 
 
 def redis_commandstats(port: int | None) -> dict:
-    """Return the private Redis's calls by command, and its total commands processed."""
+    """Return the private Redis's calls by command, its total commands processed, and the
+    microseconds it spent in each command (as "name:usec")."""
     if port is None:
         return {}
     import redis
 
     client = redis.Redis(host="127.0.0.1", port=port, socket_timeout=5)
     try:
-        stats = {
-            name.removeprefix("cmdstat_"): values["calls"]
-            for name, values in client.info("commandstats").items()
-        }
+        stats = {}
+        for name, values in client.info("commandstats").items():
+            stats[name.removeprefix("cmdstat_")] = values["calls"]
+            stats[name.removeprefix("cmdstat_") + ":usec"] = values["usec"]
         stats["(all)"] = client.info("stats")["total_commands_processed"]
         return stats
     except redis.RedisError:
@@ -419,9 +425,12 @@ def report(account: Account, turns: int, per_minute: float, own_cpu: float) -> s
     if len(account.redis_stats) == 2 and account.redis_stats[0]:
         before, after = account.redis_stats
         calls = {name: after[name] - before.get(name, 0) for name in after}
-        top = sorted(calls.items(), key=lambda item: -item[1])[:12]
+        counts = sorted((-n, name) for name, n in calls.items() if ":" not in name)[:12]
+        spent = sorted((-n, name) for name, n in calls.items() if name.endswith(":usec"))[:6]
         lines += ["", "Redis commands a turn: " + ", ".join(
-            f"{name} {n / turns:.1f}" for name, n in top if n)]  # fmt: skip
+            f"{name} {-n / turns:.1f}" for n, name in counts if n)]  # fmt: skip
+        lines += ["", "Redis's time in commands, µs a turn: " + ", ".join(
+            f"{name.split(':')[0]} {-n / turns:.0f}" for n, name in spent if n)]  # fmt: skip
     if len(account.pg_stats) == 2 and account.pg_stats[0]:
         before, after = account.pg_stats
         lines += [
