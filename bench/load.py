@@ -29,6 +29,10 @@ errors by kind; the resident memory of the web processes and of the workers (wit
 processes), idle and at their peak; the turns /metrics counted, as a cross-check; the tasks the
 worker took, by name, and what the reaper did (its sends again among them). The
 clients run in this process and share the machine's cores with everything they measure.
+
+For the CPU of every part (PostgreSQL's backends, Redis, each worker process and its parser
+processes, the model and page servers, the clients) a turn, and for another commit's stack
+counted the same way, run it under ``bench.load_parts``.
 """
 
 from __future__ import annotations
@@ -261,6 +265,32 @@ def parsed_settings(pairs: list[str]) -> dict:
     return settings
 
 
+def make_stack(
+    directory: Path,
+    split: list[int],
+    database: str = "postgres",
+    web_threads: int = STREAMING_THREADS,
+    web_worker_class: str = WEB_WORKER_CLASSES["streaming"],
+    settings: dict | None = None,
+) -> Stack:
+    """Return the stack a round runs on (not started): worker processes of ``split`` threads,
+    gunicorn, metrics on in ``directory``, the web_fetch plugin, ``settings`` on top."""
+    return Stack(
+        database=database,
+        worker_threads=split,
+        plugins="tools.web_fetch",
+        settings={
+            "PROMETHEUS_MULTIPROC_DIR": str(directory / "metrics"),
+            "METRICS_TOKEN": METRICS_TOKEN,
+            "LOG_LEVEL": "WARNING",
+            **(settings or {}),
+        },
+        web="gunicorn",
+        web_threads=web_threads,
+        web_worker_class=web_worker_class,
+    )
+
+
 def run_once(users: int, args: argparse.Namespace) -> dict:
     """Run one round with ``users`` users and return its figures."""
     if args.web_worker_class == "gthread":
@@ -269,19 +299,13 @@ def run_once(users: int, args: argparse.Namespace) -> dict:
         threads_per_web = STREAMING_THREADS  # streams hold no thread: as ./run serves it
     directory = Path(tempfile.mkdtemp(prefix="lookout-load-"))
     split = worker_threads(args.worker_threads or max(16, users), args.worker_processes)
-    stack = Stack(
+    stack = make_stack(
+        directory,
+        split,
         database=args.database,
-        worker_threads=split,
-        plugins="tools.web_fetch",
-        settings={
-            "PROMETHEUS_MULTIPROC_DIR": str(directory / "metrics"),
-            "METRICS_TOKEN": METRICS_TOKEN,
-            "LOG_LEVEL": "WARNING",
-            **parsed_settings(args.setting),
-        },
-        web="gunicorn",
         web_threads=threads_per_web,
         web_worker_class=WEB_WORKER_CLASSES[args.web_worker_class],
+        settings=parsed_settings(args.setting),
     )
     with stack, PageServer(directory) as pages:
         model_args = (
