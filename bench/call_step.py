@@ -30,13 +30,14 @@ import uuid
 from pathlib import Path
 
 from celery.signals import after_task_publish
+from flask import Flask
+from sqlalchemy import update
 
 from bench.harness import FakeModelProcess, machine, make_bench_app, table
-from bench.step_cpu import Counts, redis_calls
+from bench.step_cpu import Counts, redis_calls, stored_turns
+from core.broker import client_settings
 from core.extensions import db
-from core.models import Conversation, Message, Provider, ToolCall, Turn, User
-from core.turn import lifecycle, queued
-from core.turn.parts import text_part
+from core.models import Provider, ToolCall, Turn, User
 
 PLUGINS = "bench.bench_plugins"
 MODES = ("sent", "here")
@@ -58,18 +59,13 @@ def called_turns(owner: str, count: int) -> list[tuple[str, str]]:
     call); return (turn id, call id) of each."""
     from workers.steps import run_turn_step
 
+    turn_ids = stored_turns(owner, "fake/tooly", count)  # as the web stores them, no tools
+    db.session.execute(
+        update(Turn).where(Turn.id.in_(turn_ids)).values(generation={"tools": ["noop"]})
+    )
+    db.session.commit()
     found = []
-    for _ in range(count):
-        conversation = Conversation(owner_id=owner, title="bench")
-        db.session.add(conversation)
-        db.session.commit()
-        asked = Message(
-            conversation_id=conversation.id, role="user", parts=[text_part("hi")],
-            status="completed",
-        )  # fmt: skip
-        turn = lifecycle.store_turn(conversation, asked, "fake/tooly", {"tools": ["noop"]}, [])
-        queued.mark_queued(turn.id, queued.step_work(0), str(uuid.uuid4()))
-        turn_id = turn.id
+    for turn_id in turn_ids:
         run_turn_step.apply(args=(turn_id, 0))
         call_id = db.session.scalar(db.select(ToolCall.call_id).filter_by(turn_id=turn_id))
         db.session.remove()
@@ -96,6 +92,29 @@ def run_rounds(turns: list[tuple[str, str]], mode: str) -> None:
         toolcalls.run_next_step = here
 
 
+def task_app(folder: Path, redis_url: str) -> Flask:
+    """Return the bench's app, made the one whose context this process's tasks run in and
+    whose Redis they publish to."""
+    from workers import celery_app
+
+    queue = f"lookout-bench-{uuid.uuid4().hex[:8]}"
+    app = make_bench_app(folder, redis_url, LOOKOUT_PLUGINS=PLUGINS, CELERY_QUEUE=queue)
+    celery_app._flask_app = app
+    # The tasks this process publishes go to its own Redis, not the environment's broker.
+    celery_app.celery.conf.update(client_settings(app.config))
+    return app
+
+
+def stored_owner(base_url: str) -> str:
+    """Store the fake model's provider ("fake/tooly") and a user; return the user's id."""
+    user = User.make("bench", "password")
+    model = {"name": "tooly", "tools": True}
+    provider = Provider(name="fake", base_url=base_url, api_key="sk", models=[model])
+    db.session.add_all([provider, user])
+    db.session.commit()
+    return user.id
+
+
 def main(argv: list[str] | None = None) -> None:
     """Measure and print a tool round's CPU, publishes, statements and Redis commands."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -109,26 +128,9 @@ def main(argv: list[str] | None = None) -> None:
 
     fake_args = ("tool", "--tool", "noop", "--arguments", "{}")
     with RedisServer() as redis_server, FakeModelProcess(*fake_args) as fake:
-        app = make_bench_app(
-            folder, redis_server.url, LOOKOUT_PLUGINS=PLUGINS,
-            CELERY_QUEUE=f"lookout-bench-{uuid.uuid4().hex[:8]}",
-        )  # fmt: skip
-        from workers import celery_app
-
-        celery_app._flask_app = app  # the app a task's context is of: this process's one
+        app = task_app(folder, redis_server.url)
         with app.app_context():
-            db.session.add(
-                Provider(
-                    name="fake",
-                    base_url=fake.base_url,
-                    api_key="sk-bench",
-                    models=[{"name": "tooly", "tools": True}],
-                )  # fmt: skip
-            )
-            user = User.make("bench", "password")
-            db.session.add(user)
-            db.session.commit()
-            owner = user.id
+            owner = stored_owner(fake.base_url)
             counts, publishes = Counts(db.engine), Publishes()
             for mode in MODES:  # warm: imports, plugins, connections
                 run_rounds(called_turns(owner, 3), mode)
