@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> None:
     for mode in MODES:
         each = sorted(by_name[mode].items())
         print(f"Redis commands, {mode}: " + ", ".join(f"{k} {v / n:.2f}" for k, v in each))
-    print(f"turns completed: {done} (of {2 * n + 6 + (2 * args.turns if args.profile else 0)})")
+    print(f"turns completed: {done} (of {2 * n + 6})")
     for mode, text in profiles.items():
         print(f"\n{mode}:\n{text}")
 

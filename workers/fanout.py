@@ -31,14 +31,28 @@ from workers.celery_app import celery
 
 
 def dispatch(turn_id: str, step: int, call_ids: list[str]) -> None:
-    """Send the step's tool calls; the last to end sends the next step."""
+    """Send the step's tool calls; the last to end runs the next step."""
     for call_id in call_ids:
-        celery.send_task(broker.RUN_TOOL_CALL, args=[turn_id, call_id])
+        send(broker.RUN_TOOL_CALL, turn_id, call_id)
 
 
 def send_step(turn_id: str, step: int) -> None:
     """Send step ``step`` of a turn on its own (its tool calls all have their results)."""
-    celery.send_task(broker.RUN_TURN_STEP, args=[turn_id, step])
+    send(broker.RUN_TURN_STEP, turn_id, step)
+
+
+def send(task_name: str, turn_id: str, work: str | int) -> None:
+    """Publish a step or tool-call task of a turn (``work``: the step, or the call's id)."""
+    # Neither task stores a result, so the worker does not subscribe to one: Celery would
+    # otherwise SUBSCRIBE this process's result consumer to every task sent here. The
+    # arguments' display is given, as Celery's ``saferepr`` would write it (as the web's).
+    celery.send_task(
+        task_name,
+        args=[turn_id, work],
+        ignore_result=True,
+        argsrepr=f"[{turn_id!r}, {work!r}]",
+        kwargsrepr="{}",
+    )
 
 
 def next_step_due(turn_id: str, step: int) -> bool:

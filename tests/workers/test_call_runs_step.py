@@ -12,13 +12,15 @@ from datetime import timedelta
 from sqlalchemy.exc import OperationalError
 
 from core import broker
-from core.extensions import db
+from core.extensions import db, get_redis
 from core.models import ToolCall, Turn
 from core.models.base import utcnow
 from core.turn import queued
+from core.turn.state import turn_state
 from tests.support.fake_model import Reply
 from tests.support.turns import stored_turn
 from workers import next_steps
+from workers.fanout import dispatch, send_step
 from workers.next_steps import run_next_step
 from workers.reaper import reap_stale_turns
 
@@ -120,3 +122,22 @@ def test_a_turn_whose_call_task_died_before_claiming_the_next_step_gets_the_step
         assert reap_stale_turns(60, 600) == []
         assert queued.all_queued(turn_id, [queued.step_work(1)])
         assert db.session.get(Turn, turn_id).status == "running"
+
+
+def subscribes() -> int:
+    """How many SUBSCRIBE commands the test Redis has served."""
+    return get_redis().info("commandstats").get("cmdstat_subscribe", {}).get("calls", 0)
+
+
+def test_a_task_the_worker_sends_subscribes_it_to_no_result(app, make_user):
+    """Regression: the worker's sends of tool calls and steps subscribed its Celery result
+    consumer to each task's result channel (a SUBSCRIBE, and an UNSUBSCRIBE once the send's
+    result object was collected), though neither task stores a result (the web's send of a
+    first step had stopped doing so)."""
+    turn_id = stored_turn(app, make_user("di").id, "running", with_reply=True)
+    with app.app_context():
+        before = subscribes()
+        dispatch(turn_id, 0, ["c1", "c2"])
+        send_step(turn_id, 1)
+        assert len(turn_state(turn_id).task_ids()) == 3  # all three were published
+        assert subscribes() == before
