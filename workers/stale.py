@@ -68,8 +68,10 @@ def send_lost(turn_id: str, waiting: Waiting, period: float, action: str = "rese
     """Send the work the turn waits for, if the queue lost some of it and it was not sent
     within ``period`` seconds; return whether it was sent (counted as ``action``).
 
-    A step's unstarted calls go out together; the last of the step's calls to end sends the
-    next step (``workers.fanout``).
+    A step's unstarted calls go out together; the task of the last of the step's calls to
+    end runs the next step (``workers.next_steps``). A next step sent here is one whose calls
+    all ended and which nobody claimed: the task that stored the last outcome stopped before
+    it claimed the step (its worker died, or it gave up on the database).
     """
     if not is_lost(turn_id, waiting):
         return False

@@ -7,7 +7,9 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from flask import current_app
@@ -28,11 +30,14 @@ from workers.abandoned import abandoned
 from workers.celery_app import celery
 from workers.context import make_tool_context
 from workers.fanout import send_next_step
+from workers.next_steps import run_next_step
 from workers.offer import owner_id, resolve_call
 from workers.runtime import get_watcher
 from workers.turn_task import TurnTask
 
 GRACE_SECONDS = 1.0
+# What a call's task does with the next step once its call has its outcome: (turn, step).
+NextStep = Callable[[str, int], object]
 log = logging.getLogger("lookout.tools")
 
 
@@ -127,25 +132,31 @@ def _judge(tool: Tool, exc: BaseException, signal: Signal) -> Outcome:
 def run_tool_call(self, turn_id: str, call_id: str) -> str:
     """Run one stored tool call, once: the delivery that claims it runs it (again while the
     database does not take its outcome, as ``TurnTask`` bounds it); then, when it was the
-    step's last call to end, send the next step (``fanout.send_next_step``).
+    step's last call to end, run the next step in this task (``workers.next_steps``).
 
-    Another delivery of a call that another task holds returns at once: the holder sends the
+    Another delivery of a call that another task holds returns at once: the holder runs the
     next step when it ends, and the reaper ends the turn if the holder's worker died. A
-    delivery of a call that has its outcome sends the next step as the last call would, in
-    case the one that stored it stopped before sending (a step taken over sends every call).
-    The versions of what the process keeps (plugins, settings, limits) are read in one MGET.
+    delivery of a call that has its outcome runs the next step as the last call would, in
+    case the one that stored it stopped before (a step taken over sends every call), or its
+    step failed on the database and this is its run again. The versions of what the process
+    keeps (plugins, settings, limits) are read in one MGET, and again for the next step.
     """
     with versions_read_once():
-        return take_and_run(turn_id, call_id, self.request.id)
+        here = partial(run_next_step, call_id=call_id)
+        return take_and_run(turn_id, call_id, self.request.id, here)
 
 
-def take_and_run(turn_id: str, call_id: str, task_id: str) -> str:
-    """Claim the call for the task ``task_id`` and run it (``run_tool_call``)."""
+def take_and_run(
+    turn_id: str, call_id: str, task_id: str, next_step: NextStep = send_next_step
+) -> str:
+    """Claim the call for the task ``task_id`` and run it (``run_tool_call``); then
+    ``next_step(turn_id, step)``: the task runs the next step itself
+    (``workers.next_steps``), a caller outside a task sends it (``fanout.send_next_step``)."""
     claim, call, turn = take_call(turn_id, call_id, task_id)
     step = call.step if call is not None else None  # read before a commit expires the call
     if claim == "done":
         db.session.rollback()
-        send_next_step(turn_id, step)
+        next_step(turn_id, step)
         return "skipped"
     if claim not in ("claimed", "again"):
         db.session.rollback()
@@ -158,7 +169,7 @@ def take_and_run(turn_id: str, call_id: str, task_id: str) -> str:
     # the turn's cancel flag as it took the turn on, so the call reads it no more itself.
     with get_watcher().watching(turn_id, Signal()) as stopped:
         outcome = run_claimed(call, turn or db.session.get(Turn, turn_id), stopped)
-    send_next_step(turn_id, step)
+    next_step(turn_id, step)
     return outcome
 
 

@@ -98,15 +98,16 @@ def test_tool_calls_waiting_in_the_queue_past_the_stale_limit_complete_once_take
     assert runs_of(runs) == 1
     assert len(stack.fake.chat_requests()) == 2
     assert [e.name for e in reader.events].count("tool.started") == 1
-    # Nothing was sent again: one task for the call, one for each step.
+    # Nothing was sent again: one task for the call, one for the first step (the call's task
+    # runs the step after it).
     assert Stack.received(worker, broker.RUN_TOOL_CALL) == 1
-    assert Stack.received(worker, broker.RUN_TURN_STEP) == 2
+    assert Stack.received(worker, broker.RUN_TURN_STEP) == 1
 
 
-def test_a_next_step_waiting_in_the_queue_past_the_stale_limit_runs_once_taken(make_stack):
-    """The same for the step after the tool calls: every call has its result, and the step
-    that reads them (the chord's callback) waits for a free worker; the reaper leaves it in
-    the queue, and it runs once."""
+def test_the_step_after_a_tool_call_does_not_wait_in_a_paused_queue(make_stack):
+    """The step after the tool calls used to be sent to the queue by the last call to end, and
+    waited there behind other turns' work (the reaper left it to wait). The call's task now
+    runs it itself: with the workers taking no task, the turn still completes, the step once."""
     stack = make_stack(TURN_STALE_SECONDS=3, REAPER_INTERVAL_SECONDS=1)
     worker = stack.worker()
     stack.fake.script(
@@ -115,9 +116,7 @@ def test_a_next_step_waiting_in_the_queue_past_the_stale_limit_runs_once_taken(m
     )
     conversation, turn_id, reader = stack.start_turn("rest", tools=("nap",))
     reader.wait_for("tool.started")
-    stack.pause_workers()  # the call runs on; the step after it will find no taker
-    wait_for_the_reaper(stack, worker, turn_id, LEFT_TO_WAIT)
-    stack.resume_workers()
+    stack.pause_workers()  # the call runs on; no task will be taken until the turn ends
     turn = stack.chat.wait(turn_id, timeout=30)
     reader.join(5)
     assert turn["status"] == "completed", turn
@@ -126,7 +125,9 @@ def test_a_next_step_waiting_in_the_queue_past_the_stale_limit_runs_once_taken(m
     assert reply["parts"][3] == {"type": "text", "text": "Rested."}
     assert len(stack.fake.chat_requests()) == 2
     assert [e.name for e in reader.events].count("turn.completed") == 1
-    assert Stack.received(worker, broker.RUN_TURN_STEP) == 2  # not sent again
+    assert Stack.received(worker, broker.RUN_TURN_STEP) == 1  # the first step's only
+    assert f"turn={turn_id} {LEFT_TO_WAIT}" not in worker.log.read_text(errors="replace")
+    stack.resume_workers()
 
 
 def test_a_tool_call_delivered_twice_at_once_runs_once(make_stack, tmp_path):
