@@ -38,10 +38,9 @@ from sqlalchemy import event
 from bench.harness import FakeModelProcess, machine, make_bench_app, table
 from core.extensions import db, get_redis
 from core.models import Conversation, Message, Provider, User
-from core.models.base import utcnow
 from core.turn import lifecycle, queued
 from core.turn.parts import text_part
-from core.turn.replies import StepOutput, record_step, write_reply
+from tests.support.fetched_turns import store_fetched_call
 from tests.support.redis_server import RedisServer
 
 PLUGINS = "bench.bench_plugins,tools.web_fetch"
@@ -90,37 +89,9 @@ def called_turns(owner: str, model: str, count: int, output: dict) -> list[str]:
     """Store ``count`` turns offering ``web_fetch`` whose first step is claimed and stored a
     ``web_fetch`` call with its result and one citation, each marked queued for step 1 as the
     last call's dispatch would mark it."""
-    from core.models import ToolCall
-
     ids = stored_turns(owner, model, count, {"tools": ["web_fetch"]}, mark=False)
     for turn_id in ids:
-        lifecycle.claim_step(turn_id, 0)
-        record_step(turn_id, 0, StepOutput(""))
-        now = utcnow()
-        db.session.add(
-            ToolCall(
-                turn_id=turn_id,
-                call_id="call_1",
-                step=0,
-                position=0,
-                name="web_fetch",
-                plugin="tools.web_fetch",
-                untrusted=True,
-                grounding="read",
-                input={"url": PAGE_URL},
-                output=output,
-                outcome="ok",
-                error=None,
-                citations=[{"url": PAGE_URL, "title": output.get("title")}],
-                task_id=str(uuid.uuid4()),
-                started_at=now,
-                finished_at=now,
-            )  # fmt: skip
-        )
-        db.session.flush()
-        write_reply(turn_id)
-        db.session.commit()
-        queued.mark_queued(turn_id, queued.step_work(1), str(uuid.uuid4()))
+        store_fetched_call(turn_id, output, output.get("title"))
     return ids
 
 

@@ -10,13 +10,12 @@ import pytest
 from sqlalchemy import event
 
 from core.extensions import db
-from core.models import Conversation, Message, Provider, ToolCall, Turn, User
-from core.models.base import utcnow
+from core.models import Conversation, Message, Provider, Turn, User
 from core.turn import queued
-from core.turn.lifecycle import claim_step, store_turn
+from core.turn.lifecycle import store_turn
 from core.turn.parts import kind_of, text_part
-from core.turn.replies import StepOutput, record_step, write_reply
 from tests.support.fake_model import FakeModel, Reply
+from tests.support.fetched_turns import store_fetched_call
 
 
 @pytest.fixture
@@ -122,29 +121,9 @@ def fetched_turn(app, name: str) -> str:
     """Store a turn whose first step asked for a page and whose call read it (its result and
     the source it cites stored), queued for its second step as the call's task leaves it."""
     turn_id = queued_turn(app, name, [])
+    page = {"url": "https://bridges.test/", "content": "Opened on 19 March 1932."}
     with app.app_context():
-        claim_step(turn_id, 0)
-        record_step(turn_id, 0, StepOutput(""))
-        db.session.add(
-            ToolCall(
-                turn_id=turn_id,
-                call_id="call_1",
-                step=0,
-                position=0,
-                name="web_fetch",
-                plugin="tools.web_fetch",
-                input={"url": "https://bridges.test/"},
-                output={"url": "https://bridges.test/", "content": "Opened on 19 March 1932."},
-                outcome="ok",
-                citations=[{"url": "https://bridges.test/", "title": "Bridges"}],
-                started_at=utcnow(),
-                finished_at=utcnow(),
-            )  # fmt: skip
-        )
-        db.session.flush()
-        write_reply(turn_id)
-        db.session.commit()
-        queued.mark_queued(turn_id, queued.step_work(1), "task-1")
+        store_fetched_call(turn_id, page, "Bridges")
     return turn_id
 
 
