@@ -15,6 +15,10 @@ sent to the database, the commits and the Redis commands per step (the server's
 call (``stream_reply``) with a stub that answers one word at once and publishes nothing, to
 count the step's own work alone. ``--profile N`` prints cProfile's top
 ``N`` entries of one more round, by cumulative CPU time of this thread (the step's).
+``--after-call`` runs a fetch turn's second step instead: each turn offers ``web_fetch``, its
+first step is claimed and has stored a ``web_fetch`` call with its result (a part of the
+extracted ``--page``) and a citation, and the measured step is step 1 (it reads the reply's
+records, writes the result into the reply, cites, offers the tool and answers).
 """
 
 from __future__ import annotations
@@ -36,9 +40,15 @@ from core.extensions import db, get_redis
 from core.models import Conversation, Message, Provider, User
 from core.turn import lifecycle, queued
 from core.turn.parts import text_part
+from tests.support.fetched_turns import store_fetched_call
 from tests.support.redis_server import RedisServer
 
 PLUGINS = "bench.bench_plugins,tools.web_fetch"
+PAGE = Path(
+    "/work/shared/bench/extraction/html/"
+    "7916ecca969ffdd8f6fc32d171fbe0dd63db40fe4c1d2ade02b1dec5929a162f.html.gz"
+)
+PAGE_URL = "http://127.0.0.1:9/article"
 
 
 class Counts:
@@ -63,10 +73,34 @@ def redis_calls() -> dict[str, int]:
     return {name.removeprefix("cmdstat_"): value["calls"] for name, value in stats.items()}
 
 
-def stored_turns(owner: str, model: str, count: int) -> list[str]:
+def fetched_output(page: Path) -> dict:
+    """Return ``web_fetch``'s output for the first part of ``page`` (gzipped HTML), as the
+    tool stores it."""
+    import gzip
+
+    from tools.web_fetch.extract import extract
+    from tools.web_fetch.tool import Page, part_of
+
+    extracted = extract(gzip.decompress(page.read_bytes()).decode("utf-8", "replace"), PAGE_URL)
+    return part_of(Page(PAGE_URL, extracted.title, extracted.text), 0, 20_000)
+
+
+def called_turns(owner: str, model: str, count: int, output: dict) -> list[str]:
+    """Store ``count`` turns offering ``web_fetch`` whose first step is claimed and stored a
+    ``web_fetch`` call with its result and one citation, each marked queued for step 1 as the
+    last call's dispatch would mark it."""
+    ids = stored_turns(owner, model, count, {"tools": ["web_fetch"]}, mark=False)
+    for turn_id in ids:
+        store_fetched_call(turn_id, output, output.get("title"))
+    return ids
+
+
+def stored_turns(
+    owner: str, model: str, count: int, generation: dict | None = None, mark: bool = True
+) -> list[str]:
     """Store ``count`` queued turns, each a new conversation's first, as the web stores them
     (past its limits on turns running at once: none of these runs yet), each marked queued as
-    its publish would mark it."""
+    its publish would mark it (unless not ``mark``)."""
     ids = []
     for _ in range(count):
         conversation = Conversation(owner_id=owner, title="bench")
@@ -76,8 +110,9 @@ def stored_turns(owner: str, model: str, count: int) -> list[str]:
             conversation_id=conversation.id, role="user", parts=[text_part("hi")],
             status="completed",
         )  # fmt: skip
-        turn = lifecycle.store_turn(conversation, asked, model, {"tools": []}, [])
-        queued.mark_queued(turn.id, queued.step_work(0), str(uuid.uuid4()))
+        turn = lifecycle.store_turn(conversation, asked, model, generation or {"tools": []}, [])
+        if mark:
+            queued.mark_queued(turn.id, queued.step_work(0), str(uuid.uuid4()))
         ids.append(turn.id)
     return ids
 
@@ -95,12 +130,12 @@ def without_the_model() -> None:
     steps.stream_reply = said
 
 
-def run_steps(turn_ids: list[str]) -> None:
-    """Run each turn's step 0 as the worker runs it; every turn must complete."""
+def run_steps(turn_ids: list[str], step: int = 0) -> None:
+    """Run each turn's step ``step`` as the worker runs it; every turn must complete."""
     from workers.steps import run_turn_step
 
     for turn_id in turn_ids:
-        run_turn_step.apply(args=(turn_id, 0))
+        run_turn_step.apply(args=(turn_id, step))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -117,6 +152,11 @@ def main(argv: list[str] | None = None) -> None:
         "--seconds", type=float, default=0.0,
         help="the fake model's time to its one token (the stack's bench.turn_cpu waits 0.5 s)",
     )  # fmt: skip
+    parser.add_argument(
+        "--after-call", action="store_true",
+        help="a fetch turn's second step: after a stored web_fetch call with its result",
+    )  # fmt: skip
+    parser.add_argument("--page", type=Path, default=PAGE, help="with --after-call")
     args = parser.parse_args(argv)
     header = machine()
     if args.bookkeeping:
@@ -145,16 +185,27 @@ def main(argv: list[str] | None = None) -> None:
             db.session.commit()
             owner = user.id
             counts = Counts(db.engine)
-            run_steps(stored_turns(owner, "fake/m", 5))  # warm: imports, plugins, connections
+            step = 1 if args.after_call else 0
+            if args.after_call:
+                output = fetched_output(args.page)
+
+                def turns(count: int) -> list[str]:
+                    return called_turns(owner, "fake/m", count, output)
+            else:
+
+                def turns(count: int) -> list[str]:
+                    return stored_turns(owner, "fake/m", count)
+
+            run_steps(turns(5), step)  # warm: imports, plugins, connections
             cpu: list[float] = []
             statements = commits = 0
             calls: dict[str, int] = {}
             for _ in range(args.rounds):
-                turn_ids = stored_turns(owner, "fake/m", args.steps)
+                turn_ids = turns(args.steps)
                 db.session.remove()
                 before = (counts.statements, counts.commits, redis_calls())
                 started = time.process_time()
-                run_steps(turn_ids)
+                run_steps(turn_ids, step)
                 cpu.append((time.process_time() - started) * 1000 / args.steps)
                 after = redis_calls()
                 statements += counts.statements - before[0]
@@ -166,9 +217,10 @@ def main(argv: list[str] | None = None) -> None:
             )
             profile = ""
             if args.profile:
-                turn_ids = stored_turns(owner, "fake/m", args.steps)
+                turn_ids = turns(args.steps)
+                db.session.remove()
                 profiler = cProfile.Profile(time.thread_time)
-                profiler.runcall(run_steps, turn_ids)
+                profiler.runcall(run_steps, turn_ids, step)
                 if args.dump:
                     profiler.dump_stats(args.dump)
                 out = io.StringIO()
@@ -178,7 +230,8 @@ def main(argv: list[str] | None = None) -> None:
                 profile = out.getvalue()
     steps = args.steps * args.rounds
     commands = {k: v / steps for k, v in sorted(calls.items()) if k != "info" and v}
-    print(f"A text step's CPU in one process, {args.rounds} rounds of {args.steps}; {header}")
+    kind = "A fetch turn's second step's" if args.after_call else "A text step's"
+    print(f"{kind} CPU in one process, {args.rounds} rounds of {args.steps}; {header}")
     print()
     print(table(["figure", "per step"], [
         ["CPU ms, median of the rounds", f"{statistics.median(cpu):.2f}"],

@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import replace
+from functools import lru_cache
+from typing import Any
 
 from flask import current_app
 from sqlalchemy import Row, bindparam, inspect
@@ -26,6 +28,7 @@ from core.plugin_host import get_host
 from core.turn import events
 from core.turn.calls import store_calls, stored_call_ids
 from core.turn.lifecycle import claim_step, finish_turn, record_usage
+from core.turn.parts import Part
 from core.turn.replies import (
     Records,
     StepOutput,
@@ -37,6 +40,7 @@ from core.turn.replies import (
 from core.turn.sources import Sources
 from core.turn.state import turn_state
 from tools.api import Signal
+from tools.schema import json_schema
 from workers.celery_app import celery
 from workers.fanout import dispatch
 from workers.follow_ups import TIMEOUT_SECONDS, FollowUps, ask_follow_ups, follow_ups_asked
@@ -84,9 +88,19 @@ def run_claimed_step(task, turn_id: str, step: int) -> str:
             return "ended"
     if claim not in ("claimed", "started", "taken"):
         return claim
-    # A first step reads its history with its claim, in one transaction (its later reads
-    # then have nothing to commit): a later step writes the reply from what it reads.
-    path = branch(turn.conversation_id, turn.assistant_message_id) if step == 0 else None
+    # A step reads what it derives from with its claim, in one transaction: its history, and
+    # the reply's records (but a reply the claim just made: none stored yet, no earlier turn
+    # wrote it). A later step writes the reply with the previous step's results there too.
+    # Nothing is left to commit after the offers (which may load plugins: the transaction
+    # holds no write lock meanwhile, which on SQLite would hold back the turn's beats).
+    path = branch(turn.conversation_id, turn.assistant_message_id)
+    if made_reply:
+        records = Records.new_reply(turn.assistant_message_id, turn.id)
+    else:
+        records = read_records(turn.id)
+    # Step 0 has nothing stored to derive from (a step that stored calls is never run again),
+    # and no write: on SQLite each write waits for every other turn's.
+    said = write_records(records) if step > 0 and records is not None else []
     # Committed at once, and beating from here on, not only while the model streams: a step
     # that is slow to start (plugins loading) is not a dead worker, and a turn whose claim is
     # not yet visible looks still queued to the reaper.
@@ -94,7 +108,7 @@ def run_claimed_step(task, turn_id: str, step: int) -> str:
     db.session.commit()
     try:
         with get_watcher().watching(turn_id, Signal()):
-            model_step(turn, step, claim == "started", made_reply, path)
+            model_step(turn, step, path, records, said, claim == "started")
     except (TurnFailed, ProviderError) as exc:
         end(turn_id, "failed", exc.message, keep=True)
     except OperationalError:
@@ -145,45 +159,33 @@ def branch(conversation_id: str, message_id: str) -> list[Row]:
 def model_step(
     turn: Turn,
     step: int,
+    path: list[Row],
+    records: Records | None,
+    said: list[Part],
     announce: bool = False,
-    made_reply: bool = False,
-    path: list[Row] | None = None,
 ) -> None:
     """Stream one model call and store what it said; end the turn or dispatch its tools.
 
-    The previous step's tool results join the reply before the model is called, and whatever
-    the stream said is kept however it ends. The tools offered are worked out
-    once, here, and stored with the calls. ``announce`` publishes ``turn.started`` once the
-    claim that made the reply is committed. A continuation (core/turn/continuation.py) is
-    offered no tools and sent its reply as stored, then the instruction to go on.
-    ``made_reply``: the step's claim made the reply, so no record of it is stored yet and no
-    earlier turn wrote it. ``path``: the history ``branch`` returns, when the claim read it.
+    ``path``, ``records`` and ``said`` are what the step read with its claim: its history
+    (``branch``), the reply's records (None for a turn without a reply) and, for a later step,
+    the reply with the previous step's tool results, as written. Whatever the stream said is
+    kept however it ends. The tools offered are worked out once, here, and stored with the
+    calls. ``announce`` publishes ``turn.started`` once the claim that made the reply is
+    committed. A continuation (core/turn/continuation.py) is offered no tools and sent its
+    reply as stored, then the instruction to go on.
     """
     config = current_app.config
     state = turn_state(turn.id)
     user_id = owner_id(turn)
     provider_row, model = get_turn_model(turn)
     host = get_host()  # once a step
-    # One read of the reply's records answers whether the turn continues a reply, what the
-    # previous step's results add to it and what it cites (a read each, and two to ask
-    # whether it continued), and serves the step's own write of the reply or its ending; a
-    # reply the claim just made has none to read.
-    if made_reply:
-        records = Records.new_reply(turn.assistant_message_id, turn.id)
-    else:
-        records = read_records(turn.id)
+    # The records answer whether the turn continues a reply, what the previous step's results
+    # add to it and what it cites, and serve the step's write of its calls or its ending.
     continuing = records is not None and records.continued
-    # Offers may load plugins: before the reply's write, so the transaction holds no write
-    # lock meanwhile (SQLite would hold back the turn's beats).
     offers = [] if continuing else offered_tools(turn, model, host, user_id)
-    # Step 0 has nothing stored to derive from (a step that stored calls is never run again),
-    # and no write: on SQLite each write waits for every other turn's.
-    said = write_records(records) if step > 0 and records is not None else []
     cited = cited_in(records) if records is not None and (step > 0 or continuing) else ()
     sources = Sources(state, cited)
     last_step = step >= config["TURN_MAX_STEPS"] - 1
-    if path is None:
-        path = branch(turn.conversation_id, turn.assistant_message_id)
     history = [
         StoredMessage(m.role, parts)
         for m, parts in zip(path, with_attachment_texts(m.parts for m in path), strict=True)
@@ -255,7 +257,15 @@ def follow_up(
 def spec_of(offered: Offered) -> ToolSpec:
     """Return the tool as offered to the model, its JSON Schema derived from its input schema."""
     tool = offered.tool
-    return ToolSpec(tool.name, tool.description, tool.json_schema())
+    return _spec(tool.name, tool.description, tool.input_schema)
+
+
+@lru_cache(maxsize=256)
+def _spec(name: str, description: str, input_schema: Any) -> ToolSpec:
+    """The spec of a tool, built once per process for its name, description and input schema
+    (a class, fixed once loaded): deriving the JSON Schema cost every step that offers tools
+    as much CPU as the step's prompt. A plugin loaded again builds new ones."""
+    return ToolSpec(name, description, json_schema(input_schema))
 
 
 def end(

@@ -162,36 +162,40 @@ class Records:
 
 def _reads() -> tuple[Any, Any, Any]:
     """The three reads of ``read_records``, built once: building a select (an aliased join
-    above all) cost more CPU than running it."""
-    me = aliased(Turn)
-    turns = (
-        db.select(Turn.id, Turn.status, Turn.step, Turn.assistant_message_id, Turn.created_at)
-        .join(
-            me,
-            or_(
-                Turn.id == me.id,
-                and_(
-                    Turn.assistant_message_id == me.assistant_message_id,
-                    Turn.created_at < me.created_at,
-                ),
+    above all) cost more CPU than running it. Written against the tables: their rows are read
+    as rows (the step records) or built into detached calls (``statements.detached``), which
+    cost a fraction of the ORM's loading into the session, and which a commit does not expire
+    (a step's commit before its model call made its ending read every call again)."""
+    turns_table, steps_table, calls_table = (m.__table__ for m in (Turn, TurnStep, ToolCall))
+    this = turns_table.alias("me")
+    turns, me = turns_table.c, this.c
+    wrote = db.select(
+        turns.id, turns.status, turns.step, turns.assistant_message_id, turns.created_at
+    ).join(
+        this,
+        or_(
+            turns.id == me.id,
+            and_(
+                turns.assistant_message_id == me.assistant_message_id,
+                turns.created_at < me.created_at,
             ),
-        )
-        .where(me.id == bindparam("turn_id"))
+        ),
     )
     ids = bindparam("ids", expanding=True)
-    # populate_existing: an upsert wrote a step past the ORM, and a call may have finished.
-    steps = (
-        db.select(TurnStep)
-        .where(TurnStep.turn_id.in_(ids))
-        .execution_options(populate_existing=True)
-    )
+    steps = db.select(
+        steps_table.c.turn_id,
+        steps_table.c.step,
+        steps_table.c.text,
+        steps_table.c.sources,
+        steps_table.c.reasoning,
+        steps_table.c.follow_ups,
+    ).where(steps_table.c.turn_id.in_(ids))
     calls = (
-        db.select(ToolCall)
-        .where(ToolCall.turn_id.in_(ids))
-        .order_by(ToolCall.step, ToolCall.position)
-        .execution_options(populate_existing=True)
+        db.select(calls_table)
+        .where(calls_table.c.turn_id.in_(ids))
+        .order_by(calls_table.c.step, calls_table.c.position)
     )
-    return turns, steps, calls
+    return wrote.where(me.id == bindparam("turn_id")), steps, calls
 
 
 _TURNS, _STEPS, _CALLS = _reads()
@@ -199,20 +203,22 @@ _TURNS, _STEPS, _CALLS = _reads()
 
 def read_records(turn_id: str) -> Records | None:
     """Return what the turn's reply is derived from, None for a turn without a reply (yet):
-    one read each of the turns that wrote it, their step records and their tool calls."""
-    rows = db.session.execute(_TURNS, {"turn_id": turn_id}).all()
+    one read each of the turns that wrote it, their step records and their tool calls (the
+    calls detached: nothing writes through them)."""
+    rows = statements.run(_TURNS, {"turn_id": turn_id}).all()
     this = next((row for row in rows if row.id == turn_id), None)
     if this is None or this.assistant_message_id is None:
         return None
     earlier = sorted((row for row in rows if row.id != turn_id), key=lambda row: row.created_at)
     ids = [row.id for row in earlier] + [turn_id]
     steps: dict[str, dict[int, StepOutput]] = {i: {} for i in ids}
-    for record in db.session.scalars(_STEPS, {"ids": ids}):
+    for record in statements.run(_STEPS, {"ids": ids}):
         steps[record.turn_id][record.step] = StepOutput(
             record.text, record.sources or [], record.reasoning, record.follow_ups
         )
     calls: dict[str, dict[int, list[ToolCall]]] = {i: {} for i in ids}
-    for call in db.session.scalars(_CALLS, {"ids": ids}):
+    for row in statements.run(_CALLS, {"ids": ids}):
+        call = statements.detached(ToolCall, row._mapping)
         calls[call.turn_id].setdefault(call.step, []).append(call)
     return Records(
         this.assistant_message_id,

@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import bindparam, func, insert, literal, or_, select, update
 from sqlalchemy.orm import make_transient_to_detached
+from sqlalchemy.orm.attributes import instance_state
 
 from core.extensions import db
 from core.models import Conversation, Message, ToolCall, Turn
@@ -73,9 +74,12 @@ def claimed_turn(row: Any) -> Turn | None:
 
 def detached(model: Any, columns: Any) -> Any:
     """Return the ``model`` object of a row's ``columns`` (every column, as a statement
-    returned them), detached with every column loaded. Built here, it costs a tenth of the
-    ORM's loading of a returned row."""
-    found = model(**columns)
+    returned them: the models name their attributes as their columns), detached with every
+    column loaded. Built here, it costs a tenth of the ORM's loading of a returned row: its
+    state is filled as loading fills it, without the constructor's event for each attribute
+    set (a quarter of the cost of ``model(**columns)``)."""
+    found = model._sa_class_manager.new_instance()
+    instance_state(found).dict.update(columns)
     make_transient_to_detached(found)
     return found
 

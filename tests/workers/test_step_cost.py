@@ -13,8 +13,9 @@ from core.extensions import db
 from core.models import Conversation, Message, Provider, Turn, User
 from core.turn import queued
 from core.turn.lifecycle import store_turn
-from core.turn.parts import text_part
+from core.turn.parts import kind_of, text_part
 from tests.support.fake_model import FakeModel, Reply
+from tests.support.fetched_turns import store_fetched_call
 
 
 @pytest.fixture
@@ -59,8 +60,8 @@ def queued_turn(app, name: str, earlier: list[tuple[str, str]]) -> str:
         return turn.id
 
 
-def run_step(app, turn_id: str) -> tuple[list[str], int]:
-    """Run the turn's first step as the worker does; return the statements it sent (``VERB
+def run_step(app, turn_id: str, step: int = 0) -> tuple[list[str], int]:
+    """Run the turn's step ``step`` as the worker does; return the statements it sent (``VERB
     table``) and how many transactions it committed."""
     from workers.steps import run_turn_step
 
@@ -76,7 +77,7 @@ def run_step(app, turn_id: str) -> tuple[list[str], int]:
     event.listen(engine, "before_cursor_execute", statement)
     event.listen(engine, "commit", lambda _conn: commits.append(1))
     try:
-        run_turn_step.apply(args=(turn_id, 0))
+        run_turn_step.apply(args=(turn_id, step))
     finally:
         event.remove(engine, "before_cursor_execute", statement)
     return sent, len(commits)
@@ -114,3 +115,46 @@ def test_a_text_turns_step_sends_seven_statements_in_two_transactions(step_app):
         assert reply.status == "completed"
         assert reply.parent_id == turn.user_message_id
         assert reply.parts[0]["text"] == "The bridge opened in 1932."
+
+
+def fetched_turn(app, name: str) -> str:
+    """Store a turn whose first step asked for a page and whose call read it (its result and
+    the source it cites stored), queued for its second step as the call's task leaves it."""
+    turn_id = queued_turn(app, name, [])
+    page = {"url": "https://bridges.test/", "content": "Opened on 19 March 1932."}
+    with app.app_context():
+        store_fetched_call(turn_id, page, "Bridges")
+    return turn_id
+
+
+def test_a_step_after_a_tool_call_sends_ten_statements_in_two_transactions(step_app):
+    """Issue 29: a later step wrote its reply in a transaction of its own, after its claim's,
+    and its ending read each call again (the commit before the model call had expired the
+    calls the step read)."""
+    app, fake = step_app
+    run_step(app, fetched_turn(app, "bo"), 1)  # the process loads what it keeps
+    turn_id = fetched_turn(app, "ada")
+    sent, commits = run_step(app, turn_id, 1)
+    assert sent == [
+        "UPDATE turns",  # the claim
+        "SELECT messages",  # the history
+        "SELECT turns",  # the records: the turns that wrote the reply, their steps, calls
+        "SELECT turn_steps",
+        "SELECT tool_calls",
+        "UPDATE messages",  # the reply with the call's result, as the model is sent it
+        "UPDATE turns",  # the ending
+        "INSERT usage_counts",
+        "INSERT turn_steps",
+        "UPDATE messages",
+    ]
+    assert commits == 2
+    sent_messages = fake.last_request().json["messages"]
+    assert "Opened on 19 March 1932." in str(sent_messages)
+    with app.app_context():
+        turn = db.session.get(Turn, turn_id)
+        reply = db.session.get(Message, turn.assistant_message_id)
+        assert (turn.status, turn.error) == ("completed", None)
+        assert [kind_of(p) for p in reply.parts] == ["tool-call", "tool-result", "source", "text"]
+        assert reply.parts[1]["output"]["content"] == "Opened on 19 March 1932."
+        assert reply.parts[1]["sources"] == [1]
+        assert reply.parts[-1]["text"] == "The bridge opened in 1932."
