@@ -10,6 +10,7 @@ from typing import Any
 from celery import Celery
 from celery.exceptions import TaskRevokedError
 from celery.exceptions import TimeoutError as CeleryTimeout
+from celery.result import AsyncResult
 from flask import Flask, current_app
 from kombu.exceptions import OperationalError
 
@@ -35,6 +36,7 @@ def make_client(app: Flask) -> Celery:
 def init_queue(app: Flask) -> None:
     """Attach the Celery client to the app."""
     app.extensions["lookout_queue"] = make_client(app)
+    app.extensions["lookout_queues_declared"] = set()  # queue names this process sent to
 
 
 def get_client() -> Celery:
@@ -42,15 +44,29 @@ def get_client() -> Celery:
     return current_app.extensions["lookout_queue"]
 
 
-def enqueue(name: str, *args: Any, **options: Any) -> str:
-    """Send the task `name` with args to the workers and return its task id."""
+def send(name: str, args: tuple, **options: Any) -> AsyncResult:
+    """Send the task `name` with args to the app's queue; return its result's handle.
+
+    The queue is declared on the broker with this process's first send to it, as Celery
+    declares it; later sends do not ask kombu to declare it again, which it would skip for a
+    connection that had declared it, after binding a copy of the queue to the channel each
+    time (a sixth of a send's CPU).
+    """
+    queue_name = current_app.config["CELERY_QUEUE"]
+    declared = current_app.extensions["lookout_queues_declared"]
+    if queue_name in declared:
+        options.setdefault("declare", [])
     try:
-        result = get_client().send_task(
-            name, args=args, queue=current_app.config["CELERY_QUEUE"], retry=False, **options
-        )
+        result = get_client().send_task(name, args=args, queue=queue_name, retry=False, **options)
     except OperationalError as error:
         raise QueueError(f"The task queue (Redis) could not be reached: {error}") from error
-    return result.id
+    declared.add(queue_name)
+    return result
+
+
+def enqueue(name: str, *args: Any, **options: Any) -> str:
+    """Send the task `name` with args to the workers and return its task id."""
+    return send(name, args, **options).id
 
 
 def find_result(task_id: str) -> tuple[bool, Any]:
@@ -66,16 +82,7 @@ def find_result(task_id: str) -> tuple[bool, Any]:
 
 def call(name: str, *args: Any, timeout: float) -> Any:
     """Send the task `name` and return its result, raising QueueError when none comes in time."""
-    try:
-        result = get_client().send_task(
-            name,
-            args=args,
-            queue=current_app.config["CELERY_QUEUE"],
-            expires=timeout,
-            retry=False,
-        )
-    except OperationalError as error:
-        raise QueueError(f"The task queue (Redis) could not be reached: {error}") from error
+    result = send(name, args, expires=timeout)
     try:
         return result.get(timeout=timeout)
     except (CeleryTimeout, TaskRevokedError):  # a task that expired unanswered is revoked

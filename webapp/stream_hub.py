@@ -67,6 +67,11 @@ def event_frame(entry_id: str | None, name: str, data: str) -> str:
     return f"id: {entry_id}\nevent: {name}\ndata: {data}\n\n"
 
 
+def entry(raw_id: bytes, flat: list[bytes]) -> tuple[bytes, dict[bytes, bytes]]:
+    """Return a stream entry as read from Redis (its fields a flat list) as (id, fields)."""
+    return raw_id, dict(zip(flat[::2], flat[1::2], strict=True))
+
+
 UNREAD = object()  # a follower's ending not known: a sweep reads it from the database
 
 
@@ -106,6 +111,11 @@ class Hub:
             socket_timeout=REDIS_READ_TIMEOUT_SECONDS,
             health_check_interval=30,
         )
+        # The round's XREAD goes straight to a connection of the hub's own, with redis-py's
+        # retries: through the client, its pool, wrappers and reply conversion cost more than
+        # the read (a round for each batch of text a worker publishes).
+        pool = self.client.connection_pool
+        self.reader = pool.connection_class(**pool.connection_kwargs)
         self.control = f"lookout:streams:hub:{uuid.uuid4().hex}"
         self.control_last = "0-0"
         self.sockets = SocketLoop()
@@ -169,11 +179,9 @@ class Hub:
         now = time.monotonic()
         fresh, self.fresh = self.fresh, []
         wait = max(1, int((self.next_sweep - now) * 1000))
-        streams = {self.control: self.control_last}
-        for key, (ms, seq) in self.cursor.items():
-            streams[key] = f"{ms}-{seq}"
-        answer = self.client.xread(streams, count=COUNT, block=None if fresh else wait)
-        by_name = {name.decode(): entries for name, entries in answer or ()}
+        keys = [self.control, *self.cursor]
+        ids = [self.control_last, *(f"{ms}-{seq}" for ms, seq in self.cursor.values())]
+        by_name = self.read(keys, ids, None if fresh else wait)
         now = time.monotonic()
         control = by_name.pop(self.control, None)
         if control:
@@ -188,6 +196,26 @@ class Hub:
         if fresh or now >= self.next_sweep:
             self.sweep(now)
         self.forget()
+
+    def read(self, keys: list[str], ids: list[str], block: int | None) -> dict[str, list]:
+        """Return the new entries of each stream of ``keys`` after its id in ``ids`` (waiting
+        up to ``block`` ms for one), as ``{name: [(id, fields), ...]}``."""
+        command = ["XREAD", "COUNT", COUNT]
+        if block is not None:
+            command += ["BLOCK", block]
+        command += ["STREAMS", *keys, *ids]
+        reader = self.reader
+
+        def send_and_read():
+            reader.send_command(*command)
+            return reader.read_response()
+
+        answer = reader.retry.call_with_retry(send_and_read, lambda _error: reader.disconnect())
+        if not answer:
+            return {}
+        # RESP3 answers a map, RESP2 a list of pairs; each entry's fields come as a flat list.
+        pairs = answer.items() if isinstance(answer, dict) else answer
+        return {name.decode(): [entry(*flat) for flat in entries] for name, entries in pairs}
 
     def take_changes(self) -> None:
         with self.lock:
