@@ -100,14 +100,16 @@ def _open_turns() -> Select:
     cost a POST about as much as running it."""
     user = bindparam("user")
     open_here = func.count(case((Turn.conversation_id == bindparam("conversation"), Turn.id)))
-    return (
-        db.select(
-            func.count(Turn.id), open_here, own_value(user, "openTurns"), own_value(user, HOURLY)
-        )
-        .select_from(Turn)
-        .join(Conversation, Conversation.id == Turn.conversation_id)
-        .filter(Conversation.owner_id == user, Turn.status.in_(OPEN_STATUSES))
-    )
+    # The statuses written into the SQL, not bound: a planner that has not seen the values
+    # (SQLite's; PostgreSQL's for a prepared statement) still reads the user's open turns by
+    # the index of open turns (``ix_turns_open_conversation_id``), not every user's.
+    statuses = bindparam("open", list(OPEN_STATUSES), expanding=True, literal_execute=True)
+    # By the user's conversations, so that SQLite, which keeps no statistics, starts from
+    # them rather than from every user's open turns.
+    conversations = db.select(Conversation.id).filter(Conversation.owner_id == user)
+    return db.select(
+        func.count(Turn.id), open_here, own_value(user, "openTurns"), own_value(user, HOURLY)
+    ).filter(Turn.conversation_id.in_(conversations), Turn.status.in_(statuses))
 
 
 @dataclass

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Index, Integer, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from core.extensions import db
 from core.models.base import ID_LENGTH, created_column, id_column, utcnow
 
 MESSAGE_ROLES = ("user", "assistant")
+# core.turn.states.OPEN_STATUSES as SQL, the predicate of the index of open turns.
+OPEN_TURNS = "status IN ('queued', 'running')"
 
 
 class Conversation(db.Model):
@@ -63,6 +65,16 @@ class Turn(db.Model):
     """One run of the assistant answering a user message; roles and generation fixed at start."""
 
     __tablename__ = "turns"
+    __table_args__ = (
+        # The open turns by conversation: a POST counts its user's (core/turn_starts.py).
+        Index(
+            "ix_turns_open_conversation_id",
+            "conversation_id",
+            "status",
+            sqlite_where=text(OPEN_TURNS),
+            postgresql_where=text(OPEN_TURNS),
+        ),
+    )
 
     id: Mapped[str] = id_column()
     conversation_id: Mapped[str] = mapped_column(
@@ -75,7 +87,7 @@ class Turn(db.Model):
         String(ID_LENGTH), ForeignKey("messages.id", ondelete="CASCADE"), nullable=False
     )
     assistant_message_id: Mapped[str | None] = mapped_column(
-        String(ID_LENGTH), ForeignKey("messages.id", ondelete="SET NULL")
+        String(ID_LENGTH), ForeignKey("messages.id", ondelete="SET NULL"), index=True
     )
     status: Mapped[str] = mapped_column(String(20), nullable=False, default="queued", index=True)
     model: Mapped[str] = mapped_column(String(300), nullable=False)
