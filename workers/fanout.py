@@ -46,10 +46,14 @@ def send(task_name: str, turn_id: str, work: str | int) -> None:
     # Neither task stores a result, so the worker does not subscribe to one: Celery would
     # otherwise SUBSCRIBE this process's result consumer to every task sent here. The
     # arguments' display is given, as Celery's ``saferepr`` would write it (as the web's).
+    # The queue is not declared again: this worker declared it as it began consuming it, and
+    # a direct queue's task goes to the default exchange, which needs no binding (kombu would
+    # bind a copy of the queue to the channel on every send only to find it declared).
     celery.send_task(
         task_name,
         args=[turn_id, work],
         ignore_result=True,
+        declare=[],
         argsrepr=f"[{turn_id!r}, {work!r}]",
         kwargsrepr="{}",
     )
