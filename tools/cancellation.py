@@ -14,6 +14,8 @@ import threading
 import time
 from collections.abc import Callable
 
+log = logging.getLogger("lookout.tools")
+
 
 class Cancelled(Exception):
     """The turn was cancelled, or the tool call's deadline passed."""
@@ -126,11 +128,16 @@ class Signal:
             self.reason = reason
             self._event.set()
             callbacks, self._callbacks = self._callbacks, []
+        stopped: BaseException | None = None
         for callback in callbacks:
             try:
                 callback()
             except Exception:  # a broken callback must not stop the others
-                logging.getLogger("lookout.tools").exception("signal callback failed")
+                log.exception("signal callback failed")
+            except BaseException as exc:  # SystemExit, KeyboardInterrupt: the others run first
+                stopped = stopped or exc
+        if stopped is not None:
+            raise stopped
 
 
 class Deadlines:
@@ -140,7 +147,9 @@ class Deadlines:
     and slept until the deadline even after the call ended. Here an ended signal's entry stays
     in the heap, untouched, until it reaches the top, where the thread drops it with every
     ended one above the next live deadline in one wake-up (at most the one it slept for), so a
-    call that ends costs nothing more. The thread starts with the first deadline;
+    call that ends costs nothing more. A callback that raises, even SystemExit, is logged and
+    the thread goes on; were it to end anyway, the next deadline armed starts another. The
+    thread starts with the first deadline;
     a forked child starts with an empty heap and no thread (``os.register_at_fork``), since the
     parent's thread does not survive the fork and its lock may have been held.
     """
@@ -164,7 +173,7 @@ class Deadlines:
         entry = (signal.deadline, next(self._order), signal)
         with self._changed:
             heapq.heappush(self._heap, entry)
-            if self._thread is None:
+            if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="deadlines", daemon=True)
                 self._thread.start()
             elif self._heap[0] is entry:
@@ -191,7 +200,10 @@ class Deadlines:
                     self._changed.wait(self._heap[0][0] - time.monotonic() if self._heap else None)
                     continue
             for signal in due:
-                signal._trip("timeout")
+                try:
+                    signal._trip("timeout")
+                except BaseException:  # SystemExit would end the thread: no deadline after it
+                    log.exception("signal callback failed")
 
 
 deadlines = Deadlines()

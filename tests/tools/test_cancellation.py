@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -12,13 +13,22 @@ from tools.api import Signal
 def test_many_deadlines_share_one_thread_and_each_runs_its_callbacks():
     before = threading.active_count()
     fired: list[int] = []
+    all_fired = threading.Event()
+
+    def fire(i: int) -> None:
+        fired.append(i)
+        if len(fired) == 50:
+            all_fired.set()
+
     signals = [Signal.after(0.05 + i / 1000) for i in range(50)]
     for i, signal in enumerate(signals):
-        signal.on_cancel(lambda i=i: fired.append(i))
+        signal.on_cancel(lambda i=i: fire(i))
     assert threading.active_count() <= before + 1
-    assert all(signal.wait(5) for signal in signals)
-    time.sleep(0.05)  # the callbacks run just after each signal is set
+    # The callbacks run just after each signal is set: wait for them, not for a while (a
+    # sleep was too short on a busy machine).
+    assert all_fired.wait(5), fired
     assert sorted(fired) == list(range(50))
+    assert all(signal.wait(0) for signal in signals)
     assert all(signal.timed_out for signal in signals)
 
 
@@ -81,3 +91,26 @@ def test_a_forked_child_trips_its_own_deadlines():
     undo()
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_callback_raising_system_exit_leaves_the_deadlines_running(caplog):
+    """Regression: a callback raising an exception that is not an Exception (SystemExit,
+    KeyboardInterrupt) ended the one deadline thread, and no deadline tripped again in that
+    process: a hung tool call ran past its limit for good."""
+
+    def leave() -> None:
+        raise SystemExit(1)
+
+    failing, later = Signal.after(0.05), Signal.after(0.1)
+    after_it, later_fired = threading.Event(), threading.Event()
+    failing.on_cancel(leave)
+    failing.on_cancel(after_it.set)
+    with caplog.at_level(logging.ERROR, "lookout.tools"):
+        later.on_cancel(later_fired.set)
+        assert later_fired.wait(5), "the deadline thread ended with the failing callback"
+    assert after_it.is_set(), "the failing callback stopped the signal's other callbacks"
+    assert failing.timed_out and later.timed_out
+    assert "signal callback failed" in caplog.messages
+    fired = threading.Event()
+    Signal.after(0.05).on_cancel(fired.set)
+    assert fired.wait(5), "no deadline trips after the failure"

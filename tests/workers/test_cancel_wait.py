@@ -34,19 +34,31 @@ def client():
 
 
 def commands(client: redis.Redis) -> dict[str, int]:
-    """Return the calls of each command the server ran since its stats were reset."""
-    stats = client.info("commandstats")
-    return {name.removeprefix("cmdstat_"): entry["calls"] for name, entry in stats.items()}
+    """Return the calls of each command the server ran since its stats were reset (Redis 7
+    counts a subcommand apart, as ``config|resetstat``: here it counts as its command's)."""
+    calls: dict[str, int] = {}
+    for name, entry in client.info("commandstats").items():
+        command = name.removeprefix("cmdstat_").partition("|")[0]
+        calls[command] = calls.get(command, 0) + entry["calls"]
+    return calls
 
 
-def subscribed(client: redis.Redis) -> None:
-    """Wait until the watcher's cancel thread subscribed and read the flags once since (one
-    MGET at registration, one after the subscription)."""
-    wait_until(
-        lambda: client.pubsub_numsub(CANCEL_CHANNEL)[0][1] == 1 and commands(client)["mget"] >= 2,
-        WAIT,
-        "the watcher did not subscribe",
-    )
+def subscribed(client: redis.Redis, watcher: TurnWatcher) -> None:
+    """Wait until the watcher's cancel thread subscribed and read the flags after it.
+
+    Counting two MGETs (registration, subscription) raced: the thread may also read once
+    before its subscription is confirmed, and the read after it then came later, into an idle
+    test's count. A cancel published for a probe turn reaches the thread after the
+    confirmation, in the subscriber's stream, so its signal trips after that read."""
+    probe = f"probe-{uuid.uuid4().hex}"
+    with watcher.watching(probe, Signal()) as signal:
+        wait_until(
+            lambda: client.pubsub_numsub(CANCEL_CHANNEL)[0][1] == 1,
+            WAIT,
+            "the watcher did not subscribe",
+        )
+        client.publish(CANCEL_CHANNEL, probe)
+        assert signal.wait(WAIT), "the watcher did not read its subscription"
 
 
 def test_a_cancel_published_trips_its_turns_signal_and_no_other(client):
@@ -57,7 +69,7 @@ def test_a_cancel_published_trips_its_turns_signal_and_no_other(client):
             watcher.watching(cancelled.turn_id, Signal()) as signal,
             watcher.watching(running, Signal()) as other,
         ):
-            subscribed(client)
+            subscribed(client, watcher)
             cancelled.end(60, cancelled=True)  # as core.turn.lifecycle.finish_turn does
             assert signal.wait(WAIT), "the published cancel did not reach the turn"
             assert not other.cancelled
@@ -70,7 +82,7 @@ def test_an_mcp_calls_cancel_is_published_as_a_turns(client):
     call_id = f"mcp-{uuid.uuid4().hex}"
     try:
         with watcher.watching(call_id, Signal()) as signal:
-            subscribed(client)
+            subscribed(client, watcher)
             pipe = client.pipeline(transaction=False)
             raise_cancel(pipe, call_id, 60)  # as webapp.mcp.calls.request_cancel does
             pipe.execute()
@@ -84,7 +96,7 @@ def test_a_cancel_whose_message_was_lost_is_read_at_the_fallback(client):
     turn_id = uuid.uuid4().hex
     try:
         with watcher.watching(turn_id, Signal()) as signal:
-            subscribed(client)
+            subscribed(client, watcher)
             client.set(key(turn_id, "cancel"), "1")  # raised, never published
             assert signal.wait(WAIT), "the fallback read did not trip the turn"
     finally:
@@ -96,7 +108,7 @@ def test_a_cancel_raised_while_the_subscriber_was_cut_off_is_read_when_it_reconn
     turn_id = uuid.uuid4().hex
     try:
         with watcher.watching(turn_id, Signal()) as signal:
-            subscribed(client)
+            subscribed(client, watcher)
             client.set(key(turn_id, "cancel"), "1")  # the message lost with the connection
             client.client_kill_filter(_type="pubsub")
             assert signal.wait(WAIT), "the read after the reconnect did not trip the turn"
@@ -112,7 +124,7 @@ def test_an_idle_watcher_sends_redis_nothing_between_fallback_reads(client):
     turn_id = uuid.uuid4().hex
     try:
         with watcher.watching(turn_id, Signal()) as signal:
-            subscribed(client)
+            subscribed(client, watcher)
             client.config_resetstat()
             time.sleep(1.0)  # ten polls of the old watcher
             assert set(commands(client)) <= {"config", "info"}, commands(client)

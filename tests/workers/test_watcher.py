@@ -101,14 +101,22 @@ def test_a_heartbeat_that_fails_is_logged_and_tried_again(client, caplog):
 
 
 def test_no_heartbeat_names_a_turn_no_longer_watched(client):
+    """Regression (of the test): it took the first beat as the one naming both turns, and on a
+    busy machine the first beat came before the second turn was registered and named the first
+    alone. It waits for the beats it asserts instead; the beats are one thread's, in order."""
     beats = Beats()
     watcher = TurnWatcher(client, beat=beats, beat_seconds=0.01)
     first, second = uuid.uuid4().hex, uuid.uuid4().hex
     try:
         with watcher.watching(first, Signal()):
             with watcher.watching(second, Signal()):
-                beats.wait_for(1)
-            beats.wait_for(since=len(beats.calls), turn_ids=[first])
-        assert sorted(beats.calls[0]) == sorted([first, second])
+                beats.wait_for(turn_ids=[first, second])  # a beat names every turn watched
+            ended = len(beats.calls)
+            # A beat that read the turns before the second ended may still come; the first one
+            # naming the first turn alone read them after, and so does every beat after it.
+            beats.wait_for(since=ended, turn_ids=[first])
+            alone = ended + beats.calls[ended:].index([first])
+            beats.wait_for(since=alone + 1)
+        assert all(turn_ids == [first] for turn_ids in beats.calls[alone:]), beats.calls
     finally:
         watcher.close()
