@@ -33,6 +33,7 @@ from webapp.mcp.server import NO_TOKEN
 
 pytestmark = pytest.mark.integration
 
+HANG_SECONDS = 240  # a bound that only a hang reaches, however busy the machine
 SEARCH_USED = "Today's web search quota is used up; it resets at 00:00 UTC."
 PAGE = b"<html><body><article><p>" + b"Lighthouse facts. " * 50 + b"</p></article></body></html>"
 
@@ -224,7 +225,19 @@ def endless_fetch(site) -> dict[str, Any]:
     }
 
 
-def worker_said(worker: CeleryWorker, words: str, within: float = 60) -> bool:
+def fetching(site) -> bool:
+    """Return whether a worker is reading the site's endless page, waiting as long as a hang:
+    the ": running" comment says only that the call was sent, and a client that leaves before
+    a worker takes the call cancels it before its fetch starts."""
+    stop = time.monotonic() + HANG_SECONDS
+    while time.monotonic() < stop:
+        if site.bytes_sent:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def worker_said(worker: CeleryWorker, words: str, within: float = HANG_SECONDS) -> bool:
     """Return whether the worker's log says ``words`` before the bound runs out."""
     stop = time.monotonic() + within
     while time.monotonic() < stop:
@@ -234,9 +247,14 @@ def worker_said(worker: CeleryWorker, words: str, within: float = 60) -> bool:
     return False
 
 
+@pytest.mark.timeout(2 * HANG_SECONDS)  # the bounds below catch hangs on a loaded machine
 def test_a_client_that_goes_away_cancels_its_call(make_app, tmp_path, site):
     """The fetch of an endless page stops when the MCP client closes its request, long
-    before the fetch's own deadline (five minutes, set here)."""
+    before the fetch's own deadline (five minutes, set here).
+
+    Regression: the test's client left as it read the first ": running" (the line iterator
+    it dropped closed the connection), before a worker on a busy machine had started the
+    fetch, so the cancelled call never reached the page and the page never saw it leave."""
     site.route("/endless", lambda request: request.stream("text/html", b"<p>x</p>", None, 0.05))
     app = make_app(ALLOW_PRIVATE_NETWORKS=True)
     with LiveServer(app) as web, CeleryWorker(app, tmp_path) as worker:
@@ -252,12 +270,15 @@ def test_a_client_that_goes_away_cancels_its_call(make_app, tmp_path, site):
             json=call,
             headers={"Authorization": f"Bearer {token}"},
             stream=True,
-            timeout=30,
+            timeout=HANG_SECONDS,
         ) as running:
             assert running.headers["Content-Type"].startswith("text/event-stream")
-            assert next(running.iter_lines()) == b": running"  # the worker runs the fetch
+            # One iterator, held: a dropped one closes the connection as it is collected.
+            lines = running.iter_lines()
+            assert next(lines) == b": running"
+            assert fetching(site)
         # The client is gone: the fetch is cancelled, and the page's server sees it leave.
-        assert site.client_gone.wait(60)
+        assert site.client_gone.wait(HANG_SECONDS)
         assert worker_said(worker, "tool=web_fetch duration_ms=")
         logged = [line for line in worker.log.read_text(errors="replace").splitlines()]
         assert [line for line in logged if "tool=web_fetch" in line][0].endswith(
@@ -271,6 +292,7 @@ MCP_CALLS_FULL = (
 )
 
 
+@pytest.mark.timeout(2 * HANG_SECONDS)  # the bounds below catch hangs on a loaded machine
 def test_a_program_past_its_calls_at_once_is_told_to_wait_and_a_finished_call_frees_its_place(
     stack, site
 ):
@@ -283,17 +305,23 @@ def test_a_program_past_its_calls_at_once_is_told_to_wait_and_a_finished_call_fr
         db.session.commit()
     call = endless_fetch(site)
     with requests.post(
-        url, json=call, headers={"Authorization": f"Bearer {token}"}, stream=True, timeout=30
+        url,
+        json=call,
+        headers={"Authorization": f"Bearer {token}"},
+        stream=True,
+        timeout=HANG_SECONDS,
     ) as running:
-        assert next(running.iter_lines()) == b": running"
+        lines = running.iter_lines()  # held: a dropped one closes the connection
+        assert next(lines) == b": running"
+        assert fetching(site)
         (refused,) = use(url, token, [("web_search", {"query": "lighthouse"})])["results"]
         assert refused.is_error
         assert text_of(refused) == f"Error: {MCP_CALLS_FULL}"
         with app.app_context():
             assert {r["limit"]: r for r in remaining(user_id)}["mcpCalls"]["used"] == 1
     # The first client left: its call is cancelled and its place freed.
-    assert site.client_gone.wait(60)
-    deadline = time.monotonic() + 60
+    assert site.client_gone.wait(HANG_SECONDS)
+    deadline = time.monotonic() + HANG_SECONDS
     while True:
         with app.app_context():
             used = {r["limit"]: r for r in remaining(user_id)}["mcpCalls"]["used"]
