@@ -432,7 +432,8 @@ def report(rounds: list[dict], args: argparse.Namespace) -> str:
             "",
             f"{r['users']} users: tasks the workers took (retries and duplicates included): "
             f"{taken}; steps and tool calls {turn_tasks / max(1, sum(r['metrics'].values())):.2f}"
-            f" a turn ended (a completed turn needs 3); the reaper: {reaper}",
+            f" a turn ended (a completed turn needs 2: its first step, then its call, whose task"
+            f" runs the step after it); the reaper: {reaper}",
         ]
         if r["errors"]:
             kinds = "; ".join(f"{n}× {kind}" for kind, n in r["errors"].most_common(8))
