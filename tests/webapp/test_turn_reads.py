@@ -10,7 +10,9 @@ from sqlalchemy import event
 
 from core.extensions import db
 from core.models import Turn
+from core.models.chat import OPEN_TURNS
 from core.turn.replies import cited_urls, earlier_turn_ids, read_records
+from core.turn.states import OPEN_STATUSES
 from core.turn_starts import TurnStart, check_turn
 from tests.support.turns import stored_turn
 
@@ -112,3 +114,9 @@ def test_a_post_counts_its_users_open_turns_by_the_index_of_open_turns(app, make
     """Before, the POST's count of the user's open turns read every user's open turns (by
     status) and kept the user's; it now reads the user's conversations' open turns alone."""
     a_post_counts_its_users_open_turns_alone(app, make_user("bo").id, make_user("cy").id)
+
+
+def test_the_index_of_open_turns_holds_every_open_status():
+    """The partial index's predicate names the statuses a turn is open in: a status added to
+    one and not the other would leave the POST's count of open turns without its index."""
+    assert OPEN_TURNS == "status IN ({})".format(", ".join(f"'{s}'" for s in OPEN_STATUSES))
