@@ -12,7 +12,11 @@ from tests.support.chat import Event, parse_sse
 
 
 class RawStream:
-    """One GET of a turn's events: its status, headers and the events read so far."""
+    """One GET of a turn's events: its status, headers and the events read so far. Every
+    stream opened is kept in ``opened`` until ``close_all``, so that a test that fails before
+    hanging up leaves no socket for a later test's garbage collection to warn of."""
+
+    opened: list[RawStream] = []
 
     def __init__(
         self,
@@ -24,6 +28,7 @@ class RawStream:
     ) -> None:
         host, port = base_url.removeprefix("http://").rsplit(":", 1)
         self.sock = socket.socket()
+        RawStream.opened.append(self)
         if receive_buffer is not None:  # before connecting, so that the window stays small
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
         self.sock.connect((host, int(port)))
@@ -54,6 +59,12 @@ class RawStream:
         """Hang up."""
         self.ended = True
         self.sock.close()
+
+    @classmethod
+    def close_all(cls) -> None:
+        """Hang up every stream opened since the last call."""
+        while cls.opened:
+            cls.opened.pop().close()
 
     @property
     def head(self) -> str:
