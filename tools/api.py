@@ -192,10 +192,12 @@ class Tool:
             ) from exc
 
     def json_schema(self) -> dict[str, Any]:
-        """Return the JSON Schema of the input, as sent to the model."""
-        from tools.schema import json_schema
+        """Return the JSON Schema of the input, as sent to the model: derived once per process
+        for each input schema (a class, fixed once loaded): deriving it cost every step that
+        offers tools as much CPU as the step's prompt. Callers must not change it."""
+        from tools.schema import cached_json_schema
 
-        return json_schema(self.input_schema)
+        return cached_json_schema(self.input_schema)
 
 
 def describe_errors(messages: Any, prefix: str = "") -> str:

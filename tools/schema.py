@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import marshmallow
@@ -93,3 +94,10 @@ def _apply_validator(out: dict[str, Any], validator: Any) -> None:
         labels = list(getattr(validator, "labels", []) or [])
         if labels and any(labels):
             target["x-enum-labels"] = labels
+
+
+@lru_cache(maxsize=256)
+def cached_json_schema(schema: type[marshmallow.Schema] | marshmallow.Schema) -> dict[str, Any]:
+    """Return ``json_schema(schema)``, derived once per schema (a plugin loaded again brings
+    new classes, and so new entries)."""
+    return json_schema(schema)

@@ -11,8 +11,6 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import replace
-from functools import lru_cache
-from typing import Any
 
 from flask import current_app
 from sqlalchemy import Row, bindparam, inspect
@@ -40,7 +38,6 @@ from core.turn.replies import (
 from core.turn.sources import Sources
 from core.turn.state import turn_state
 from tools.api import Signal
-from tools.schema import json_schema
 from workers.celery_app import celery
 from workers.fanout import dispatch
 from workers.follow_ups import TIMEOUT_SECONDS, FollowUps, ask_follow_ups, follow_ups_asked
@@ -255,17 +252,10 @@ def follow_up(
 
 
 def spec_of(offered: Offered) -> ToolSpec:
-    """Return the tool as offered to the model, its JSON Schema derived from its input schema."""
+    """Return the tool as offered to the model, with its JSON Schema (``Tool.json_schema``:
+    derived from its input schema once per process, or the one an MCP server listed)."""
     tool = offered.tool
-    return _spec(tool.name, tool.description, tool.input_schema)
-
-
-@lru_cache(maxsize=256)
-def _spec(name: str, description: str, input_schema: Any) -> ToolSpec:
-    """The spec of a tool, built once per process for its name, description and input schema
-    (a class, fixed once loaded): deriving the JSON Schema cost every step that offers tools
-    as much CPU as the step's prompt. A plugin loaded again builds new ones."""
-    return ToolSpec(name, description, json_schema(input_schema))
+    return ToolSpec(tool.name, tool.description, tool.json_schema())
 
 
 def end(

@@ -16,6 +16,9 @@ from core.turn.lifecycle import store_turn
 from core.turn.parts import kind_of, text_part
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.fetched_turns import store_fetched_call
+from tools.mcp.source import AnyInput, MCPTool
+from workers.offer import Offered
+from workers.steps import spec_of
 
 
 @pytest.fixture
@@ -158,3 +161,15 @@ def test_a_step_after_a_tool_call_sends_ten_statements_in_two_transactions(step_
         assert reply.parts[1]["output"]["content"] == "Opened on 19 March 1932."
         assert reply.parts[1]["sources"] == [1]
         assert reply.parts[-1]["text"] == "The bridge opened in 1932."
+
+
+def test_a_tool_is_offered_with_its_own_json_schema():
+    """An MCP server's tool goes to the model with the schema its server listed, not the one
+    derived from its permissive input schema; a plugin's with the one its input derives."""
+    server_schema = {"type": "object", "properties": {"tz": {"type": "string"}}}
+    listed = MCPTool(
+        name="time_now", description="The time.", input_schema=AnyInput,
+        execute=lambda input, ctx: None,
+    )  # fmt: skip
+    listed.server_schema = server_schema
+    assert spec_of(Offered(listed, True, source="mcp:time")).parameters == server_schema
