@@ -54,14 +54,14 @@ class Publishes:
         self.names.append(sender or "")
 
 
-def called_turns(owner: str, count: int) -> list[tuple[str, str]]:
-    """Store ``count`` turns offered ``noop`` and run each one's step 0 (the model asks for the
+def called_turns(owner: str, count: int, tool: str = "noop") -> list[tuple[str, str]]:
+    """Store ``count`` turns offered ``tool`` and run each one's step 0 (the model asks for the
     call); return (turn id, call id) of each."""
     from workers.steps import run_turn_step
 
     turn_ids = stored_turns(owner, "fake/tooly", count)  # as the web stores them, no tools
     db.session.execute(
-        update(Turn).where(Turn.id.in_(turn_ids)).values(generation={"tools": ["noop"]})
+        update(Turn).where(Turn.id.in_(turn_ids)).values(generation={"tools": [tool]})
     )
     db.session.commit()
     found = []
@@ -92,13 +92,13 @@ def run_rounds(turns: list[tuple[str, str]], mode: str) -> None:
         toolcalls.run_next_step = here
 
 
-def task_app(folder: Path, redis_url: str) -> Flask:
-    """Return the bench's app, made the one whose context this process's tasks run in and
-    whose Redis they publish to."""
+def task_app(folder: Path, redis_url: str, plugins: str = PLUGINS, **config: object) -> Flask:
+    """Return the bench's app (``plugins`` loaded, ``config`` on top), made the one whose
+    context this process's tasks run in and whose Redis they publish to."""
     from workers import celery_app
 
     queue = f"lookout-bench-{uuid.uuid4().hex[:8]}"
-    app = make_bench_app(folder, redis_url, LOOKOUT_PLUGINS=PLUGINS, CELERY_QUEUE=queue)
+    app = make_bench_app(folder, redis_url, LOOKOUT_PLUGINS=plugins, CELERY_QUEUE=queue, **config)
     celery_app._flask_app = app
     # The tasks this process publishes go to its own Redis, not the environment's broker.
     celery_app.celery.conf.update(client_settings(app.config))

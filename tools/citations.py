@@ -42,6 +42,10 @@ def cut_title(title: str | None) -> str | None:
     if title is None:
         return None
     text = " ".join(str(title)[:_TITLE_HEAD_CHARS].split())
+    if len(text) <= MAX_TITLE_GRAPHEMES:
+        # Within both limits whatever its clusters: a title is cut three times a fetch (the
+        # page's, the call's citation, the reply's source), and the regex cost them most.
+        return text or None
     kept: list[str] = []
     size = 0
     # One cluster of combining marks can be a megabyte: the regex only sees the head.

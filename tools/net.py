@@ -24,7 +24,7 @@ import threading
 import weakref
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 from urllib.parse import urljoin
 
 import requests
@@ -32,6 +32,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
+from urllib3.poolmanager import PoolManager
 from urllib3.util.connection import allowed_gai_family
 
 from tools.addresses import AddressPolicy, address_allowed, find_refusal_reason
@@ -221,7 +222,7 @@ def _connect_first(conn: HTTPConnection, infos: list[_AddrInfo]) -> socket.socke
 
 
 class _GuardedHTTPConnection(HTTPConnection):
-    guard: ClassVar[_Guard]
+    guard: _Guard  # its pool's, given as the pool makes it
 
     def _new_conn(self) -> socket.socket:
         return self.guard.open_socket(self)
@@ -230,30 +231,55 @@ class _GuardedHTTPConnection(HTTPConnection):
 class _GuardedHTTPSConnection(HTTPSConnection):
     """Connects through the guard; TLS still verifies and sends SNI for the hostname."""
 
-    guard: ClassVar[_Guard]
+    guard: _Guard  # its pool's, given as the pool makes it
 
     def _new_conn(self) -> socket.socket:
         return self.guard.open_socket(self)
 
 
-def _make_pool_classes(guard: _Guard) -> dict[str, type[HTTPConnectionPool]]:
-    """Return urllib3 pool classes whose connections open their sockets through ``guard``."""
+class _GivesItsGuard:
+    """A pool that gives its connections its guard as it makes them."""
 
-    class HTTPPoolConnection(_GuardedHTTPConnection):
-        pass
+    guard: _Guard  # its pool manager's, given as the manager makes it
 
-    class HTTPSPoolConnection(_GuardedHTTPSConnection):
-        pass
+    def _new_conn(self) -> HTTPConnection:
+        conn = super()._new_conn()  # type: ignore[misc]
+        conn.guard = self.guard
+        return conn
 
-    HTTPPoolConnection.guard = HTTPSPoolConnection.guard = guard
 
-    class GuardedHTTPConnectionPool(HTTPConnectionPool):
-        ConnectionCls = HTTPPoolConnection
+class _GuardedHTTPConnectionPool(_GivesItsGuard, HTTPConnectionPool):
+    ConnectionCls = _GuardedHTTPConnection
 
-    class GuardedHTTPSConnectionPool(HTTPSConnectionPool):
-        ConnectionCls = HTTPSPoolConnection
 
-    return {"http": GuardedHTTPConnectionPool, "https": GuardedHTTPSConnectionPool}
+class _GuardedHTTPSConnectionPool(_GivesItsGuard, HTTPSConnectionPool):
+    ConnectionCls = _GuardedHTTPSConnection
+
+
+class _GuardedPoolManager(PoolManager):
+    """Makes pools whose connections open their sockets through ``guard``.
+
+    The classes are the module's, the guard each pool's own: classes made per session (eight
+    a session, four an adapter) were 61 objects only the cycle collector frees, every call."""
+
+    def __init__(self, guard: _Guard, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.guard = guard
+        self.pool_classes_by_scheme = {
+            "http": _GuardedHTTPConnectionPool,
+            "https": _GuardedHTTPSConnectionPool,
+        }
+
+    def _new_pool(
+        self,
+        scheme: str,
+        host: str,
+        port: int,
+        request_context: dict[str, Any] | None = None,
+    ) -> HTTPConnectionPool:
+        pool = super()._new_pool(scheme, host, port, request_context)
+        pool.guard = self.guard  # type: ignore[attr-defined]
+        return pool
 
 
 class GuardedAdapter(HTTPAdapter):
@@ -269,9 +295,13 @@ class GuardedAdapter(HTTPAdapter):
     def init_poolmanager(
         self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any
     ) -> None:
-        """Build the pool manager with guarded connection pools."""
-        super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
-        self.poolmanager.pool_classes_by_scheme = _make_pool_classes(self.guard)
+        """Build the pool manager with guarded connection pools (as requests builds its own)."""
+        self._pool_connections = connections
+        self._pool_maxsize = maxsize
+        self._pool_block = block
+        self.poolmanager = _GuardedPoolManager(
+            self.guard, num_pools=connections, maxsize=maxsize, block=block, **pool_kwargs
+        )
 
     def send(
         self,

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+import regex
 
 from tools.citations import MAX_SNIPPET_CHARS, CitationList, cut_title, is_presentable_url
 
@@ -51,6 +52,59 @@ def test_a_megabyte_title_or_cluster_is_cut_from_its_head_alone():
     assert cut_title("word " * 200_000) == ("word " * 60).strip()
     one_cluster = "e" + "\u0301" * 1_000_000
     assert cut_title(one_cluster) == one_cluster[:1200]
+
+
+def by_clusters(title: str) -> str | None:
+    """The cut as the grapheme regex makes it, cluster by cluster (``cut_title``'s long way)."""
+    text = " ".join(title[:4800].split())
+    kept: list[str] = []
+    for cluster in regex.findall(r"\X", text):
+        if len(kept) == 300 or sum(map(len, kept)) + len(cluster) > 1200:
+            break
+        kept.append(cluster)
+    return "".join(kept).rstrip() or text[:1200] or None
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "A page's title",
+        " a  title\n\twith\u00a0odd\u2003spaces ",
+        "e\u0301" * 150,
+        "x" * 299 + "\u0301",
+        "x" * 300,
+        "x" * 301,
+        "\U0001f468\u200d\U0001f469\u200d\U0001f467" * 60,
+        "a" * 150 + " " * 500 + "b" * 150,
+        "\u0301" * 300,
+        "",
+    ],
+)
+def test_a_short_title_is_kept_as_the_clusters_would_keep_it(title: str) -> None:
+    assert cut_title(title) == by_clusters(title)
+
+
+def test_a_title_of_at_most_300_characters_is_not_split_into_clusters(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A title is cut three times a fetch (the page's, the call's citation, the reply's
+    source): one within both limits whatever its clusters is not read by the regex."""
+    import tools.citations
+
+    splits = []
+    grapheme = tools.citations._GRAPHEME
+
+    class Counted:
+        def findall(self, text: str) -> list[str]:
+            splits.append(text)
+            return grapheme.findall(text)
+
+    monkeypatch.setattr(tools.citations, "_GRAPHEME", Counted())
+    assert cut_title("  The Guardian: a title\nof a page ") == "The Guardian: a title of a page"
+    assert cut_title("e\u0301" * 150) == "e\u0301" * 150
+    assert splits == []
+    assert cut_title("e\u0301" * 400) == "e\u0301" * 300
+    assert len(splits) == 1
 
 
 def test_blank_titles_become_none_and_whitespace_is_collapsed():

@@ -292,6 +292,37 @@ def test_public_address_is_fetched(public_site: Site, session: GuardedSession) -
     assert response.text == "hello from 127.0.0.2"
 
 
+def test_a_guarded_session_leaves_nothing_for_the_cycle_collector(public_site: Site) -> None:
+    """Regression: each guarded session made four connection and pool classes an adapter,
+    eight a tool call, which only the cycle collector freed (61 objects a session), and a
+    worker makes a session a tool call."""
+    import gc
+
+    def fetch_once() -> None:
+        with GuardedSession(public_127_0_0_2) as guarded:
+            assert guarded.get(public_site.url(), timeout=(5, 10)).text == "hello from 127.0.0.2"
+
+    fetch_once()  # imports, caches
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        for _ in range(3):
+            fetch_once()
+        gc.collect()
+        # Other threads' garbage (the site's) is not the session's: classes and guards are.
+        left = [
+            thing
+            for thing in gc.garbage
+            if isinstance(thing, type) or type(thing).__module__.startswith(("tools.", "urllib3"))
+        ]
+    finally:
+        gc.garbage.clear()
+        gc.set_debug(0)
+        gc.enable()
+    assert left == []
+
+
 def test_name_resolving_to_a_public_address_is_fetched(
     dns: FakeDNS, public_site: Site, session: GuardedSession
 ) -> None:
