@@ -42,7 +42,7 @@ def commands_sent(monkeypatch) -> list[bytes]:
 
 def test_the_ending_is_one_command_and_leaves_the_last_event_and_the_expiries(state, monkeypatch):
     """Issue 29: the ending was a MULTI/EXEC of six commands, each packed and its answer
-    parsed by the worker (2.5 times the CPU of one script's call)."""
+    parsed by the worker (1.6 times the CPU of one script's call)."""
     state.publish("turn.started")
     for name in ("cache", "tasks", "cited", "queued", "database_gave_up", "sent"):
         state.client.set(key(state.turn_id, name), "x")
