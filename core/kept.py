@@ -11,7 +11,8 @@ as a token's last use) sets no version.
 
 Inside ``versions_read_once`` (a model step), the first look at a version reads every known
 version key in one MGET and later looks use it: a step looked at the plugins', the providers'
-and the users' limits' versions with a GET each.
+and the users' limits' versions with a GET each. A step's task sends that MGET in the round
+trip that clears its queued marker as it starts (``read_versions_in``), before any look.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Any
 
 import redis
 from flask import current_app
+from redis.client import Pipeline
 from sqlalchemy import event
 from sqlalchemy.orm import Session, object_session
 
@@ -78,6 +80,24 @@ def versions_read_once() -> Iterator[None]:
         yield
     finally:
         _READ.reset(token)
+
+
+def read_versions_in(pipe: Pipeline) -> Callable[[Any], None] | None:
+    """Queue in ``pipe`` the MGET that the first look at a version inside ``versions_read_once``
+    would send, so that a round trip made anyway carries it (a task's clearing of its queued
+    marker, ``workers.turn_task``); return what takes the pipeline's answer to it (an error
+    answer leaves the first look to read them), or None outside ``versions_read_once``."""
+    read = _READ.get()
+    if read is None or not _KNOWN:
+        return None
+    keys = sorted(_KNOWN)
+    pipe.mget(keys)
+
+    def take(answer: Any) -> None:
+        if isinstance(answer, list) and len(answer) == len(keys):
+            read.update(zip(keys, answer, strict=True))
+
+    return take
 
 
 def current_version(version_key: str) -> bytes | None:

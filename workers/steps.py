@@ -18,7 +18,6 @@ from sqlalchemy.exc import OperationalError
 
 from core import broker, metrics
 from core.extensions import db
-from core.kept import versions_read_once
 from core.models import Message, Turn
 from core.models.providers import context_tokens, max_tokens
 from core.models.uploads import with_attachment_texts
@@ -62,13 +61,15 @@ BUSY_RETRY_SECONDS = 5
 log = logging.getLogger("lookout.turns")
 
 
-@celery.task(name=broker.RUN_TURN_STEP, base=TurnTask, bind=True, ignore_result=True)
+@celery.task(
+    name=broker.RUN_TURN_STEP, base=TurnTask, bind=True, ignore_result=True, reads_versions=True
+)
 def run_turn_step(self, turn_id: str, step: int) -> str:
     """Run step ``step`` of a turn, once (again while the database does not answer, as
     ``TurnTask`` bounds it: the claim and the step's end are each one transaction). The
-    versions of what the process keeps (providers, plugins, limits) are read in one MGET."""
-    with versions_read_once():
-        return run_claimed_step(self, turn_id, step)
+    versions of what the process keeps (providers, plugins, limits) are read in one MGET, in
+    the round trip that clears the task's queued marker (``TurnTask.reads_versions``)."""
+    return run_claimed_step(self, turn_id, step)
 
 
 def run_claimed_step(task, turn_id: str, step: int) -> str:

@@ -41,6 +41,7 @@ from kombu.exceptions import KombuError
 from sqlalchemy.exc import OperationalError
 
 from core.extensions import get_redis
+from core.kept import read_versions_in, versions_read_once
 from core.models.base import aware
 from core.turn import queued
 from core.turn.state import SAFETY_TTL_SECONDS, key
@@ -67,11 +68,20 @@ class TurnTask(AppContextTask):
 
     abstract = True
     max_retries = None  # the rule below bounds running again, not Celery's count
+    # Whether the body runs inside ``core.kept.versions_read_once``, whose MGET goes in the
+    # round trip that clears the queued marker (a task option: ``run_turn_step``'s).
+    reads_versions = False
 
     def run_in_context(self, *args: Any, **kwargs: Any) -> Any:
         """Clear the queued marker, then run the task's body (again, while the database does
         not answer) and return its result."""
-        left_queue(self.name, self.request.id, args)
+        if not self.reads_versions:
+            return self._run(args, kwargs)
+        with versions_read_once():
+            return self._run(args, kwargs)
+
+    def _run(self, args: tuple, kwargs: dict) -> Any:
+        left_queue(self.name, self.request.id, args, self.reads_versions)
         try:
             return super().run_in_context(*args, **kwargs)
         except OperationalError as exc:
@@ -118,15 +128,27 @@ class TurnTask(AppContextTask):
         return headers
 
 
-def left_queue(task_name: str, task_id: str | None, args: Sequence[Any]) -> None:
+def left_queue(
+    task_name: str, task_id: str | None, args: Sequence[Any], versions: bool = False
+) -> None:
     """Clear the queued marker of a step or tool-call task that left the queue (it starts, or
-    the worker dropped it unrun); in an app context."""
+    the worker dropped it unrun); in an app context. With ``versions`` (inside
+    ``versions_read_once``), the versions of what the process keeps are read in the same round
+    trip: a step sent them apart, at its first look."""
     found = queued.work_of(task_name, args)
     if found is None:
         return
+    take = None
     try:
-        queued.mark_left(*found)
-    except redis.RedisError:  # the marker stays: the reaper takes the work for waiting
+        with get_redis().pipeline(transaction=False) as pipe:
+            queued.mark_left(*found, pipe=pipe)
+            take = read_versions_in(pipe) if versions else None
+            cleared, *read = pipe.execute(raise_on_error=False)
+    except redis.RedisError as exc:
+        cleared, read = exc, []
+    if take is not None and read:
+        take(read[0])
+    if isinstance(cleared, Exception):  # the marker stays: the reaper takes the work for waiting
         log.warning("%s[%s]: its queued marker could not be cleared", task_name, task_id)
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from celery.signals import after_task_publish
 from flask import Flask, current_app, has_app_context
+from redis.client import Pipeline
 
 from core import broker
 from core.turn.state import TurnState, key
@@ -69,9 +70,10 @@ def mark_queued(turn_id: str, work: str, task_id: str | None = None) -> None:
         state.queue(work, task_id)
 
 
-def mark_left(turn_id: str, work: str) -> None:
-    """Record that a task for ``work`` left the queue: it runs, or the worker dropped it."""
-    _client().srem(key(turn_id, "queued"), work)
+def mark_left(turn_id: str, work: str, pipe: Pipeline | None = None) -> None:
+    """Record that a task for ``work`` left the queue: it runs, or the worker dropped it; in
+    ``pipe`` (a pipeline of the app's client), when given, for the caller to execute."""
+    (pipe if pipe is not None else _client()).srem(key(turn_id, "queued"), work)
 
 
 def all_queued(turn_id: str, works: Sequence[str]) -> bool:

@@ -5,8 +5,10 @@ user reads afterwards, which the step's cost must not change."""
 from __future__ import annotations
 
 import re
+import threading
 
 import pytest
+import redis.connection
 from sqlalchemy import event
 
 from core.extensions import db
@@ -118,6 +120,38 @@ def test_a_text_turns_step_sends_seven_statements_in_two_transactions(step_app):
         assert reply.status == "completed"
         assert reply.parent_id == turn.user_message_id
         assert reply.parts[0]["text"] == "The bridge opened in 1932."
+
+
+def test_a_text_turns_step_reads_the_kept_versions_as_it_clears_its_queued_marker(
+    step_app, monkeypatch
+):
+    """Issue 29: a step cleared its queued marker in one round trip and read the versions of
+    what the process keeps (models, plugins, limits) in another, at its first look: six round
+    trips to Redis from the task's thread, now five. The marker is cleared all the same."""
+    app, _fake = step_app
+    run_step(app, queued_turn(app, "bo", []))  # the process loads what it keeps
+    turn_id = queued_turn(app, "ada", [])
+    task_thread = threading.get_ident()
+    sent: list[bytes] = []
+    send = redis.connection.AbstractConnection.send_packed_command
+
+    def spy(self, command, *args, **kwargs):
+        if threading.get_ident() == task_thread:  # not the watcher's nor the stream's threads
+            sent.append(b"".join(command) if isinstance(command, list) else command)
+        return send(self, command, *args, **kwargs)
+
+    monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", spy)
+    run_step(app, turn_id)
+    monkeypatch.undo()
+    named = re.compile(rb"(?<=\r\n)\*\d+\r\n\$\d+\r\n([A-Z]+)\r\n")  # each command's name
+    commands = [named.findall(b"\r\n" + trip) for trip in sent]
+    assert commands[0] == [b"SREM", b"MGET"]  # the marker cleared, the versions read
+    assert b":version" in sent[0]
+    assert len(sent) == 5
+    assert sum(b":version\r\n" in trip for trip in sent) == 1
+    with app.app_context():
+        assert not queued.all_queued(turn_id, [queued.step_work(0)])
+        assert db.session.get(Turn, turn_id).status == "completed"
 
 
 def fetched_turn(app, name: str) -> str:
