@@ -16,7 +16,6 @@ from flask import current_app
 
 from core import broker, metrics
 from core.extensions import db
-from core.kept import versions_read_once
 from core.models import ToolCall, Turn
 from core.tool_names import tool_label
 from core.turn import events
@@ -127,7 +126,12 @@ def _judge(tool: Tool, exc: BaseException, signal: Signal) -> Outcome:
 
 # Its result is stored nowhere: nothing waits for a call's task (its outcome is in the database).
 @celery.task(
-    name=broker.RUN_TOOL_CALL, base=TurnTask, bind=True, acks_late=True, ignore_result=True
+    name=broker.RUN_TOOL_CALL,
+    base=TurnTask,
+    bind=True,
+    acks_late=True,
+    ignore_result=True,
+    reads_versions=True,
 )
 def run_tool_call(self, turn_id: str, call_id: str) -> str:
     """Run one stored tool call, once: the delivery that claims it runs it (again while the
@@ -139,11 +143,11 @@ def run_tool_call(self, turn_id: str, call_id: str) -> str:
     delivery of a call that has its outcome runs the next step as the last call would, in
     case the one that stored it stopped before (a step taken over sends every call), or its
     step failed on the database and this is its run again. The versions of what the process
-    keeps (plugins, settings, limits) are read in one MGET, and again for the next step.
+    keeps (plugins, settings, limits) are read in one MGET, in the round trip that clears the
+    task's queued marker (``TurnTask.reads_versions``), and again for the next step.
     """
-    with versions_read_once():
-        here = partial(run_next_step, call_id=call_id)
-        return take_and_run(turn_id, call_id, self.request.id, here)
+    here = partial(run_next_step, call_id=call_id)
+    return take_and_run(turn_id, call_id, self.request.id, here)
 
 
 def take_and_run(

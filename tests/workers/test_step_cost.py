@@ -122,33 +122,43 @@ def test_a_text_turns_step_sends_seven_statements_in_two_transactions(step_app):
         assert reply.parts[0]["text"] == "The bridge opened in 1932."
 
 
-def test_a_text_turns_step_reads_the_kept_versions_as_it_clears_its_queued_marker(
-    step_app, monkeypatch
-):
-    """Issue 29: a step cleared its queued marker in one round trip and read the versions of
-    what the process keeps (models, plugins, limits) in another, at its first look: six round
-    trips to Redis from the task's thread, now five. The marker is cleared all the same."""
-    app, _fake = step_app
-    run_step(app, queued_turn(app, "bo", []))  # the process loads what it keeps
-    turn_id = queued_turn(app, "ada", [])
+def redis_trips(monkeypatch, run) -> list[list[bytes]]:
+    """Call ``run()``; return the names of the Redis commands this thread sent (not the
+    watcher's), one list a round trip, those reading the kept versions marked ``VERSIONS``."""
     task_thread = threading.get_ident()
     sent: list[bytes] = []
     send = redis.connection.AbstractConnection.send_packed_command
 
     def spy(self, command, *args, **kwargs):
-        if threading.get_ident() == task_thread:  # not the watcher's nor the stream's threads
+        if threading.get_ident() == task_thread:
             sent.append(b"".join(command) if isinstance(command, list) else command)
         return send(self, command, *args, **kwargs)
 
     monkeypatch.setattr(redis.connection.AbstractConnection, "send_packed_command", spy)
-    run_step(app, turn_id)
-    monkeypatch.undo()
+    try:
+        run()
+    finally:
+        monkeypatch.undo()
     named = re.compile(rb"(?<=\r\n)\*\d+\r\n\$\d+\r\n([A-Z]+)\r\n")  # each command's name
-    commands = [named.findall(b"\r\n" + trip) for trip in sent]
-    assert commands[0] == [b"SREM", b"MGET"]  # the marker cleared, the versions read
-    assert b":version" in sent[0]
-    assert len(sent) == 5
-    assert sum(b":version\r\n" in trip for trip in sent) == 1
+    return [
+        named.findall(b"\r\n" + trip) + ([b"VERSIONS"] if b":version\r\n" in trip else [])
+        for trip in sent
+    ]
+
+
+def test_a_text_turns_step_reads_the_kept_versions_as_it_clears_its_queued_marker(
+    step_app, monkeypatch
+):
+    """Issue 29: a step cleared its queued marker in one round trip and read the versions of
+    what the process keeps (models, plugins, limits) in another, at its first look: six round
+    trips to Redis from the task's thread, now five (six when the stream's thread publishes
+    text the watcher was late for). The marker is cleared all the same."""
+    app, _fake = step_app
+    run_step(app, queued_turn(app, "bo", []))  # the process loads what it keeps
+    turn_id = queued_turn(app, "ada", [])
+    trips = redis_trips(monkeypatch, lambda: run_step(app, turn_id))
+    assert trips[0] == [b"SREM", b"MGET", b"VERSIONS"]  # the marker cleared, the versions read
+    assert sum(b"VERSIONS" in trip for trip in trips) == 1
     with app.app_context():
         assert not queued.all_queued(turn_id, [queued.step_work(0)])
         assert db.session.get(Turn, turn_id).status == "completed"
@@ -207,3 +217,30 @@ def test_a_tool_is_offered_with_its_own_json_schema():
     )  # fmt: skip
     listed.server_schema = server_schema
     assert spec_of(Offered(listed, True, source="mcp:time")).parameters == server_schema
+
+
+def test_a_tool_calls_task_reads_the_kept_versions_as_it_clears_its_queued_marker(
+    step_app, monkeypatch
+):
+    """Issue 29: a tool call's task, as a step's, reads the versions of what the process keeps
+    in the round trip that clears its queued marker, not in one of its own; the delivery of
+    a call that has its outcome runs the step after it, which reads them again."""
+    from workers.toolcalls import run_tool_call
+
+    app, fake = step_app
+    run_step(app, fetched_turn(app, "bo"), 1)  # the process loads what it keeps
+    turn_id = fetched_turn(app, "ada")
+    with app.app_context():
+        queued.mark_queued(turn_id, queued.call_work("call_1"), "task-call")
+
+    def run() -> None:
+        run_tool_call.apply(args=(turn_id, "call_1"))
+
+    trips = redis_trips(monkeypatch, run)
+    assert trips[0] == [b"SREM", b"MGET", b"VERSIONS"]  # the call's marker cleared, versions read
+    assert sum(b"VERSIONS" in trip for trip in trips) == 2  # and the next step's, at its start
+    with app.app_context():
+        assert not queued.all_queued(turn_id, [queued.call_work("call_1")])
+        turn = db.session.get(Turn, turn_id)
+        assert (turn.status, turn.error) == ("completed", None)
+    assert "Opened on 19 March 1932." in str(fake.last_request().json["messages"])
