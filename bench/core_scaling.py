@@ -12,13 +12,14 @@ outside), with two additions:
   processes and other sessions' backends are left alone). DIR's ``bench.load`` reads the
   affinity as a deployment on that many cores would (a worker process per CPU where it does).
 - ``--gil SECONDS``: ``--gil-after`` seconds into the window, ``py-spy record --gil
-  --nonblocking`` samples each web and worker process at ``--rate`` Hz for SECONDS. A sample
-  counts when one of the process's threads holds its GIL; the share of the GIL held is those
-  samples ÷ (rate × seconds). One process runs Python on one core at a time, so the run's turns
-  a minute ÷ a process's share is the rate at which that process would hold its GIL all the
-  time: its ceiling, with the turns spread among the processes as in the run. The process's
-  CPU over the same seconds is printed beside it: the GIL-held time also counts a holder
-  waiting for a core, so on a busy machine the share overstates the Python the process runs.
+  --nonblocking`` samples each web and worker process (and the clients' one process) at
+  ``--rate`` Hz for SECONDS. A sample counts when one of the process's threads holds its GIL;
+  the share of the GIL held is those samples ÷ (rate × seconds). One process runs Python on
+  one core at a time, so the run's turns a minute ÷ a process's share is the rate at which
+  that process would hold its GIL all the time: its ceiling, with the turns spread among the
+  processes as in the run. The process's CPU over the same seconds is printed beside it: the
+  GIL-held time also counts a holder waiting for a core, so on a busy machine the share
+  overstates the Python the process runs.
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ class PinnedWatcher(Watcher):
         targets = [
             seen
             for seen in self.account.seen.values()
-            if seen.part == "web" or seen.part.startswith("worker ")
+            if seen.part in ("web", "client") or seen.part.startswith("worker ")
         ]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         shares: list[GilShare | None] = [None] * len(targets)
@@ -126,7 +127,8 @@ class PinnedWatcher(Watcher):
             cpu = sum(process.cpu_times()[:2])
         except psutil.Error:
             return
-        held, lagging = gil_samples(args.py_spy, process.pid, args.rate, args.gil)
+        keep = args.gil_out / f"{part.split()[0]}-{process.pid}.txt" if args.gil_out else None
+        held, lagging = gil_samples(args.py_spy, process.pid, args.rate, args.gil, keep)
         try:
             cpu = sum(process.cpu_times()[:2]) - cpu
         except psutil.Error:
@@ -136,16 +138,20 @@ class PinnedWatcher(Watcher):
         )
 
 
-def gil_samples(py_spy: str, pid: int, rate: int, seconds: int) -> tuple[int, bool]:
+def gil_samples(
+    py_spy: str, pid: int, rate: int, seconds: int, keep: Path | None = None
+) -> tuple[int, bool]:
     """Return how many of ``rate`` × ``seconds`` py-spy samples found a thread of ``pid``
-    holding its GIL, and whether py-spy fell behind its rate."""
-    with tempfile.NamedTemporaryFile(suffix=".txt") as out:
+    holding its GIL, and whether py-spy fell behind its rate; the samples' stacks (py-spy's
+    raw format) are left in ``keep`` when given."""
+    with tempfile.TemporaryDirectory() as directory:
+        out = keep or Path(directory) / "samples.txt"
         spy = subprocess.run(
             [py_spy, "record", "--gil", "--nonblocking", "--format", "raw", "-r", str(rate),
-             "-d", str(seconds), "-o", out.name, "-p", str(pid)],
+             "-d", str(seconds), "-o", str(out), "-p", str(pid)],
             capture_output=True, text=True, check=False,
         )  # fmt: skip
-        lines = Path(out.name).read_text().splitlines()
+        lines = out.read_text().splitlines() if out.exists() else []
     held = sum(int(line.rsplit(" ", 1)[1]) for line in lines if line.strip())
     return held, "behind" in spy.stderr
 
@@ -190,6 +196,7 @@ def main() -> None:
     parser.add_argument("--gil-after", type=float, default=20.0, help="seconds into the window")
     parser.add_argument("--rate", type=int, default=25, help="py-spy's samples a second")
     parser.add_argument("--py-spy", default="py-spy", help="the py-spy program")
+    parser.add_argument("--gil-out", type=Path, help="a folder to keep the sampled stacks in")
     args, load_args, account = parse_run_args(parser)
     watchers: list[PinnedWatcher] = []
 
