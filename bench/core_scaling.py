@@ -50,7 +50,8 @@ from bench.load_parts import (
 
 @dataclass
 class GilShare:
-    """One process's samples: its part, threads, CPU seconds and GIL-held samples."""
+    """One process's samples: its part, threads, CPU seconds, GIL-held samples, and the
+    share of its threads' runnable time spent waiting for a core."""
 
     part: str
     pid: int
@@ -60,6 +61,12 @@ class GilShare:
     held: int
     expected: int
     lagging: bool
+    waiting: float = 0.0
+
+    def on_core_share(self) -> float:
+        """Return the GIL-held share less the time a holder would wait for a core, as the
+        process's threads waited on average (an estimate: the holder is one of them)."""
+        return self.held / self.expected * (1 - self.waiting) if self.expected else 0.0
 
 
 class PinnedWatcher(Watcher):
@@ -127,15 +134,40 @@ class PinnedWatcher(Watcher):
             cpu = sum(process.cpu_times()[:2])
         except psutil.Error:
             return
-        keep = args.gil_out / f"{part.split()[0]}-{process.pid}.txt" if args.gil_out else None
+        ran, waited = run_queue_ns(process.pid)
+        keep = None
+        if args.gil_out:
+            args.gil_out.mkdir(parents=True, exist_ok=True)
+            keep = args.gil_out / f"{part.split()[0]}-{process.pid}.txt"
         held, lagging = gil_samples(args.py_spy, process.pid, args.rate, args.gil, keep)
         try:
             cpu = sum(process.cpu_times()[:2]) - cpu
         except psutil.Error:
             return
+        ran_after, waited_after = run_queue_ns(process.pid)
+        ran, waited = ran_after - ran, waited_after - waited
         shares[index] = GilShare(
-            part, process.pid, threads, args.gil, cpu, held, args.rate * args.gil, lagging
-        )
+            part, process.pid, threads, args.gil, cpu, held, args.rate * args.gil, lagging,
+            waiting=waited / (ran + waited) if ran + waited > 0 else 0.0,
+        )  # fmt: skip
+
+
+def run_queue_ns(pid: int) -> tuple[int, int]:
+    """Return the ns a process's live threads have run on a core and waited for one while
+    runnable (each thread's ``/proc/PID/task/TID/schedstat``)."""
+    ran = waited = 0
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0, 0
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as stat:
+                on_core, in_queue, _ = stat.read().split()
+        except (OSError, ValueError):
+            continue
+        ran, waited = ran + int(on_core), waited + int(in_queue)
+    return ran, waited
 
 
 def gil_samples(
@@ -167,10 +199,12 @@ def gil_report(shares: list[GilShare], per_minute: float, py_spy_cpu: float) -> 
             f"{share.cpu / share.seconds * 60_000 / per_minute:.1f}",
             f"{held * 60_000 / per_minute:.1f}",
             f"{per_minute / held:,.0f}" if held else "–",
+            f"{share.waiting:.2f}",
+            f"{per_minute / share.on_core_share():,.0f}" if share.on_core_share() else "–",
         ])  # fmt: skip
     header = ["process", "threads", "CPU, cores", "GIL held, share of the time",
-              "CPU ms a turn", "GIL-held ms a turn",
-              "ceiling: turns a minute at GIL 1.0"]  # fmt: skip
+              "CPU ms a turn", "GIL-held ms a turn", "ceiling: turns a minute at GIL 1.0",
+              "runnable time waiting for a core", "ceiling, the wait taken out"]  # fmt: skip
     return "\n".join([
         f"GIL, sampled by py-spy ({shares[0].expected if shares else 0} samples a process), the "
         f"run at {per_minute:.1f} turns a minute; py-spy itself took {py_spy_cpu:.1f} CPU s:",

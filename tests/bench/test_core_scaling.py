@@ -1,5 +1,6 @@
 """bench.core_scaling: the CPUs a run is given, and a process's GIL share read from py-spy."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.core_scaling import GilShare, cpu_list, gil_report, gil_samples
+from bench.core_scaling import GilShare, cpu_list, gil_report, gil_samples, run_queue_ns
 from bench.load_parts import users_of
 
 PY_SPY = shutil.which("py-spy") or next(Path("/tmp").glob("pyspy_*/bin/py-spy"), None)
@@ -27,12 +28,13 @@ def test_the_user_count_is_read_from_the_load_s_flags():
 
 def test_a_process_s_ceiling_is_the_run_s_rate_over_its_share_of_the_gil():
     """A worker that held its GIL a quarter of the time at 300 turns a minute would hold it
-    all the time at 1,200: 50 ms of GIL a turn."""
-    share = GilShare("worker 1", 1, 251, 30.0, 9.0, held=150, expected=600, lagging=False)
+    all the time at 1,200: 50 ms of GIL a turn; at 2,400 if its holder spent half its time
+    waiting for a core."""
+    share = GilShare("worker 1", 1, 251, 30.0, 9.0, 150, 600, lagging=False, waiting=0.5)
     report = gil_report([share], per_minute=300.0, py_spy_cpu=1.0)
     row = next(line for line in report.splitlines() if line.startswith("| worker 1"))
     cells = [cell.strip() for cell in row.strip("|").split("|")]
-    assert cells[1:] == ["251", "0.30", "0.25", "60.0", "50.0", "1,200"]
+    assert cells[1:] == ["251", "0.30", "0.25", "60.0", "50.0", "1,200", "0.50", "2,400"]
 
 
 @pytest.mark.skipif(PY_SPY is None, reason="py-spy is not installed")
@@ -52,3 +54,11 @@ def test_py_spy_s_gil_samples_count_the_time_a_thread_holds_the_gil(body, low, h
         process.kill()
         process.wait()
     assert low * 40 <= held <= high * 40
+
+
+def test_a_process_s_threads_time_on_a_core_and_in_the_run_queue_are_read():
+    ran, waited = run_queue_ns(os.getpid())
+    sum(range(200_000))
+    ran_after, waited_after = run_queue_ns(os.getpid())
+    assert ran_after > ran and waited_after >= waited
+    assert run_queue_ns(2**22 + 1) == (0, 0)  # a process that is not there
