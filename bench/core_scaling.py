@@ -17,9 +17,11 @@ outside), with two additions:
   the share of the GIL held is those samples ÷ (rate × seconds). One process runs Python on
   one core at a time, so the run's turns a minute ÷ a process's share is the rate at which
   that process would hold its GIL all the time: its ceiling, with the turns spread among the
-  processes as in the run. The process's CPU over the same seconds is printed beside it: the
+  processes as in the run. The process's CPU over the same seconds is printed beside it, and
+  the share of its threads' runnable time spent waiting for a core (``schedstat``): the
   GIL-held time also counts a holder waiting for a core, so on a busy machine the share
-  overstates the Python the process runs.
+  overstates the Python the process runs. (The average thread's wait is no measure of the
+  holder's: most of a process's runnable threads have just woken to wait for its GIL.)
 """
 
 from __future__ import annotations
@@ -62,11 +64,6 @@ class GilShare:
     expected: int
     lagging: bool
     waiting: float = 0.0
-
-    def on_core_share(self) -> float:
-        """Return the GIL-held share less the time a holder would wait for a core, as the
-        process's threads waited on average (an estimate: the holder is one of them)."""
-        return self.held / self.expected * (1 - self.waiting) if self.expected else 0.0
 
 
 class PinnedWatcher(Watcher):
@@ -200,11 +197,10 @@ def gil_report(shares: list[GilShare], per_minute: float, py_spy_cpu: float) -> 
             f"{held * 60_000 / per_minute:.1f}",
             f"{per_minute / held:,.0f}" if held else "–",
             f"{share.waiting:.2f}",
-            f"{per_minute / share.on_core_share():,.0f}" if share.on_core_share() else "–",
         ])  # fmt: skip
     header = ["process", "threads", "CPU, cores", "GIL held, share of the time",
               "CPU ms a turn", "GIL-held ms a turn", "ceiling: turns a minute at GIL 1.0",
-              "runnable time waiting for a core", "ceiling, the wait taken out"]  # fmt: skip
+              "runnable time waiting for a core"]  # fmt: skip
     return "\n".join([
         f"GIL, sampled by py-spy ({shares[0].expected if shares else 0} samples a process), the "
         f"run at {per_minute:.1f} turns a minute; py-spy itself took {py_spy_cpu:.1f} CPU s:",
