@@ -32,8 +32,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -461,34 +463,68 @@ def table_counts(before: dict, after: dict, turns: int) -> str:
     )
 
 
-def main() -> None:
-    """Run ``bench.load`` (from ``--code``), watch its processes, print the account."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--code", type=Path, default=ROOT, help="the checkout to run")
-    parser.add_argument("--interval", type=float, default=0.5, help="seconds between samples")
-    parser.add_argument("load_args", nargs=argparse.REMAINDER, help="-- then bench.load's flags")
-    args = parser.parse_args()
-    load_args = [arg for arg in args.load_args if arg != "--"]
+def users_of(load_args: list[str]) -> int | None:
+    """Return the one user count of ``bench.load``'s flags, or None when there is not one."""
     users_at = load_args.index("--users") if "--users" in load_args else -1
     if users_at < 0 or len(load_args) < users_at + 2:
-        parser.error("give bench.load's --users with one count: -- --users 500")
-    users = int(load_args[users_at + 1])
-    code = args.code.resolve()
+        return None
+    return int(load_args[users_at + 1])
+
+
+def watch_run(
+    code: Path,
+    load_args: list[str],
+    make_watcher: Callable[[psutil.Process], Watcher],
+    **popen: Any,
+) -> tuple[str, int]:
+    """Run ``code``'s ``bench.load`` with ``load_args``, watched by the watcher
+    ``make_watcher`` returns for its process; return its output and exit status."""
     run = subprocess.Popen([str(code / ".venv" / "bin" / "python"), "-m", "bench.load",
-                            *load_args], cwd=code, stdout=subprocess.PIPE, text=True)  # fmt: skip
-    account = Account(users=users)
-    watcher = Watcher(psutil.Process(run.pid), account, args.interval)
+                            *load_args], cwd=code, stdout=subprocess.PIPE, text=True,
+                           **popen)  # fmt: skip
+    watcher = make_watcher(psutil.Process(run.pid))
     watcher.start()
     output = run.stdout.read()
     run.wait()
     watcher.stopping.set()
     watcher.join()
-    print(output)
-    found = completed_turns(output, users)
-    if run.returncode != 0 or found is None or account.started is None:
-        raise SystemExit(f"bench.load exited {run.returncode}; no account to give")
+    return output, run.returncode
+
+
+def account_report(output: str, returncode: int, account: Account) -> str:
+    """Return the account of a finished run, or exit when the run gave none."""
+    found = completed_turns(output, account.users)
+    if returncode != 0 or found is None or account.started is None:
+        raise SystemExit(f"bench.load exited {returncode}; no account to give")
     own = account.own_cpu[-1] - account.own_cpu[0] if len(account.own_cpu) == 2 else 0.0
-    print(report(account, found[0], found[1], own))
+    return report(account, found[0], found[1], own)
+
+
+def parse_run_args(
+    parser: argparse.ArgumentParser,
+) -> tuple[argparse.Namespace, list[str], Account]:
+    """Add ``--code``, ``--interval`` and ``bench.load``'s flags to ``parser``; return the
+    parsed flags, the load's own, and an empty account for its one user count."""
+    parser.add_argument("--code", type=Path, default=ROOT, help="the checkout to run")
+    parser.add_argument("--interval", type=float, default=0.5, help="seconds between samples")
+    parser.add_argument("load_args", nargs=argparse.REMAINDER, help="-- then bench.load's flags")
+    args = parser.parse_args()
+    load_args = [arg for arg in args.load_args if arg != "--"]
+    users = users_of(load_args)
+    if users is None:
+        parser.error("give bench.load's --users with one count: -- --users 500")
+    return args, load_args, Account(users=users)
+
+
+def main() -> None:
+    """Run ``bench.load`` (from ``--code``), watch its processes, print the account."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    args, load_args, account = parse_run_args(parser)
+    output, returncode = watch_run(
+        args.code.resolve(), load_args, lambda root: Watcher(root, account, args.interval)
+    )
+    print(output)
+    print(account_report(output, returncode, account))
 
 
 if __name__ == "__main__":
