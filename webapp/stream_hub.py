@@ -145,17 +145,20 @@ class Hub:
         yield b""  # a generator, so that the server runs the above when it reads the body
 
     def follow(self, sock, head: bytes, follower: Follower) -> None:
-        """Serve ``follower`` on ``sock`` from now on, after the response's ``head``."""
+        """Serve ``follower`` on ``sock`` from now on, after the response's ``head``, its
+        stream counted open here (``OpenStream.count``)."""
         follower.client = Client(sock, self.sockets, lambda: self.leave(follower))
         metrics.EVENT_STREAMS_OPEN.inc()
         follower.client.send(head)
         self.sockets.ask("watch", follower.client)
         with self.lock:
             self.joining.append(follower)
-        try:  # end the reader's wait, so that the stream's first read is at once
-            self.client.xadd(self.control, {"event": "wake"}, maxlen=100, approximate=True)
+        # Counted open once it is among the joiners, and the reader's wait ended in the same
+        # round trip (a wake-up of its own was one more), so that its first read is at once.
+        try:
+            follower.stream.count(wake=True)
         except redis.RedisError:
-            pass  # the reader is failing too, and ends every stream
+            follower.client.finish()  # as a stream Redis could not count: the page reconnects
 
     def leave(self, follower: Follower) -> None:
         """Note that the follower's client hung up or was dropped (from the socket thread)."""
