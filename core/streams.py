@@ -119,10 +119,19 @@ class OpenStream:
 
     def forget(self, pipe: redis.client.Pipeline) -> None:
         """Add to ``pipe`` the commands that stop counting the stream (a hub closes many)."""
-        pipe.zrem(streams_key(self.user_id), self.id)
-        pipe.delete(f"{PREFIX}{self.id}:alive")
+        for command in self.forget_commands():
+            pipe.execute_command(*command)
+
+    def forget_commands(self) -> list[tuple[str, ...]]:
+        """Return the commands that stop counting the stream, for a caller that sends them
+        with others of its own (a hub, with its next read)."""
+        commands = [
+            ("ZREM", streams_key(self.user_id), self.id),
+            ("DEL", f"{PREFIX}{self.id}:alive"),
+        ]
         if self.control.endswith(":control"):  # its own key, not a hub's
-            pipe.delete(self.control)
+            commands.append(("DEL", self.control))
+        return commands
 
 
 class ProcessStreams:

@@ -198,22 +198,32 @@ class Hub:
                 follower.due = 0.0
         if fresh or now >= self.next_sweep:
             self.sweep(now)
-        self.forget()
 
     def read(self, keys: list[str], ids: list[str], block: int | None) -> dict[str, list]:
         """Return the new entries of each stream of ``keys`` after its id in ``ids`` (waiting
-        up to ``block`` ms for one), as ``{name: [(id, fields), ...]}``."""
+        up to ``block`` ms for one), as ``{name: [(id, fields), ...]}``; the streams that ended
+        since the last read stop counting first, in the same round trip (they were one of
+        their own through a pipeline)."""
         command = ["XREAD", "COUNT", COUNT]
         if block is not None:
             command += ["BLOCK", block]
         command += ["STREAMS", *keys, *ids]
+        forgotten, self.forgotten = self.forgotten, []
+        ending = [c for stream in forgotten for c in stream.forget_commands()]
         reader = self.reader
+        packed = reader.pack_commands([*ending, command])
 
         def send_and_read():
-            reader.send_command(*command)
+            reader.send_packed_command(packed)
+            for _ in ending:  # sent again on a retry: removing twice is removing once
+                reader.read_response()
             return reader.read_response()
 
-        answer = reader.retry.call_with_retry(send_and_read, lambda _error: reader.disconnect())
+        try:
+            answer = reader.retry.call_with_retry(send_and_read, lambda _error: reader.disconnect())
+        except Exception:
+            self.forgotten[:0] = forgotten  # ``end_all`` tries them once more
+            raise
         if not answer:
             return {}
         # RESP3 answers a map, RESP2 a list of pairs; each entry's fields come as a flat list.
@@ -323,7 +333,7 @@ class Hub:
         return endings
 
     def unregister(self, follower: Follower) -> None:
-        """Stop serving a follower, once; its stream stops counting at the round's end."""
+        """Stop serving a follower, once; its stream stops counting with the next read."""
         if follower.gone:
             return
         follower.gone = True
@@ -339,7 +349,8 @@ class Hub:
         PROCESS_STREAMS.release()
 
     def forget(self) -> None:
-        """Stop counting the streams that ended this round, in one round trip."""
+        """Stop counting the streams that ended, in one round trip (``end_all``: a round
+        sends them with its read)."""
         if not self.forgotten:
             return
         pipe = self.client.pipeline(transaction=False)
