@@ -6,10 +6,11 @@ Run from the project root: ``.venv/bin/python -m bench.hub_rounds [--turns 300] 
 
 bench/streams.py measures thousands of streams through gunicorn; this counts the web's own
 thread CPU (``time.thread_time``) of what one stream of a 50-token turn costs the hub: ``follow``
-(the request thread's hand-off, its wake-up of the hub included), then ``--batches`` rounds of one
-``text.delta`` each (a worker publishes its text in batches of about 50 ms: ten in a 0.5 s
-answer) and the round that reads ``turn.completed`` and ends the stream. The publishing and the
-client's reading are not counted. The hub's thread is not started: this thread runs its rounds.
+(the request thread's hand-off: the stream counted open and the hub woken, one round trip),
+then ``--batches`` rounds of one ``text.delta`` each (a worker publishes its text in batches of
+about 50 ms: ten in a 0.5 s answer) and the round that reads ``turn.completed`` and ends the
+stream. The publishing and the client's reading are not counted. The hub's thread is not
+started: this thread runs its rounds.
 Each figure is the fastest of ``--rounds`` rounds of ``--turns`` turns, after 30 warm-ups.
 """
 
@@ -25,7 +26,7 @@ from pathlib import Path
 import redis
 
 from bench.harness import machine, make_bench_app, table
-from core.streams import PROCESS_STREAMS, open_stream
+from core.streams import PROCESS_STREAMS, make_stream
 from core.turn.state import TurnState
 from tests.support.redis_server import RedisServer
 from webapp.stream_hub import Follower, Hub
@@ -61,7 +62,8 @@ def main() -> None:
                 state = TurnState(publisher, turn_id)
                 state.publish("turn.started", {})
                 ours, theirs = socket.socketpair()
-                follower = Follower(turn_id, (0, 0), open_stream("bench", 1000), ending=None)
+                stream = make_stream("bench", 1000, hub.control)  # counted open by ``follow``
+                follower = Follower(turn_id, (0, 0), stream, ending=None)
                 PROCESS_STREAMS.take()  # as the view's hand-off does
                 started = time.thread_time()
                 hub.follow(ours, HEAD, follower)

@@ -35,9 +35,11 @@ ALIVE_SECONDS = 45
 PREFIX = "lookout:stream:"
 
 # KEYS[1]: the user's set of streams. ARGV: the new stream's id, now (ms), allowed, the key
-# prefix, alive seconds, the closing event's data, its name, the new stream's control key.
-# Drops streams that are no longer alive, adds the new one, and closes the oldest past
-# ``allowed``; answers the ids it closed. Run by its SHA-1: it was sent whole on every stream.
+# prefix, alive seconds, the closing event's data, its name, the new stream's control key, and
+# "1" to wake that key's reader. Drops streams that are no longer alive, adds the new one,
+# wakes the reader (a hub's, whose wait for its streams' news it ends), and closes the oldest
+# past ``allowed``; answers the ids it closed. Run by its SHA-1: it was sent whole on every
+# stream.
 _OPEN = LuaScript("""
 for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   if redis.call('EXISTS', ARGV[4] .. id .. ':alive') == 0 then redis.call('ZREM', KEYS[1], id) end
@@ -45,6 +47,9 @@ end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 redis.call('EXPIRE', KEYS[1], 86400)
 redis.call('SET', ARGV[4] .. ARGV[1] .. ':alive', ARGV[8], 'EX', ARGV[5])
+if ARGV[9] == '1' then
+  redis.call('XADD', ARGV[8], 'MAXLEN', '~', 100, '*', 'event', 'wake')
+end
 local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[3])
 if over <= 0 then return {} end
 local closed = redis.call('ZRANGE', KEYS[1], 0, over - 1)
@@ -73,24 +78,31 @@ class OpenStream:
     def __init__(
         self, client: redis.Redis, user_id: str, allowed: int, control: str | None = None
     ) -> None:
-        """Count the stream as open, closing the user's oldest past ``allowed``; its closing
-        event goes to ``control`` (a hub's key), or to a key of its own."""
+        """A stream of the user, not counted yet (``count``); its closing event goes to
+        ``control`` (a hub's key), or to a key of its own."""
         self.client = client
         self.user_id = user_id
+        self.allowed = allowed
         self.id = uuid.uuid4().hex
         self.control = control or f"{PREFIX}{self.id}:control"
+
+    def count(self, wake: bool = False) -> None:
+        """Count the stream as open, closing the user's oldest past its allowance; with
+        ``wake``, end the wait of its control key's reader in the same round trip (a hub
+        takes its new streams as its wait ends)."""
         _OPEN(
-            client,
-            [streams_key(user_id)],
+            self.client,
+            [streams_key(self.user_id)],
             [
                 self.id,
                 int(time.time() * 1000),
-                allowed,
+                self.allowed,
                 PREFIX,
                 ALIVE_SECONDS,
-                json.dumps(stream_closed(allowed)),
+                json.dumps(stream_closed(self.allowed)),
                 STREAM_CLOSED,
                 self.control,
+                int(wake),
             ],
         )
 
@@ -107,10 +119,19 @@ class OpenStream:
 
     def forget(self, pipe: redis.client.Pipeline) -> None:
         """Add to ``pipe`` the commands that stop counting the stream (a hub closes many)."""
-        pipe.zrem(streams_key(self.user_id), self.id)
-        pipe.delete(f"{PREFIX}{self.id}:alive")
+        for command in self.forget_commands():
+            pipe.execute_command(*command)
+
+    def forget_commands(self) -> list[tuple[str, ...]]:
+        """Return the commands that stop counting the stream, for a caller that sends them
+        with others of its own (a hub, with its next read)."""
+        commands = [
+            ("ZREM", streams_key(self.user_id), self.id),
+            ("DEL", f"{PREFIX}{self.id}:alive"),
+        ]
         if self.control.endswith(":control"):  # its own key, not a hub's
-            pipe.delete(self.control)
+            commands.append(("DEL", self.control))
+        return commands
 
 
 class ProcessStreams:
@@ -140,7 +161,15 @@ PROCESS_STREAMS = ProcessStreams()
 
 
 def open_stream(user_id: str, allowed: int, control: str | None = None) -> OpenStream:
-    """Count a new stream of the user as open (closing their oldest past ``allowed``)."""
+    """Return a new stream of the user, counted as open (closing their oldest past
+    ``allowed``)."""
+    stream = make_stream(user_id, allowed, control)
+    stream.count()
+    return stream
+
+
+def make_stream(user_id: str, allowed: int, control: str | None = None) -> OpenStream:
+    """Return a new stream of the user, not counted yet: a hub counts it as it takes it."""
     return OpenStream(get_redis(), user_id, allowed, control)
 
 

@@ -145,17 +145,20 @@ class Hub:
         yield b""  # a generator, so that the server runs the above when it reads the body
 
     def follow(self, sock, head: bytes, follower: Follower) -> None:
-        """Serve ``follower`` on ``sock`` from now on, after the response's ``head``."""
+        """Serve ``follower`` on ``sock`` from now on, after the response's ``head``, its
+        stream counted open here (``OpenStream.count``)."""
         follower.client = Client(sock, self.sockets, lambda: self.leave(follower))
         metrics.EVENT_STREAMS_OPEN.inc()
         follower.client.send(head)
         self.sockets.ask("watch", follower.client)
         with self.lock:
             self.joining.append(follower)
-        try:  # end the reader's wait, so that the stream's first read is at once
-            self.client.xadd(self.control, {"event": "wake"}, maxlen=100, approximate=True)
+        # Counted open once it is among the joiners, and the reader's wait ended in the same
+        # round trip (a wake-up of its own was one more), so that its first read is at once.
+        try:
+            follower.stream.count(wake=True)
         except redis.RedisError:
-            pass  # the reader is failing too, and ends every stream
+            follower.client.finish()  # as a stream Redis could not count: the page reconnects
 
     def leave(self, follower: Follower) -> None:
         """Note that the follower's client hung up or was dropped (from the socket thread)."""
@@ -195,22 +198,32 @@ class Hub:
                 follower.due = 0.0
         if fresh or now >= self.next_sweep:
             self.sweep(now)
-        self.forget()
 
     def read(self, keys: list[str], ids: list[str], block: int | None) -> dict[str, list]:
         """Return the new entries of each stream of ``keys`` after its id in ``ids`` (waiting
-        up to ``block`` ms for one), as ``{name: [(id, fields), ...]}``."""
+        up to ``block`` ms for one), as ``{name: [(id, fields), ...]}``; the streams that ended
+        since the last read stop counting first, in the same round trip (they were one of
+        their own through a pipeline)."""
         command = ["XREAD", "COUNT", COUNT]
         if block is not None:
             command += ["BLOCK", block]
         command += ["STREAMS", *keys, *ids]
+        forgotten, self.forgotten = self.forgotten, []
+        ending = [c for stream in forgotten for c in stream.forget_commands()]
         reader = self.reader
+        packed = reader.pack_commands([*ending, command])
 
         def send_and_read():
-            reader.send_command(*command)
+            reader.send_packed_command(packed)
+            for _ in ending:  # sent again on a retry: removing twice is removing once
+                reader.read_response()
             return reader.read_response()
 
-        answer = reader.retry.call_with_retry(send_and_read, lambda _error: reader.disconnect())
+        try:
+            answer = reader.retry.call_with_retry(send_and_read, lambda _error: reader.disconnect())
+        except Exception:
+            self.forgotten[:0] = forgotten  # ``end_all`` tries them once more
+            raise
         if not answer:
             return {}
         # RESP3 answers a map, RESP2 a list of pairs; each entry's fields come as a flat list.
@@ -320,7 +333,7 @@ class Hub:
         return endings
 
     def unregister(self, follower: Follower) -> None:
-        """Stop serving a follower, once; its stream stops counting at the round's end."""
+        """Stop serving a follower, once; its stream stops counting with the next read."""
         if follower.gone:
             return
         follower.gone = True
@@ -336,7 +349,8 @@ class Hub:
         PROCESS_STREAMS.release()
 
     def forget(self) -> None:
-        """Stop counting the streams that ended this round, in one round trip."""
+        """Stop counting the streams that ended, in one round trip (``end_all``: a round
+        sends them with its read)."""
         if not self.forgotten:
             return
         pipe = self.client.pipeline(transaction=False)

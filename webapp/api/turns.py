@@ -17,7 +17,7 @@ from core.extensions import db
 from core.limits import allowance, own_value
 from core.models import Conversation, Message, Turn
 from core.models.providers import Provider, split_model_id
-from core.streams import PROCESS_STREAMS, open_stream
+from core.streams import PROCESS_STREAMS, make_stream, open_stream
 from core.turn import lifecycle
 from core.turn.events import STREAM_CLOSED, TERMINAL_EVENTS, ending_event
 from core.turn.lifecycle import OPEN_STATUSES, TurnRefused, cancel_turn
@@ -300,14 +300,15 @@ def stream_events(turn_id: str):
             retry_after=STREAMS_FULL_RETRY_SECONDS,
         )
     hub = find_hub(request.environ)
-    try:
-        stream = open_stream(current_user.id, limit, hub.control if hub else None)
-    except redis.RedisError:
-        stream = None  # Redis restarting: the stream ends at once and the page reconnects
     position = parse_id(after)
-    if hub is not None and stream is not None and position is not None:
+    if hub is not None and position is not None:  # the hub counts it open as it takes it
+        stream = make_stream(current_user.id, limit, hub.control)
         body = hub.hand_off(request.environ, Follower(turn_id, position, stream, ending))
         return Response(body, mimetype=EVENT_STREAM, headers=headers)
+    try:
+        stream = open_stream(current_user.id, limit)
+    except redis.RedisError:
+        stream = None  # Redis restarting: the stream ends at once and the page reconnects
     state = turn_state(turn_id)
 
     def ended() -> tuple[str, str | None] | None:
