@@ -88,7 +88,7 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     'the full text behind a visible "read more" teaser is read': _off(
         hidden_module, "_teasers", lambda root, hidden: []
     ),
-    "read past </body> and </html>": _off(extract_module, "_DOCUMENT_END", re.compile("$^")),
+    "read past </body> and </html>": _off(extract_module, "_DOCUMENT_END", re.compile(b"$^")),
     "readability keeps the block's tables and asides": _off(
         extract_module,
         "readability_choice",
