@@ -74,7 +74,7 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "class/id names": _off(boilerplate_module, "names_furniture", lambda classes, id="": False),
     "link lists": _off(boilerplate_module, "_remove_link_lists", lambda body, kept: None),
     "nav, header, footer outside the block": _off(
-        extract_module, "_FURNITURE_XPATH", "//lookout-no-such-tag"
+        extract_module, "_FURNITURE_TAGS", ("lookout-no-such-tag",)
     ),
     "readability under half the block: read the block": _off(
         extract_module, "_MIN_SHARE_OF_MAIN", 0.0
