@@ -74,7 +74,7 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     "class/id names": _off(boilerplate_module, "names_furniture", lambda classes, id="": False),
     "link lists": _off(boilerplate_module, "_remove_link_lists", lambda body, kept: None),
     "nav, header, footer outside the block": _off(
-        extract_module, "_FURNITURE_XPATH", "//lookout-no-such-tag"
+        extract_module, "_FURNITURE_TAGS", ("lookout-no-such-tag",)
     ),
     "readability under half the block: read the block": _off(
         extract_module, "_MIN_SHARE_OF_MAIN", 0.0
@@ -88,7 +88,7 @@ RULES: dict[str, Callable[[], contextlib.AbstractContextManager]] = {
     'the full text behind a visible "read more" teaser is read': _off(
         hidden_module, "_teasers", lambda root, hidden: []
     ),
-    "read past </body> and </html>": _off(extract_module, "_DOCUMENT_END", re.compile("$^")),
+    "read past </body> and </html>": _off(extract_module, "_DOCUMENT_END", re.compile(b"$^")),
     "readability keeps the block's tables and asides": _off(
         extract_module,
         "readability_choice",

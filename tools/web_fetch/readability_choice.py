@@ -5,7 +5,8 @@ text block). This subclass scores text alone, keeps what the pruning marked as t
 own, reads a table's rows and a chapter's sections as parts of a whole, judges a paragraph
 beside its choice by all its text (not the text before its first child), measures text without
 readability's per-call regex chain (which made its time grow with the square of a page's
-nesting), and hands its choice over as a tree rather than as HTML to parse again.
+nesting), finds the ``<div>`` elements it reads as paragraphs without writing every ``<div>``'s
+children out as HTML, and hands its choice over as a tree rather than as HTML to parse again.
 """
 
 from __future__ import annotations
@@ -14,8 +15,11 @@ import copy
 import logging
 import re
 
+import lxml.html
+from lxml.etree import tostring, tounicode
 from lxml.html import HtmlElement
 from readability import Document
+from readability.readability import REGEXES
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +36,14 @@ _SHORT_PARAGRAPH = 80
 _MAX_PARAGRAPH_LINK_DENSITY = 0.25
 _SENTENCE = re.compile(r"\.( |$)")
 _BLOCKS = frozenset({*_HEADINGS, "ul", "ol", "dl", "table", "pre", "blockquote", "figure"})
+# readability reads a <div> as a paragraph when its children, written out, open no block: this
+# pattern finds none in them. An element of one of these tags in a <div> opens one for sure.
+_OPENS_BLOCK = REGEXES["divToPElementsRe"]
+_BLOCK_TAGS = ("blockquote", "dl", "div", "img", "ol", "p", "pre", "table", "ul")
+# readability's inline elements, which it gathers into a paragraph of their own in a <div>.
+_INLINE_TAGS = frozenset(
+    {"a", "b", "cite", "code", "em", "font", "i", "small", "span", "strong", "sub", "sup", "u"}
+)
 
 
 def readability_choice(root: HtmlElement, keep: list[HtmlElement]) -> HtmlElement | None:
@@ -61,6 +73,45 @@ def _opens_with_heading(element: HtmlElement) -> bool:
 
 def _headed_siblings(parent: HtmlElement, tag: str) -> int:
     return sum(1 for child in parent if child.tag == tag and _opens_with_heading(child))
+
+
+def _children_open_block(div: HtmlElement) -> bool:
+    # readability's own test, on the bytes' repr as it has it.
+    return (
+        _OPENS_BLOCK.search(str(b"".join(tostring(child, encoding="utf-8") for child in div)))
+        is not None
+    )
+
+
+def _wrap_loose_text(div: HtmlElement) -> None:
+    # readability's second step, as it has it: a <div>'s own text, each run of inline children
+    # and each child's tail become paragraphs of their own; <br> goes.
+    children = list(div)
+    paragraph = None
+    if div.text and div.text.strip():
+        paragraph = lxml.html.Element("p")
+        paragraph.text = div.text
+        div.text = None
+        div.insert(0, paragraph)
+    for child in children:
+        if child.tag == "br":
+            paragraph = None
+            continue
+        if child.tag not in _INLINE_TAGS or _OPENS_BLOCK.search(tounicode(child, method="html")):
+            paragraph = None
+            continue
+        if paragraph is None:
+            paragraph = lxml.html.Element("p")
+            child.addprevious(paragraph)
+        paragraph.append(child)
+    for position, child in reversed(list(enumerate(div))):
+        if child.tail and child.tail.strip():
+            tail = lxml.html.Element("p")
+            tail.text = child.tail
+            child.tail = None
+            div.insert(position + 1, tail)
+        if child.tag == "br":
+            child.drop_tree()
 
 
 def text_length(element: HtmlElement) -> int:
@@ -103,6 +154,25 @@ class _PrunedDocument(Document):
         # readability drops blocks whose class or id merely contains "foot", "comment" or
         # "header" ("footnotes", "commentary-on-the-case"); the pruning has judged names already.
         return None
+
+    def transform_misused_divs_into_paragraphs(self) -> None:
+        # readability wrote out every <div>'s children as HTML to search them for a block's
+        # opening tag: each <div> of a nesting again, a tenth of a long page's extraction. A
+        # <div> holding an element of a block tag is left as it is without that; only the
+        # others are written out and searched, as readability does, so that any other markup
+        # the pattern matches (a custom element, a tag or attribute name holding "<p") counts
+        # as before. Those others hold no <div>: together they are written out at most once.
+        holds_block: set[HtmlElement] = set()
+        for element in self.html.iter(_BLOCK_TAGS):
+            for ancestor in element.iterancestors():
+                if ancestor in holds_block:
+                    break
+                holds_block.add(ancestor)
+        for div in self.tags(self.html, "div"):
+            if div not in holds_block and not _children_open_block(div):
+                div.tag = "p"
+        for div in self.tags(self.html, "div"):
+            _wrap_loose_text(div)
 
     def score_paragraphs(self) -> dict[HtmlElement, dict]:
         # readability's scoring, with its text measured once per paragraph without its regex

@@ -338,6 +338,21 @@ def test_page_glued_from_several_documents_is_read_past_the_first_end_tag():
     assert story in text
 
 
+@pytest.mark.parametrize("space", ["", " ", "\t\n", "\u00a0", "\u2003", "\u3000 "])
+def test_end_tags_with_any_space_before_their_bracket_are_read_past(space):
+    """The end tags are found in the encoded page; spaces are the same as in the decoded text's
+    pattern (Unicode's too), so every one of these ends no reading."""
+    story = "The council voted to repair the harbour wall before the winter storms arrive."
+    html = (
+        f"<html><body><div>Temperature: 25°</div></BODY{space}></html{space}>"
+        f"<html><body><h1>Harbour</h1><p>{story} {story}</p><p>{story}</p></body></html>"
+    )
+
+    text = extract(html, "https://news.example/harbour").text
+
+    assert story in text
+
+
 def test_link_with_spaces_and_accents_is_percent_encoded_so_markdown_keeps_it_whole():
     html = page(
         f"""<article><p>{PARAGRAPH} See <a href="/Café menu/été 2024.pdf">the menu</a>,

@@ -52,6 +52,13 @@ def nested_matches() -> bytes:
     return page(nests + "<span class='note' style='color: red'></span>" * 35_000 + ARTICLE)
 
 
+def many_tags_found_by_tag() -> bytes:
+    """Thousands of each tag extraction removes by name (furniture, fallbacks): libxml2 merged
+    the XPath union ``//nav | //header | //footer`` in quadratic time (4 s for these alone)."""
+    tags = "<nav>a</nav><header>b</header><footer>c</footer><noscript>d</noscript>"
+    return page(tags * 10_000 + ARTICLE)
+
+
 def teasers_over_hidden_text() -> bytes:
     """Twenty "read more" teasers, each opening nested hidden wrappers of 165,000 characters."""
     parts = []
@@ -119,6 +126,7 @@ CASES: dict[str, Case] = {
         reply("text/html", lambda: page("<b>x</b>" * 550_000 + ARTICLE)), ("ok", *SLOW)
     ),
     "nested matches": Case(reply("text/html", nested_matches), "ok"),
+    "many tags found by tag": Case(reply("text/html", many_tags_found_by_tag), "ok"),
     "teasers over hidden text": Case(reply("text/html", teasers_over_hidden_text), "ok"),
     "gzip bomb": Case(reply("text/html", gzip_bomb, Content_Encoding="gzip"), "ok"),
     "deflate bomb": Case(reply("text/html", deflate_bomb, Content_Encoding="deflate"), "ok"),

@@ -130,3 +130,35 @@ def test_a_masthead_beside_the_chosen_block_is_not_read_as_a_paragraph():
     )
     assert STORY[0] in text
     assert "https://harbour.example/news/wall" not in text
+
+
+def test_nested_divs_are_written_out_once_at_most_to_find_readabilitys_paragraphs(monkeypatch):
+    """readability wrote out every <div>'s children to search them for a block tag, each level
+    of a nesting again: a story in 60 nested <div>s wrote out 83,268 characters in 73 writings."""
+    import lxml.etree
+    import readability.readability
+
+    from tools.web_fetch import readability_choice
+
+    written: list[int] = []
+
+    def counted(real):
+        def write(*args, **kwargs):
+            out = real(*args, **kwargs)
+            written.append(len(out))
+            return out
+
+        return write
+
+    for module in (readability.readability, readability_choice):
+        monkeypatch.setattr(module, "tostring", counted(lxml.etree.tostring), raising=False)
+        monkeypatch.setattr(module, "tounicode", counted(lxml.etree.tounicode), raising=False)
+    section = "".join(f"<p>{sentence}</p>" for sentence in STORY)
+    text = read(
+        "<div>" * 60
+        + ("<div><span>A loose line of the story.</span></div>" + section) * 2
+        + "</div>" * 60
+    )
+
+    assert STORY[0] in text and "A loose line of the story." in text
+    assert sum(written) < 1_000, f"{len(written)} writings, {sum(written):,} characters"
