@@ -13,6 +13,10 @@ A token's cost is the long reply's CPU minus the short one's, over the tokens be
 ``--streams N`` runs the step's replies N at once, each in a thread of its own as a worker's
 turns run (one process, one watcher), and divides by N as well.
 ``--profile`` prints cProfile's top entries for the step's long replies instead.
+``--threads`` adds, per streamed token, each thread's CPU (its run time,
+``/proc/self/task/TID/schedstat``, in ns) and wake-ups (voluntary context switches, from
+``status``) in the step's replies: the stream's thread (``stream``), ``text-publish``,
+``cancel-watch``. Counts, not time: steady however busy the machine is.
 """
 
 from __future__ import annotations
@@ -23,8 +27,10 @@ import pstats
 import statistics
 import threading
 import time
+from collections import Counter
+from pathlib import Path
 
-from bench.harness import FakeModelProcess
+from bench.harness import FakeModelProcess, table
 from tests.support import databases
 from tests.support.redis_server import RedisServer
 
@@ -43,6 +49,25 @@ def provider_cpu(base_url: str) -> float:
         for _ in provider.stream("m", [{"role": "user", "content": "hi"}]):
             pass
         return time.process_time() - started
+
+
+def thread_counts() -> Counter[tuple[str, str]]:
+    """Return each thread's CPU ns and wake-ups so far, keyed by (its name, the figure); the
+    threads of the step's streams are named ``stream``."""
+    names = {thread.native_id: thread.name for thread in threading.enumerate()}
+    counts: Counter[tuple[str, str]] = Counter()
+    for task in Path("/proc/self/task").iterdir():
+        name = names.get(int(task.name), "other")
+        name = "stream" if name in ("MainThread", "step") else name
+        try:
+            counts[name, "cpu"] += int((task / "schedstat").read_text().split()[0])
+            status = (task / "status").read_text()
+        except (OSError, ValueError, IndexError):  # it ended meanwhile
+            continue
+        for line in status.splitlines():
+            if line.startswith("voluntary_ctxt_switches:"):
+                counts[name, "wakes"] += int(line.split()[1])
+    return counts
 
 
 class StepRunner:
@@ -86,7 +111,9 @@ class StepRunner:
                 return time.process_time() - started
             threads = [
                 threading.Thread(
-                    target=self.reply, args=(model, f"bench-{turn}-{n}-{base_url[-6:]}")
+                    target=self.reply,
+                    args=(model, f"bench-{turn}-{n}-{base_url[-6:]}"),
+                    name="step",
                 )
                 for n in range(streams)
             ]
@@ -117,6 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--streams", type=int, default=1)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--threads", action="store_true", help="CPU and wake-ups by thread")
     args = parser.parse_args(argv)
     short = FakeModelProcess("stream", "--tokens", "1", "--seconds", str(args.seconds))
     long = FakeModelProcess("stream", "--tokens", str(args.tokens), "--seconds", str(args.seconds))
@@ -132,11 +160,19 @@ def main(argv: list[str] | None = None) -> None:
                 pstats.Stats(profile).sort_stats("tottime").print_stats(30)
                 return
             figures: dict[str, list[float]] = {"provider": [], "step": []}
+            threads: Counter[tuple[str, str]] = Counter()  # long replies' counts − short's
             for turn in range(args.rounds):
                 one, many = provider_cpu(short.base_url), provider_cpu(long.base_url)
                 figures["provider"].append((many - one) / (args.tokens - 1))
+                before = thread_counts()
                 one = step.cpu(short.base_url, turn, args.streams)
+                middle = thread_counts()
                 many = step.cpu(long.base_url, turn, args.streams)
+                after = thread_counts()
+                threads.update(after)
+                threads.subtract(middle)
+                threads.subtract(middle)
+                threads.update(before)
                 figures["step"].append((many - one) / (args.tokens - 1) / args.streams)
         finally:
             step.close()
@@ -146,6 +182,20 @@ def main(argv: list[str] | None = None) -> None:
             f"{name}: per streamed token, µs: median {statistics.median(micro):.1f}, "
             f"min {micro[0]:.1f}, max {micro[-1]:.1f} ({args.rounds} rounds)"
         )
+    if args.threads:
+        tokens = args.rounds * (args.tokens - 1) * args.streams
+        names = sorted({name for name, _figure in threads})
+        rows = [
+            [
+                name,
+                f"{threads[name, 'cpu'] / 1e3 / tokens:.1f}",
+                f"{threads[name, 'wakes'] / tokens:.3f}",
+            ]
+            for name in names
+        ]
+        print()
+        print("the step's long replies less its short ones, by thread, per streamed token:")
+        print(table(["thread", "CPU µs", "wake-ups"], rows))
 
 
 if __name__ == "__main__":
