@@ -12,11 +12,15 @@ reads all their flags with one MGET. Polling the flags every 100 ms cost two wak
 round trip each, most of a text turn's worker CPU outside its step.
 
 A model stream's text waits in its ``HeldText`` (``workers.streaming.DeltaBuffer``), registered
-with ``holding``: the text thread publishes every stream's held text in one pipeline, so a
-process makes one round trip a batch however many turns stream (a round trip each batch each
-stream was most of a streamed token's CPU). While any stream holds text it sends
-``text_seconds`` (``TEXT_BATCH_SECONDS``) after its last send; while none does it sleeps until
-a stream holds text again (``text_held``).
+with ``holding``: every send publishes every stream's held text in one pipeline, so a process
+makes one round trip a batch however many turns stream (a round trip each batch each stream was
+most of a streamed token's CPU), and sends at most once every ``text_seconds``
+(``TEXT_BATCH_SECONDS``). A stream that holds text again (``text_held``) sends it all on its own
+thread, awake already, when the process's last send is that long ago. Else the text thread,
+woken only if it is idle, sends it two batches later unless a stream's next read did first, and
+then every ``text_seconds`` while any stream still holds text. One stream (its reads come a
+batch apart) thus sends each batch as it reads it: the text thread's three wake-ups a batch
+(held, its pause, Redis's answer) were half a streamed token's CPU.
 
 Every ``beat_seconds`` the beat thread calls ``beat`` with the turns watched: work that is
 registered is alive, however long its model or tool stays silent, and a dead process stops
@@ -84,7 +88,9 @@ class TurnWatcher:
         self._signals: dict[str, set[Signal]] = {}
         self._held: dict[HeldText, None] = {}  # in the order registered: a turn's reasoning first
         self._lock = threading.Lock()
-        self._wake = threading.Event()
+        self._wake = threading.Event()  # set by text_held only while the text thread is idle
+        self._idle = False
+        self._last_send = 0.0  # when the last send of held text began, on whichever thread
         self._closed = threading.Event()
         self._thread: threading.Thread | None = None
         self._sender: threading.Thread | None = None
@@ -124,9 +130,28 @@ class TurnWatcher:
                 self._held.pop(held, None)
 
     def text_held(self) -> None:
-        """Say that a stream holds text again: the text thread sends it ``text_seconds`` after
-        its last send."""
-        self._wake.set()
+        """Say that a stream holds text: send every stream's held text now, on this
+        thread, when the last send is ``text_seconds`` ago, else wake the text thread if it is
+        idle (it sends two batches later unless a stream did first). Never raises: a send that fails
+        leaves its text held for the text thread."""
+        if self._claim_send():
+            try:
+                self.send_once()
+            except Exception:  # the answer goes on; its text waits for the text thread
+                log.warning("the text could not be published; retrying", exc_info=True)
+            if not self._text_pending():
+                return
+        if self._idle:
+            self._wake.set()
+
+    def _claim_send(self) -> bool:
+        """Take the next send when the last began ``text_seconds`` ago (on any thread)."""
+        now = time.monotonic()
+        with self._lock:
+            if now - self._last_send < self.text_seconds:
+                return False
+            self._last_send = now
+            return True
 
     def _text_pending(self) -> bool:
         with self._lock:
@@ -221,22 +246,28 @@ class TurnWatcher:
 
     def _send_forever(self) -> None:
         """Publish the held text ``text_seconds`` after the last send while any is held; sleep
-        while none is."""
+        while none is, until ``text_held`` wakes the thread."""
         try:
             load_pipelined_scripts(self.client)
         except redis.RedisError:
             pass  # the first send's NoScriptError loads it
-        last_send = time.monotonic()
+        due = 0.0
         while not self._closed.is_set():
+            self._idle = True  # before the check: text held after it wakes the thread
             if not self._text_pending():
                 self._wake.wait()  # text_held, or close
                 self._wake.clear()
+                # The stream that held it is likely to send it with its next read, a batch
+                # from now: waking sooner raced that read, and won it, for every batch after.
+                due = time.monotonic() + 2 * self.text_seconds
                 continue
-            pause = last_send + self.text_seconds - time.monotonic()
-            if pause > 0 and self._wake.wait(pause):
-                self._wake.clear()  # text held again: wait out the batch since the last send
+            self._idle = False
+            pause = max(self._last_send + self.text_seconds, due) - time.monotonic()
+            if pause > 0:
+                self._closed.wait(pause)  # text held meanwhile does not wake it
+                continue  # sent meanwhile by a stream's thread, maybe
+            if not self._claim_send():
                 continue
-            last_send = time.monotonic()
             try:
                 self.send_once()
             except redis.RedisError:

@@ -1,10 +1,12 @@
-"""Streamed text held for the watcher's text thread: every stream's batch in one round trip, one
-turn's failure kept from the others and from the cancel check."""
+"""Streamed text held for the watcher: every stream's batch in one round trip, one turn's failure
+kept from the others and from the cancel check, one stream's batches sent from its own thread."""
 
 from __future__ import annotations
 
 import threading
+import time
 import uuid
+from pathlib import Path
 
 import pytest
 import redis
@@ -143,3 +145,67 @@ def test_text_the_watcher_is_late_for_goes_with_the_streams_next_text(client):
         assert texts(state) == [(events.TEXT_DELTA, "Hello there")]
         watcher.send_once()
     assert texts(state) == [(events.TEXT_DELTA, "Hello there"), (events.TEXT_DELTA, "! Bye.")]
+
+
+def threads(name: str) -> set[threading.Thread]:
+    return {thread for thread in threading.enumerate() if thread.name == name}
+
+
+def wake_ups(thread: threading.Thread) -> int:
+    """Return how often ``thread`` has gone to sleep and woken so far (its voluntary context
+    switches)."""
+    status = Path(f"/proc/self/task/{thread.native_id}/status").read_text()
+    (line,) = [line for line in status.splitlines() if line.startswith("voluntary_ctxt")]
+    return int(line.split()[1])
+
+
+def test_one_streams_batches_go_from_its_own_thread_and_never_wake_the_text_thread(client):
+    """Regression: every batch of a lone stream woke the text thread, which waited out its
+    pause and then Redis's answer: three wake-ups a batch, half a streamed token's CPU. A
+    stream read a batch apart now sends each batch as it reads it, in one round trip."""
+    watcher = TurnWatcher(client)
+    state = new_turn(client)
+    buffer = DeltaBuffer(state, held=watcher.text_held)
+    reads = 10
+    others = threads("text-publish")  # the earlier tests' watchers'
+    try:
+        with watcher.holding(buffer):
+            (sender,) = threads("text-publish") - others
+            buffer.add("0")  # sent at once, on this thread: the text thread sleeps on
+            wait_for_sleep(sender)
+            client.config_resetstat()
+            before = wake_ups(sender)
+            for read in range(1, reads):
+                time.sleep(watcher.text_seconds)  # the provider's pause between two reads
+                buffer.add(f" {read}")  # a read's tokens, joined
+                assert buffer.pending == [], "the batch waited for another thread"
+            assert wake_ups(sender) == before
+            assert commands(client).get("evalsha") == reads - 1
+    finally:
+        watcher.close()
+    assert texts(state) == [(events.TEXT_DELTA, "0")] + [
+        (events.TEXT_DELTA, f" {read}") for read in range(1, reads)
+    ]
+
+
+def wait_for_sleep(thread: threading.Thread) -> None:
+    """Wait until ``thread`` sleeps with no wake-up for a while (it started, loaded the scripts
+    and went idle)."""
+    seen, still = -1, 0
+    for _ in range(300):
+        now = wake_ups(thread)
+        still = still + 1 if now == seen else 0
+        if still >= 5:
+            return
+        seen = now
+        time.sleep(0.02)
+    raise AssertionError(f"{thread.name} kept waking")
+
+
+def commands(client: redis.Redis) -> dict[str, int]:
+    """Return the calls of each command the server ran since its stats were reset."""
+    calls: dict[str, int] = {}
+    for name, entry in client.info("commandstats").items():
+        command = name.removeprefix("cmdstat_").partition("|")[0]
+        calls[command] = calls.get(command, 0) + entry["calls"]
+    return calls
