@@ -15,8 +15,9 @@ turns run (one process, one watcher), and divides by N as well.
 ``--profile`` prints cProfile's top entries for the step's long replies instead.
 ``--threads`` adds, per streamed token, each thread's CPU (its run time,
 ``/proc/self/task/TID/schedstat``, in ns) and wake-ups (voluntary context switches, from
-``status``) in the step's replies: the stream's thread (``stream``), ``text-publish``,
-``cancel-watch``. Counts, not time: steady however busy the machine is.
+``status``) in the step's replies: the stream's thread (``stream``; with ``--streams 1``: the
+threads of several have ended when they are counted), ``text-publish``, ``cancel-watch``.
+Counts, not time: steady however busy the machine is.
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ class StepRunner:
             }
         )
         databases.migrate(self.app)  # the watcher's heartbeats write the turns table
+        self.spent: Counter[tuple[str, str]] = Counter()
 
     def close(self) -> None:
         """Stop the watcher's threads (a thread still reading a Redis that stopped logged a
@@ -98,31 +100,33 @@ class StepRunner:
 
     def cpu(self, base_url: str, turn: int, streams: int = 1) -> float:
         """Return the process CPU seconds ``streams`` replies at once take through
-        ``stream_reply``."""
+        ``stream_reply``; their threads' counts (``thread_counts``) are kept in ``spent``."""
         from workers.providers import OpenAICompatibleProvider
         from workers.watch import TEXT_BATCH_SECONDS
 
         model = OpenAICompatibleProvider("bench", base_url, None, read_interval=TEXT_BATCH_SECONDS)
         with self.app.app_context(), model:
             list(model.stream("m", [{"role": "user", "content": "hi"}]))  # the connection
-            if streams == 1:
-                started = time.process_time()
-                self.reply(model, f"bench-{turn}-{base_url[-6:]}")
-                return time.process_time() - started
             threads = [
                 threading.Thread(
                     target=self.reply,
                     args=(model, f"bench-{turn}-{n}-{base_url[-6:]}"),
                     name="step",
                 )
-                for n in range(streams)
+                for n in range(streams if streams > 1 else 0)
             ]
+            counts = thread_counts()
             started = time.process_time()
+            if not threads:
+                self.reply(model, f"bench-{turn}-{base_url[-6:]}")
             for thread in threads:
                 thread.start()
             for thread in threads:
                 thread.join()
-            return time.process_time() - started
+            spent = time.process_time() - started
+            self.spent = thread_counts()
+            self.spent.subtract(counts)
+            return spent
 
     def reply(self, model, turn_id: str) -> None:
         """Stream one reply of ``model`` for the turn ``turn_id``, in an app context."""
@@ -164,15 +168,10 @@ def main(argv: list[str] | None = None) -> None:
             for turn in range(args.rounds):
                 one, many = provider_cpu(short.base_url), provider_cpu(long.base_url)
                 figures["provider"].append((many - one) / (args.tokens - 1))
-                before = thread_counts()
                 one = step.cpu(short.base_url, turn, args.streams)
-                middle = thread_counts()
+                threads.subtract(step.spent)
                 many = step.cpu(long.base_url, turn, args.streams)
-                after = thread_counts()
-                threads.update(after)
-                threads.subtract(middle)
-                threads.subtract(middle)
-                threads.update(before)
+                threads.update(step.spent)
                 figures["step"].append((many - one) / (args.tokens - 1) / args.streams)
         finally:
             step.close()
