@@ -143,7 +143,9 @@ def keep_reasoning(kept: str, more: str, room: int) -> str:
 class DeltaBuffer:
     """Coalesces streamed text into one ``text.delta`` event per cancel-watcher poll (or one
     event of the maker given: reasoning goes out as ``reasoning.delta`` the same way); ``held``
-    is called after each text added (the watcher's ``text_held``, which sends when one is due).
+    is called after each text added (the watcher's ``text_held``, which sends when one is due),
+    ``answered`` before a flush (the watcher's ``answer_sent``, given by ``holding``: a send left
+    in flight holds the lock until its answers are read).
 
     A token per Redis round trip made publishing a third of a step's CPU; pages cannot tell
     50 ms batches from single tokens. The watcher sends what is held (``queue``/``settle``, in
@@ -168,10 +170,11 @@ class DeltaBuffer:
         self.state = state
         self.make = make
         self.held = held
+        self.answered: Callable[[], None] = lambda: None  # the watcher's, once it holds this
         self.late_seconds = late_seconds
         self.pending: list[str] = []
         self.since = 0.0  # when the oldest text held came, about: a late flush at worst
-        self._taken = 0
+        self.taken = 0  # how much of ``pending`` the watcher's send took, until ``settle``
         self._lock = threading.Lock()
 
     def add(self, text: str) -> None:
@@ -192,8 +195,13 @@ class DeltaBuffer:
         """Publish the buffered text now, if there is any."""
         if not self.pending:  # the answer's every token flushes the reasoning: mostly none
             return
-        with self._lock:
+        self.answered()  # a send in flight holds the lock until its answers are read
+        while not self._lock.acquire(timeout=self.late_seconds):
+            self.answered()  # another stream's send took it since: read its answers
+        try:
             self._send()
+        finally:
+            self._lock.release()
 
     def _send(self) -> None:
         """Publish what is held (the lock held)."""
@@ -214,13 +222,14 @@ class DeltaBuffer:
         ``settle``; False when none is held or the stream's thread is publishing it now."""
         if not self.pending or not self._lock.acquire(blocking=False):
             return False
-        self._taken = len(self.pending)
+        self.taken = len(self.pending)
         try:
-            if self._taken:
-                self.state.publish_in(pipe, *self.make("".join(self.pending[: self._taken])))
+            if self.taken:
+                self.state.publish_in(pipe, *self.make("".join(self.pending[: self.taken])))
                 return True
         except Exception:
             log.warning("turn=%s text held: not queued", self.state.turn_id, exc_info=True)
+        self.taken = 0
         self._lock.release()
         return False
 
@@ -231,8 +240,9 @@ class DeltaBuffer:
             if isinstance(answer, Exception):
                 log.warning("turn=%s text held: %s", self.state.turn_id, answer)
             else:
-                del self.pending[: self._taken]
+                del self.pending[: self.taken]
         finally:
+            self.taken = 0
             self._lock.release()
 
 

@@ -162,7 +162,8 @@ def wake_ups(thread: threading.Thread) -> int:
 def test_one_streams_batches_go_from_its_own_thread_and_never_wake_the_text_thread(client):
     """Regression: every batch of a lone stream woke the text thread, which waited out its
     pause and then Redis's answer: three wake-ups a batch, half a streamed token's CPU. A
-    stream read a batch apart now sends each batch as it reads it, in one round trip."""
+    stream read a batch apart now sends each batch as it reads it, and reads Redis's answer
+    with its next send."""
     watcher = TurnWatcher(client)
     state = new_turn(client)
     buffer = DeltaBuffer(state, held=watcher.text_held)
@@ -174,12 +175,17 @@ def test_one_streams_batches_go_from_its_own_thread_and_never_wake_the_text_thre
             buffer.add("0")  # sent at once, on this thread: the text thread sleeps on
             wait_for_sleep(sender)
             client.config_resetstat()
-            before = wake_ups(sender)
+            before, stream_before = wake_ups(sender), wake_ups(threading.current_thread())
             for read in range(1, reads):
                 time.sleep(watcher.text_seconds)  # the provider's pause between two reads
                 buffer.add(f" {read}")  # a read's tokens, joined
-                assert buffer.pending == [], "the batch waited for another thread"
+                assert buffer.taken == 1, "the batch waited for another thread"
             assert wake_ups(sender) == before
+            # A wake-up a read, its pause's: none more for Redis's answers, read each with
+            # the next send, by then arrived.
+            assert wake_ups(threading.current_thread()) - stream_before < 2 * (reads - 1)
+            buffer.flush()  # reads the last send's answers
+            assert buffer.pending == [] and buffer.taken == 0
             assert commands(client).get("evalsha") == reads - 1
     finally:
         watcher.close()
@@ -209,3 +215,23 @@ def commands(client: redis.Redis) -> dict[str, int]:
         command = name.removeprefix("cmdstat_").partition("|")[0]
         calls[command] = calls.get(command, 0) + entry["calls"]
     return calls
+
+
+def test_a_flush_reads_the_answers_of_another_streams_send_in_flight(client):
+    """A stream's send leaves its answers unread until the next send: a flush of a buffer it
+    took reads them, and neither waits for the other nor loses or repeats text."""
+    watcher = quiet_watcher(client)
+    first, second = new_turn(client), new_turn(client)
+    mine, other = DeltaBuffer(first, held=watcher.text_held), held(second)
+    others = threads("text-publish")
+    with watcher.holding(mine), watcher.holding(other):
+        (sender,) = threads("text-publish") - others
+        wait_for_sleep(sender)  # the scripts loaded: a stream's thread may send
+        other.add("Hello")  # held, not sent: that stream's thread calls no watcher
+        mine.add("Hi")  # this stream's send takes both and leaves them in flight
+        assert (mine.taken, other.taken) == (1, 1)
+        other.add(" there")
+        other.flush()
+        assert (mine.pending, mine.taken, other.pending, other.taken) == ([], 0, [], 0)
+    assert texts(first) == [(events.TEXT_DELTA, "Hi")]
+    assert texts(second) == [(events.TEXT_DELTA, "Hello"), (events.TEXT_DELTA, " there")]
