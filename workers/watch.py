@@ -201,8 +201,12 @@ class TurnWatcher:
             queued = [text for text in held if text.queue(pipe)]
             if not queued:
                 return
-            pool = self.client.connection_pool
-            connection = pool.get_connection()
+            try:
+                connection = self.client.connection_pool.get_connection()
+            except Exception as exc:  # Redis is down: the texts stay held, unlocked
+                for text in queued:
+                    text.settle(exc)
+                raise
             self._in_flight = (connection, queued)
             try:
                 commands = [args for args, _options in pipe.command_stack]

@@ -3,6 +3,7 @@ kept from the others and from the cancel check, one stream's batches sent from i
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 import uuid
@@ -10,6 +11,8 @@ from pathlib import Path
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from core.turn import events
 from core.turn.state import TurnState, key, load_pipelined_scripts
@@ -235,3 +238,28 @@ def test_a_flush_reads_the_answers_of_another_streams_send_in_flight(client):
         assert (mine.pending, mine.taken, other.pending, other.taken) == ([], 0, [], 0)
     assert texts(first) == [(events.TEXT_DELTA, "Hi")]
     assert texts(second) == [(events.TEXT_DELTA, "Hello"), (events.TEXT_DELTA, " there")]
+
+
+def test_text_a_stream_could_not_send_while_redis_was_down_goes_with_its_flush(client):
+    """Regression (this branch, before it merged): a stream's send that found Redis down kept
+    the locks it took on the texts, so the turn's flush waited for good and a Redis restart
+    left the turn running."""
+    with socket.socket() as probe:  # a port nothing listens on: Redis, down
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # No retries: the text thread's load of the scripts fails at once and it goes idle.
+    down = redis.Redis(port=port, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0))
+    watcher = TurnWatcher(down)
+    state = new_turn(client)  # the turn's own client, up again for the flush
+    buffer = DeltaBuffer(state, held=watcher.text_held)
+    others = threads("text-publish")
+    try:
+        with watcher.holding(buffer):
+            (sender,) = threads("text-publish") - others
+            wait_for_sleep(sender)  # its load of the scripts failed: streams may send
+            buffer.add("kept")
+            assert (buffer.pending, buffer.taken) == (["kept"], 0)
+            buffer.flush()
+    finally:
+        watcher.close()
+    assert texts(state) == [(events.TEXT_DELTA, "kept")]
