@@ -13,6 +13,11 @@ A token's cost is the long reply's CPU minus the short one's, over the tokens be
 ``--streams N`` runs the step's replies N at once, each in a thread of its own as a worker's
 turns run (one process, one watcher), and divides by N as well.
 ``--profile`` prints cProfile's top entries for the step's long replies instead.
+``--threads`` adds, per streamed token, each thread's CPU (its run time,
+``/proc/self/task/TID/schedstat``, in ns) and wake-ups (voluntary context switches, from
+``status``) in the step's replies: the stream's thread (``stream``; with ``--streams 1``: the
+threads of several have ended when they are counted), ``text-publish``, ``cancel-watch``.
+Counts, not time: steady however busy the machine is.
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ import pstats
 import statistics
 import threading
 import time
+from collections import Counter
+from pathlib import Path
 
-from bench.harness import FakeModelProcess
+from bench.harness import FakeModelProcess, table
 from tests.support import databases
 from tests.support.redis_server import RedisServer
 
@@ -45,6 +52,25 @@ def provider_cpu(base_url: str) -> float:
         return time.process_time() - started
 
 
+def thread_counts() -> Counter[tuple[str, str]]:
+    """Return each thread's CPU ns and wake-ups so far, keyed by (its name, the figure); the
+    threads of the step's streams are named ``stream``."""
+    names = {thread.native_id: thread.name for thread in threading.enumerate()}
+    counts: Counter[tuple[str, str]] = Counter()
+    for task in Path("/proc/self/task").iterdir():
+        name = names.get(int(task.name), "other")
+        name = "stream" if name in ("MainThread", "step") else name
+        try:
+            counts[name, "cpu"] += int((task / "schedstat").read_text().split()[0])
+            status = (task / "status").read_text()
+        except (OSError, ValueError, IndexError):  # it ended meanwhile
+            continue
+        for line in status.splitlines():
+            if line.startswith("voluntary_ctxt_switches:"):
+                counts[name, "wakes"] += int(line.split()[1])
+    return counts
+
+
 class StepRunner:
     """``stream_reply`` in an app context with a private Redis."""
 
@@ -63,6 +89,7 @@ class StepRunner:
             }
         )
         databases.migrate(self.app)  # the watcher's heartbeats write the turns table
+        self.spent: Counter[tuple[str, str]] = Counter()
 
     def close(self) -> None:
         """Stop the watcher's threads (a thread still reading a Redis that stopped logged a
@@ -73,29 +100,33 @@ class StepRunner:
 
     def cpu(self, base_url: str, turn: int, streams: int = 1) -> float:
         """Return the process CPU seconds ``streams`` replies at once take through
-        ``stream_reply``."""
+        ``stream_reply``; their threads' counts (``thread_counts``) are kept in ``spent``."""
         from workers.providers import OpenAICompatibleProvider
         from workers.watch import TEXT_BATCH_SECONDS
 
         model = OpenAICompatibleProvider("bench", base_url, None, read_interval=TEXT_BATCH_SECONDS)
         with self.app.app_context(), model:
             list(model.stream("m", [{"role": "user", "content": "hi"}]))  # the connection
-            if streams == 1:
-                started = time.process_time()
-                self.reply(model, f"bench-{turn}-{base_url[-6:]}")
-                return time.process_time() - started
             threads = [
                 threading.Thread(
-                    target=self.reply, args=(model, f"bench-{turn}-{n}-{base_url[-6:]}")
+                    target=self.reply,
+                    args=(model, f"bench-{turn}-{n}-{base_url[-6:]}"),
+                    name="step",
                 )
-                for n in range(streams)
+                for n in range(streams if streams > 1 else 0)
             ]
+            counts = thread_counts()
             started = time.process_time()
+            if not threads:
+                self.reply(model, f"bench-{turn}-{base_url[-6:]}")
             for thread in threads:
                 thread.start()
             for thread in threads:
                 thread.join()
-            return time.process_time() - started
+            spent = time.process_time() - started
+            self.spent = thread_counts()
+            self.spent.subtract(counts)
+            return spent
 
     def reply(self, model, turn_id: str) -> None:
         """Stream one reply of ``model`` for the turn ``turn_id``, in an app context."""
@@ -117,6 +148,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--streams", type=int, default=1)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--threads", action="store_true", help="CPU and wake-ups by thread")
     args = parser.parse_args(argv)
     short = FakeModelProcess("stream", "--tokens", "1", "--seconds", str(args.seconds))
     long = FakeModelProcess("stream", "--tokens", str(args.tokens), "--seconds", str(args.seconds))
@@ -132,11 +164,14 @@ def main(argv: list[str] | None = None) -> None:
                 pstats.Stats(profile).sort_stats("tottime").print_stats(30)
                 return
             figures: dict[str, list[float]] = {"provider": [], "step": []}
+            threads: Counter[tuple[str, str]] = Counter()  # long replies' counts − short's
             for turn in range(args.rounds):
                 one, many = provider_cpu(short.base_url), provider_cpu(long.base_url)
                 figures["provider"].append((many - one) / (args.tokens - 1))
                 one = step.cpu(short.base_url, turn, args.streams)
+                threads.subtract(step.spent)
                 many = step.cpu(long.base_url, turn, args.streams)
+                threads.update(step.spent)
                 figures["step"].append((many - one) / (args.tokens - 1) / args.streams)
         finally:
             step.close()
@@ -146,6 +181,20 @@ def main(argv: list[str] | None = None) -> None:
             f"{name}: per streamed token, µs: median {statistics.median(micro):.1f}, "
             f"min {micro[0]:.1f}, max {micro[-1]:.1f} ({args.rounds} rounds)"
         )
+    if args.threads:
+        tokens = args.rounds * (args.tokens - 1) * args.streams
+        names = sorted({name for name, _figure in threads})
+        rows = [
+            [
+                name,
+                f"{threads[name, 'cpu'] / 1e3 / tokens:.1f}",
+                f"{threads[name, 'wakes'] / tokens:.3f}",
+            ]
+            for name in names
+        ]
+        print()
+        print("the step's long replies less its short ones, by thread, per streamed token:")
+        print(table(["thread", "CPU µs", "wake-ups"], rows))
 
 
 if __name__ == "__main__":

@@ -143,14 +143,16 @@ def keep_reasoning(kept: str, more: str, room: int) -> str:
 class DeltaBuffer:
     """Coalesces streamed text into one ``text.delta`` event per cancel-watcher poll (or one
     event of the maker given: reasoning goes out as ``reasoning.delta`` the same way); ``held``
-    is called when text is held again after all was sent (the watcher's ``text_held``).
+    is called after each text added (the watcher's ``text_held``, which sends when one is due),
+    ``answered`` before a flush (the watcher's ``answer_sent``, given by ``holding``: a send left
+    in flight holds the lock until its answers are read).
 
-    A token per Redis round trip made publishing a third of a step's CPU, and a round trip a
-    batch on the stream's own thread still most of a token's; pages cannot tell 50 ms batches
-    from single tokens. The stream's thread only adds text; the watcher's thread publishes what
-    is held on each poll (``queue``/``settle``, in one pipeline with every other stream's and
-    the cancel flags), and the stream's thread publishes itself only on ``flush``: before any
-    other event of the turn, and at the end. Either publishes under the lock, and text leaves
+    A token per Redis round trip made publishing a third of a step's CPU; pages cannot tell
+    50 ms batches from single tokens. The watcher sends what is held (``queue``/``settle``, in
+    one pipeline with every other stream's held text), at most once every text batch: on the
+    stream's own thread when ``held`` finds the last send that long ago, else on its text
+    thread. The stream's thread publishes this buffer alone only on ``flush``: before any other
+    event of the turn, and at the end. Either publishes under the lock, and text leaves
     the buffer only once Redis took it, so batches keep their order and a flush waits for the
     watcher's batch in flight; text that Redis does not take (a restart) is held and sent with
     the next batch. Text the watcher has not taken ``late_seconds`` after it came (its thread
@@ -168,32 +170,38 @@ class DeltaBuffer:
         self.state = state
         self.make = make
         self.held = held
+        self.answered: Callable[[], None] = lambda: None  # the watcher's, once it holds this
         self.late_seconds = late_seconds
         self.pending: list[str] = []
         self.since = 0.0  # when the oldest text held came, about: a late flush at worst
-        self._taken = 0
+        self.taken = 0  # how much of ``pending`` the watcher's send took, until ``settle``
         self._lock = threading.Lock()
 
     def add(self, text: str) -> None:
-        """Buffer text for the watcher's next poll, calling ``held`` when none was held;
-        publish it now if what was held already waited ``late_seconds``."""
+        """Buffer text for the watcher's next send, then call ``held``; publish it now if what
+        was held already waited ``late_seconds``."""
         self.pending.append(text)  # atomic: the watcher takes from the front, under the lock
         if len(self.pending) == 1:
             self.since = time.monotonic()
-            self.held()
         elif time.monotonic() - self.since >= self.late_seconds:
             if self._lock.acquire(blocking=False):  # else the watcher is sending it now
                 try:
                     self._send()
                 finally:
                     self._lock.release()
+        self.held()
 
     def flush(self) -> None:
         """Publish the buffered text now, if there is any."""
         if not self.pending:  # the answer's every token flushes the reasoning: mostly none
             return
-        with self._lock:
+        self.answered()  # a send in flight holds the lock until its answers are read
+        while not self._lock.acquire(timeout=self.late_seconds):
+            self.answered()  # another stream's send took it since: read its answers
+        try:
             self._send()
+        finally:
+            self._lock.release()
 
     def _send(self) -> None:
         """Publish what is held (the lock held)."""
@@ -214,13 +222,14 @@ class DeltaBuffer:
         ``settle``; False when none is held or the stream's thread is publishing it now."""
         if not self.pending or not self._lock.acquire(blocking=False):
             return False
-        self._taken = len(self.pending)
+        self.taken = len(self.pending)
         try:
-            if self._taken:
-                self.state.publish_in(pipe, *self.make("".join(self.pending[: self._taken])))
+            if self.taken:
+                self.state.publish_in(pipe, *self.make("".join(self.pending[: self.taken])))
                 return True
         except Exception:
             log.warning("turn=%s text held: not queued", self.state.turn_id, exc_info=True)
+        self.taken = 0
         self._lock.release()
         return False
 
@@ -231,8 +240,9 @@ class DeltaBuffer:
             if isinstance(answer, Exception):
                 log.warning("turn=%s text held: %s", self.state.turn_id, answer)
             else:
-                del self.pending[: self._taken]
+                del self.pending[: self.taken]
         finally:
+            self.taken = 0
             self._lock.release()
 
 

@@ -12,11 +12,18 @@ reads all their flags with one MGET. Polling the flags every 100 ms cost two wak
 round trip each, most of a text turn's worker CPU outside its step.
 
 A model stream's text waits in its ``HeldText`` (``workers.streaming.DeltaBuffer``), registered
-with ``holding``: the text thread publishes every stream's held text in one pipeline, so a
-process makes one round trip a batch however many turns stream (a round trip each batch each
-stream was most of a streamed token's CPU). While any stream holds text it sends
-``text_seconds`` (``TEXT_BATCH_SECONDS``) after its last send; while none does it sleeps until
-a stream holds text again (``text_held``).
+with ``holding``: every send publishes every stream's held text in one pipeline, so a process
+makes one round trip a batch however many turns stream (a round trip each batch each stream was
+most of a streamed token's CPU), and sends at most once every ``text_seconds``
+(``TEXT_BATCH_SECONDS``). A stream that holds text again (``text_held``) sends it all on its own
+thread, awake already, when the process's last send is that long ago. Else the text thread,
+woken only if it is idle, sends it two batches later unless a stream's next read did first, and
+then every ``text_seconds`` while any stream still holds text. One stream (its reads come a
+batch apart) thus sends each batch as it reads it: the text thread's three wake-ups a batch
+(held, its pause, Redis's answer) were half a streamed token's CPU. A stream's thread does not
+wait for Redis's answer either (a wake-up of its own): its send stays in flight, holding its
+texts, until the next send, a flush (``answer_sent``) or ``close`` reads the answers, by then
+long arrived.
 
 Every ``beat_seconds`` the beat thread calls ``beat`` with the turns watched: work that is
 registered is alive, however long its model or tool stays silent, and a dead process stops
@@ -27,6 +34,7 @@ it has a thread of its own: a waiting beat never delays a cancel or a stream's t
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -35,7 +43,8 @@ from typing import Any, Protocol
 
 import redis
 from redis.client import Pipeline
-from redis.exceptions import NoScriptError
+from redis.connection import Connection
+from redis.exceptions import NoScriptError, ResponseError
 
 from core.turn.state import CANCEL_CHANNEL, key, load_pipelined_scripts
 from tools.api import Signal
@@ -55,6 +64,8 @@ class HeldText(Protocol):
     """Text a stream holds for the watcher's next poll to publish."""
 
     pending: list[str]  # what is held; empty when all was sent
+    taken: int  # how much of ``pending`` a send took, until its answer settles it
+    answered: Callable[[], None]  # called before a flush: set by ``holding``
 
     def queue(self, pipe: Pipeline) -> bool:
         """Queue one publish of the held text in ``pipe``; False when there is none to send.
@@ -84,7 +95,14 @@ class TurnWatcher:
         self._signals: dict[str, set[Signal]] = {}
         self._held: dict[HeldText, None] = {}  # in the order registered: a turn's reasoning first
         self._lock = threading.Lock()
-        self._wake = threading.Event()
+        self._wake = threading.Event()  # set by text_held only while the text thread is idle
+        self._idle = False
+        self._last_send = -math.inf  # when the last send of held text began, on any thread
+        # A send whose answers are not read yet (its connection, its texts), and the lock of
+        # every send: each reads the answers of the one before it first.
+        self._in_flight: tuple[Connection, list[HeldText]] | None = None
+        self._sending = threading.Lock()
+        self._loaded = False  # the text thread gave Redis the scripts: streams may send
         self._closed = threading.Event()
         self._thread: threading.Thread | None = None
         self._sender: threading.Thread | None = None
@@ -111,7 +129,9 @@ class TurnWatcher:
 
     @contextmanager
     def holding(self, held: HeldText) -> Iterator[None]:
-        """Publish ``held``'s text every ``text_seconds`` it holds some while the block runs."""
+        """Publish ``held``'s text every ``text_seconds`` it holds some while the block runs;
+        its flush reads the answers of a send in flight first (``answer_sent``)."""
+        held.answered = self.answer_sent
         with self._lock:
             self._held[held] = None
             self._sender = started(self._sender, self._send_forever, "text-publish")
@@ -124,14 +144,33 @@ class TurnWatcher:
                 self._held.pop(held, None)
 
     def text_held(self) -> None:
-        """Say that a stream holds text again: the text thread sends it ``text_seconds`` after
-        its last send."""
-        self._wake.set()
+        """Say that a stream holds text: send every stream's held text now, on this
+        thread, when the last send is ``text_seconds`` ago, else wake the text thread if it is
+        idle (it sends two batches later unless a stream did first). Never raises: a send that fails
+        leaves its text held for the text thread."""
+        if self._loaded and self._claim_send():
+            try:
+                self._send(answered=False)
+            except Exception:  # the answer goes on; its text waits for the text thread
+                log.warning("the text could not be published; retrying", exc_info=True)
+            if not self._text_pending():
+                return
+        if self._idle:
+            self._wake.set()
+
+    def _claim_send(self) -> bool:
+        """Take the next send when the last began ``text_seconds`` ago (on any thread)."""
+        now = time.monotonic()
+        with self._lock:
+            if now - self._last_send < self.text_seconds:
+                return False
+            self._last_send = now
+            return True
 
     def _text_pending(self) -> bool:
         with self._lock:
             held = list(self._held)
-        return any(text.pending for text in held)
+        return any(len(text.pending) > text.taken for text in held)
 
     def check_once(self) -> None:
         """Read every watched turn's flag once and trip the signals of cancelled turns."""
@@ -143,23 +182,66 @@ class TurnWatcher:
     def send_once(self) -> None:
         """Publish every stream's held text in one round trip. A publish that fails (its turn
         ended, Redis refused it) holds that stream's text and leaves the others' alone."""
-        with self._lock:
-            held = list(self._held)
-        pipe = self.client.pipeline(transaction=False)
-        queued = [text for text in held if text.queue(pipe)]
-        if not queued:
+        self._send(answered=True)
+
+    def answer_sent(self) -> None:
+        """Read the answers of the send in flight, if any, and settle its texts (which frees
+        their buffers for a flush)."""
+        with self._sending:
+            self._read_answers()
+
+    def _send(self, answered: bool) -> None:
+        """Send every stream's held text in one pipeline, after reading the answers of the
+        send before; with ``answered``, read this one's too, else leave it in flight."""
+        with self._sending:
+            self._read_answers()
+            with self._lock:
+                held = list(self._held)
+            pipe = self.client.pipeline(transaction=False)
+            queued = [text for text in held if text.queue(pipe)]
+            if not queued:
+                return
+            try:
+                connection = self.client.connection_pool.get_connection()
+            except Exception as exc:  # Redis is down: the texts stay held, unlocked
+                for text in queued:
+                    text.settle(exc)
+                raise
+            self._in_flight = (connection, queued)
+            try:
+                commands = [args for args, _options in pipe.command_stack]
+                connection.send_packed_command(connection.pack_commands(commands))
+            except Exception:
+                self._read_answers()  # each text settled with the error
+                raise
+            if answered:
+                self._read_answers()
+
+    def _read_answers(self) -> None:
+        """Settle the texts of the send in flight with its answers (the lock ``_sending``
+        held). A refused publish's answer is its error; a lost connection's, for every text."""
+        if self._in_flight is None:
             return
+        connection, queued = self._in_flight
+        self._in_flight = None
         answers: list[Any] = []
         try:
-            answers = pipe.execute(raise_on_error=False)
-        except Exception as exc:
-            answers = [exc] * len(queued)
-            raise
+            for _text in queued:
+                try:
+                    answers.append(connection.read_response())
+                except ResponseError as exc:
+                    answers.append(exc)
+        except Exception as exc:  # a RedisError, or the pool's connection closed under it
+            connection.disconnect()
+            answers += [exc] * (len(queued) - len(answers))
         finally:
+            self.client.connection_pool.release(connection)
             for text, answer in zip(queued, answers, strict=True):
                 text.settle(answer)
         if any(isinstance(answer, NoScriptError) for answer in answers):
             load_pipelined_scripts(self.client)  # a restarted server: the next send sends it
+        if self._idle and any(isinstance(answer, Exception) for answer in answers):
+            self._wake.set()  # text held again: the text thread retries it
 
     def _trip(self, turn_ids: list[str], flags: list[bytes | None]) -> None:
         for turn_id, flag in zip(turn_ids, flags, strict=True):
@@ -186,6 +268,8 @@ class TurnWatcher:
         thread's is at most ``fallback_seconds``."""
         self._closed.set()
         self._wake.set()
+        with suppress(Exception):
+            self.answer_sent()
 
     def _listen(self) -> None:
         """Trip the turns named on ``CANCEL_CHANNEL``, blocked on the subscriber's socket;
@@ -221,22 +305,29 @@ class TurnWatcher:
 
     def _send_forever(self) -> None:
         """Publish the held text ``text_seconds`` after the last send while any is held; sleep
-        while none is."""
+        while none is, until ``text_held`` wakes the thread."""
         try:
             load_pipelined_scripts(self.client)
         except redis.RedisError:
             pass  # the first send's NoScriptError loads it
-        last_send = time.monotonic()
+        self._loaded = True
+        due = time.monotonic() + self.text_seconds  # a batch's time for the first text
         while not self._closed.is_set():
+            self._idle = True  # before the check: text held after it wakes the thread
             if not self._text_pending():
                 self._wake.wait()  # text_held, or close
                 self._wake.clear()
+                # The stream that held it is likely to send it with its next read, a batch
+                # from now: waking sooner raced that read, and won it, for every batch after.
+                due = time.monotonic() + 2 * self.text_seconds
                 continue
-            pause = last_send + self.text_seconds - time.monotonic()
-            if pause > 0 and self._wake.wait(pause):
-                self._wake.clear()  # text held again: wait out the batch since the last send
+            self._idle = False
+            pause = max(self._last_send + self.text_seconds, due) - time.monotonic()
+            if pause > 0:
+                self._closed.wait(pause)  # text held meanwhile does not wake it
+                continue  # sent meanwhile by a stream's thread, maybe
+            if not self._claim_send():
                 continue
-            last_send = time.monotonic()
             try:
                 self.send_once()
             except redis.RedisError:

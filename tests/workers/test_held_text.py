@@ -1,13 +1,18 @@
-"""Streamed text held for the watcher's text thread: every stream's batch in one round trip, one
-turn's failure kept from the others and from the cancel check."""
+"""Streamed text held for the watcher: every stream's batch in one round trip, one turn's failure
+kept from the others and from the cancel check, one stream's batches sent from its own thread."""
 
 from __future__ import annotations
 
+import socket
 import threading
+import time
 import uuid
+from pathlib import Path
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from core.turn import events
 from core.turn.state import TurnState, key, load_pipelined_scripts
@@ -143,3 +148,118 @@ def test_text_the_watcher_is_late_for_goes_with_the_streams_next_text(client):
         assert texts(state) == [(events.TEXT_DELTA, "Hello there")]
         watcher.send_once()
     assert texts(state) == [(events.TEXT_DELTA, "Hello there"), (events.TEXT_DELTA, "! Bye.")]
+
+
+def threads(name: str) -> set[threading.Thread]:
+    return {thread for thread in threading.enumerate() if thread.name == name}
+
+
+def wake_ups(thread: threading.Thread) -> int:
+    """Return how often ``thread`` has gone to sleep and woken so far (its voluntary context
+    switches)."""
+    status = Path(f"/proc/self/task/{thread.native_id}/status").read_text()
+    (line,) = [line for line in status.splitlines() if line.startswith("voluntary_ctxt")]
+    return int(line.split()[1])
+
+
+def test_one_streams_batches_go_from_its_own_thread_and_never_wake_the_text_thread(client):
+    """Regression: every batch of a lone stream woke the text thread, which waited out its
+    pause and then Redis's answer: three wake-ups a batch, half a streamed token's CPU. A
+    stream read a batch apart now sends each batch as it reads it, and reads Redis's answer
+    with its next send."""
+    watcher = TurnWatcher(client)
+    state = new_turn(client)
+    buffer = DeltaBuffer(state, held=watcher.text_held)
+    reads = 10
+    others = threads("text-publish")  # the earlier tests' watchers'
+    try:
+        with watcher.holding(buffer):
+            (sender,) = threads("text-publish") - others
+            buffer.add("0")  # sent at once, on this thread: the text thread sleeps on
+            wait_for_sleep(sender)
+            client.config_resetstat()
+            before, stream_before = wake_ups(sender), wake_ups(threading.current_thread())
+            for read in range(1, reads):
+                time.sleep(watcher.text_seconds)  # the provider's pause between two reads
+                buffer.add(f" {read}")  # a read's tokens, joined
+                assert buffer.taken == 1, "the batch waited for another thread"
+            assert wake_ups(sender) == before
+            # A wake-up a read, its pause's: none more for Redis's answers, read each with
+            # the next send, by then arrived.
+            assert wake_ups(threading.current_thread()) - stream_before < 2 * (reads - 1)
+            buffer.flush()  # reads the last send's answers
+            assert buffer.pending == [] and buffer.taken == 0
+            assert commands(client).get("evalsha") == reads - 1
+    finally:
+        watcher.close()
+    assert texts(state) == [(events.TEXT_DELTA, "0")] + [
+        (events.TEXT_DELTA, f" {read}") for read in range(1, reads)
+    ]
+
+
+def wait_for_sleep(thread: threading.Thread) -> None:
+    """Wait until ``thread`` sleeps with no wake-up for a while (it started, loaded the scripts
+    and went idle)."""
+    seen, still = -1, 0
+    for _ in range(300):
+        now = wake_ups(thread)
+        still = still + 1 if now == seen else 0
+        if still >= 5:
+            return
+        seen = now
+        time.sleep(0.02)
+    raise AssertionError(f"{thread.name} kept waking")
+
+
+def commands(client: redis.Redis) -> dict[str, int]:
+    """Return the calls of each command the server ran since its stats were reset."""
+    calls: dict[str, int] = {}
+    for name, entry in client.info("commandstats").items():
+        command = name.removeprefix("cmdstat_").partition("|")[0]
+        calls[command] = calls.get(command, 0) + entry["calls"]
+    return calls
+
+
+def test_a_flush_reads_the_answers_of_another_streams_send_in_flight(client):
+    """A stream's send leaves its answers unread until the next send: a flush of a buffer it
+    took reads them, and neither waits for the other nor loses or repeats text."""
+    watcher = quiet_watcher(client)
+    first, second = new_turn(client), new_turn(client)
+    mine, other = DeltaBuffer(first, held=watcher.text_held), held(second)
+    others = threads("text-publish")
+    with watcher.holding(mine), watcher.holding(other):
+        (sender,) = threads("text-publish") - others
+        wait_for_sleep(sender)  # the scripts loaded: a stream's thread may send
+        other.add("Hello")  # held, not sent: that stream's thread calls no watcher
+        mine.add("Hi")  # this stream's send takes both and leaves them in flight
+        assert (mine.taken, other.taken) == (1, 1)
+        other.add(" there")
+        other.flush()
+        assert (mine.pending, mine.taken, other.pending, other.taken) == ([], 0, [], 0)
+    assert texts(first) == [(events.TEXT_DELTA, "Hi")]
+    assert texts(second) == [(events.TEXT_DELTA, "Hello"), (events.TEXT_DELTA, " there")]
+
+
+def test_text_a_stream_could_not_send_while_redis_was_down_goes_with_its_flush(client):
+    """Regression (this branch, before it merged): a stream's send that found Redis down kept
+    the locks it took on the texts, so the turn's flush waited for good and a Redis restart
+    left the turn running."""
+    with socket.socket() as probe:  # a port nothing listens on: Redis, down
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # No retries: the text thread's load of the scripts fails at once and it goes idle.
+    down = redis.Redis(port=port, socket_connect_timeout=1, retry=Retry(NoBackoff(), 0))
+    watcher = TurnWatcher(down)
+    state = new_turn(client)  # the turn's own client, up again for the flush
+    buffer = DeltaBuffer(state, held=watcher.text_held)
+    others = threads("text-publish")
+    try:
+        with watcher.holding(buffer):
+            (sender,) = threads("text-publish") - others
+            wait_for_sleep(sender)  # its load of the scripts failed: streams may send
+            buffer.add("kept")
+            assert (buffer.pending, buffer.taken) == (["kept"], 0)
+            buffer.flush()
+    finally:
+        watcher.close()
+    assert texts(state) == [(events.TEXT_DELTA, "kept")]
