@@ -93,6 +93,7 @@ class TurnWatcher:
         self.text_seconds = text_seconds
         self.fallback_seconds = fallback_seconds
         self._signals: dict[str, set[Signal]] = {}
+        self._tripped: set[str] = set()  # watched turns seen cancelled
         self._held: dict[HeldText, None] = {}  # in the order registered: a turn's reasoning first
         self._lock = threading.Lock()
         self._wake = threading.Event()  # set by text_held only while the text thread is idle
@@ -110,13 +111,24 @@ class TurnWatcher:
 
     @contextmanager
     def watching(self, turn_id: str, signal: Signal) -> Iterator[Signal]:
-        """Trip ``signal`` if the turn is cancelled while the block runs."""
+        """Trip ``signal`` if the turn is cancelled while the block runs (at once if it was).
+
+        A turn watched already (a step's stream inside the step, a tool call's deadline inside
+        its call, two calls of a turn side by side) is not read again: since its first signal
+        came, its flag was read and every cancel message or fallback read trips all its
+        signals, the new one too; a cancel seen meanwhile trips it as it comes. A turn's first
+        signal reads every watched flag (``check_once``), as a cancel may have come before."""
         with self._lock:
+            watched = turn_id in self._signals
             self._signals.setdefault(turn_id, set()).add(signal)
+            tripped = turn_id in self._tripped
             self._thread = started(self._thread, self._listen, "cancel-watch")
             if self.beat is not None:
                 self._beater = started(self._beater, self._beat_forever, "turn-beat")
-        self.check_once()
+        if tripped:
+            signal.cancel()
+        elif not watched:
+            self.check_once()
         try:
             yield signal
         finally:
@@ -126,6 +138,7 @@ class TurnWatcher:
                     signals.discard(signal)
                     if not signals:
                         del self._signals[turn_id]
+                        self._tripped.discard(turn_id)
 
     @contextmanager
     def holding(self, held: HeldText) -> Iterator[None]:
@@ -253,6 +266,8 @@ class TurnWatcher:
         process does not run names none)."""
         with self._lock:
             signals = list(self._signals.get(turn_id, ()))
+            if signals:
+                self._tripped.add(turn_id)  # a signal added later is tripped as it comes
         for signal in signals:
             signal.cancel()
 

@@ -117,6 +117,33 @@ def test_a_cancel_raised_while_the_subscriber_was_cut_off_is_read_when_it_reconn
         watcher.close()
 
 
+def test_a_turn_watched_already_is_not_read_again_and_its_later_signal_knows_a_cancel(client):
+    """Issue 29: each step registered twice (for its beats, then for its stream), each time
+    reading every watched flag: a round trip a step that told the watcher nothing new. A
+    signal added to a turn watched already is not read for; one added after the turn's cancel
+    came is tripped as it is added."""
+    watcher = TurnWatcher(client, fallback_seconds=NEVER)
+    turn = TurnState(client, uuid.uuid4().hex)
+    try:
+        with watcher.watching(turn.turn_id, Signal()) as step:
+            subscribed(client, watcher)
+            client.config_resetstat()
+            with watcher.watching(turn.turn_id, Signal()) as stream:
+                assert not stream.cancelled
+            assert "mget" not in commands(client), commands(client)
+            turn.end(60, cancelled=True)  # the Stop, published
+            assert step.wait(WAIT), "the published cancel did not reach the turn"
+            with watcher.watching(turn.turn_id, Signal()) as later:
+                assert later.cancelled  # at once: no read, no message to wait for
+            assert "mget" not in commands(client), commands(client)
+        # Unwatched, the turn is read for again when it is next watched (its next step).
+        with watcher.watching(turn.turn_id, Signal()) as next_step:
+            assert next_step.cancelled  # its flag, read
+        assert commands(client)["mget"] == 1
+    finally:
+        watcher.close()
+
+
 def test_an_idle_watcher_sends_redis_nothing_between_fallback_reads(client):
     """Regression: the watcher read the flags every 100 ms, two wake-ups and a round trip each,
     most of a text turn's worker CPU outside its step."""
