@@ -21,6 +21,7 @@ import inspect
 import logging
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal, Protocol, TypeVar
 
 import marshmallow
@@ -185,7 +186,7 @@ class Tool:
         if not isinstance(raw, dict):
             raise ToolError(f"The input for {self.name} must be a JSON object.")
         try:
-            return self.input_schema().load(raw)
+            return input_loader(self.input_schema).load(raw)
         except marshmallow.ValidationError as exc:
             raise ToolError(
                 f"The input for {self.name} is not valid: {describe_errors(exc.messages)}"
@@ -198,6 +199,14 @@ class Tool:
         from tools.schema import cached_json_schema
 
         return cached_json_schema(self.input_schema)
+
+
+@lru_cache(maxsize=256)
+def input_loader(schema: SchemaClass) -> marshmallow.Schema:
+    """Return the one instance of an input schema that loads every call's input (a schema's
+    ``load`` keeps nothing between calls; building ``web_fetch``'s cost three times its load).
+    A plugin loaded again brings new classes, and so new instances."""
+    return schema()
 
 
 def describe_errors(messages: Any, prefix: str = "") -> str:

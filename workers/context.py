@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from flask import current_app
 
 from core.extensions import get_redis
@@ -10,8 +13,8 @@ from core.plugin_host import find_kept_settings
 from core.quotas import UserQuotas
 from core.turn.replies import cited_urls
 from core.turn.sources import Sources
-from core.turn.state import turn_state
-from tools.api import Signal, ToolContext
+from core.turn.state import TurnState, turn_state
+from tools.api import Citation, Signal, ToolContext
 from tools.citations import CitationList
 from tools.net import make_session
 from tools.rates import RedisRates
@@ -33,18 +36,33 @@ def make_trial_context(user_id: str, roles: list[str], seconds: float) -> ToolCo
     )
 
 
+class CallSources:
+    """The reply's sources as a tool call's ``ok`` result cites into them: read (``Sources``,
+    the turn's cited URLs) only when that result cites, after the call has run; a call that
+    failed, timed out or cited nothing reads nothing."""
+
+    def __init__(self, turn: Turn, state: TurnState) -> None:
+        self.turn = turn
+        self.state = state
+
+    def claim_all(self, citations: Iterable[Citation]) -> list[dict[str, Any]]:
+        """Return ``Sources.claim_all(citations)`` of the turn's sources as they are now."""
+        sources = Sources(self.state, cited_urls(self.turn.id, self.turn))
+        return sources.claim_all(citations)
+
+
 def make_tool_context(
     turn: Turn, call: ToolCall, offered: Offered, signal: Signal
-) -> tuple[ToolContext, Sources, CitationList]:
+) -> tuple[ToolContext, CallSources, CitationList]:
     """Return the context of a tool call, the reply's sources and the list ``ctx.cite``
     collects into.
 
     The citations are only collected here: they reach the reply with the call's ``ok`` result
-    (``Sources.claim_all``), never from a call that failed or timed out.
+    (``CallSources.claim_all``), never from a call that failed or timed out.
     """
     state = turn_state(turn.id)
-    sources = Sources(state, cited_urls(turn.id, turn))
-    citations = sources.collector()
+    sources = CallSources(turn, state)
+    citations = CitationList()
     user = owner_id(turn)
     plugin = offered.plugin  # a tool source's tools have no plugin settings
     ctx = ToolContext(

@@ -1,8 +1,9 @@
-"""Per-process parts of a worker: the cancel watcher with its heartbeats, provider clients, and
-the parser processes started when the worker is ready."""
+"""Per-process parts of a worker: the cancel watcher with its heartbeats, provider clients, the
+parser processes started when the worker is ready, and what it has loaded by then frozen."""
 
 from __future__ import annotations
 
+import gc
 import threading
 
 from celery.signals import worker_ready
@@ -74,3 +75,16 @@ def start_parsers(**_kwargs) -> None:
 
     with get_flask_app().app_context():
         get_parsers().warm()
+
+
+@worker_ready.connect
+def freeze_loaded(**_kwargs) -> None:
+    """Leave what the worker has loaded once ready (its modules, the Flask and Celery apps,
+    SQLAlchemy's mappers, the plugins' schemas) out of the cycle collector's walks: every full
+    collection of a turn walked them all, and they live as long as the process. The
+    collection first frees the start-up's garbage, which would otherwise stay for good."""
+    from workers.celery_app import get_flask_app
+
+    get_flask_app()
+    gc.collect()
+    gc.freeze()

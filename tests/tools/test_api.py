@@ -54,6 +54,47 @@ def test_invalid_tool_input_is_a_tool_error_naming_the_field():
         make_tool().validate_input(["cats"])
 
 
+def counted_schema() -> tuple[type[Schema], list[int]]:
+    """Return a new input schema class (as a plugin loaded again brings) and the list its
+    instances are counted into as they are built."""
+    built: list[int] = []
+
+    class CountedInput(QueryInput):
+        def __init__(self, *args, **kwargs):
+            built.append(1)
+            super().__init__(*args, **kwargs)
+
+    return CountedInput, built
+
+
+def test_an_input_schema_is_built_once_for_every_validation_of_its_class():
+    """Issue 29: each validation built its schema again (three times its load's CPU)."""
+    schema, built = counted_schema()
+    tool = make_tool(input_schema=schema)
+    for query in ("cats", "dogs", "owls"):
+        assert tool.validate_input({"query": query}) == {"query": query, "limit": 5}
+    for bad in ({"query": "", "limit": 0}, {"query": "cats", "limit": 0}):
+        with pytest.raises(ToolError) as caught:
+            tool.validate_input(bad)
+        with pytest.raises(ToolError) as plain:
+            make_tool().validate_input(bad)
+        assert caught.value.message == plain.value.message  # each call's errors, its own
+    assert len(built) == 1
+
+
+def test_a_plugin_loaded_again_validates_with_its_new_schema_class():
+    first, first_built = counted_schema()
+    again, again_built = counted_schema()
+
+    class Stricter(again):
+        query = fields.String(required=True, validate=validate.Length(min=1, max=3))
+
+    assert make_tool(input_schema=first).validate_input({"query": "cats"})["query"] == "cats"
+    with pytest.raises(ToolError, match="query"):
+        make_tool(input_schema=Stricter).validate_input({"query": "cats"})
+    assert (len(first_built), len(again_built)) == (1, 1)
+
+
 def test_json_schema_sent_to_the_model_is_derived_from_the_input_schema():
     assert make_tool().json_schema() == {
         "type": "object",
