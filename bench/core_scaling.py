@@ -12,7 +12,7 @@ outside), with two additions:
   processes and other sessions' backends are left alone). DIR's ``bench.load`` reads the
   affinity as a deployment on that many cores would (a worker process per CPU where it does).
 - ``--gil SECONDS``: ``--gil-after`` seconds into the window, ``py-spy record --gil
-  --nonblocking`` samples each web and worker process (and the clients' one process) at
+  --nonblocking`` samples each web and worker process (and each client process) at
   ``--rate`` Hz for SECONDS. A sample counts when one of the process's threads holds its GIL;
   the share of the GIL held is those samples ÷ (rate × seconds). One process runs Python on
   one core at a time, so the run's turns a minute ÷ a process's share is the rate at which

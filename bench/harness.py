@@ -111,12 +111,14 @@ class Stack:
         web_threads: int = 128,
         web_worker_class: str = "gthread",
         worker_threads: Sequence[int] | None = None,
+        web_processes: int = 2,
     ) -> None:
         self.database = database
         # Each worker process's threads; by default ``processes`` of ``concurrency`` each.
         self.worker_threads = list(worker_threads or [concurrency] * processes)
         self.web_worker_class = web_worker_class
         self.web_threads = web_threads
+        self.web_processes = web_processes  # gunicorn's, as ./run's --workers 2
         self.concurrency = concurrency
         self.processes = processes
         self.web_kind = web
@@ -154,8 +156,8 @@ class Stack:
             self.extra_workers.append(extra.start(timeout=60))
         if self.web_kind == "gunicorn":
             self.web = GunicornServer(
-                self.app, self.directory, threads=self.web_threads,
-                worker_class=self.web_worker_class,
+                self.app, self.directory, workers=self.web_processes,
+                threads=self.web_threads, worker_class=self.web_worker_class,
             ).start()  # fmt: skip
         else:
             self.web = LiveServer(self.app).start()

@@ -3,7 +3,7 @@
 Run from the project root:
 ``.venv/bin/python -m bench.load [--users 10 100 500] [--minutes 1] [--think 1]
 [--database postgres|sqlite] [--worker-threads N] [--worker-processes N]
-[--setting NAME=VALUE ...]``.
+[--client-processes N] [--web-processes N] [--setting NAME=VALUE ...]``.
 
 ``--worker-threads`` (fewer threads than users) and ``--setting`` (e.g. a short
 ``TURN_STALE_SECONDS``) make a queue build with fewer users, as 500 users do with the defaults.
@@ -12,7 +12,8 @@ For each N, a fresh stack (bench/harness.py): a private Redis, a database, Celer
 processes as ./run starts them (``--worker-processes``, default one per CPU this process may use;
 ``--worker-processes 1`` is the single process ./run started before; threads pool, a thread for
 every user in all, shared among the processes), and gunicorn as ./run serves it (2 processes of
-``webapp.stream_worker.StreamingWorker`` with 64 threads each, the event streams followed
+``webapp.stream_worker.StreamingWorker`` with 64 threads each, ``--web-processes`` for more, as
+a deployment with more cores would run; the event streams followed
 without a thread each; ``--web-worker-class gthread`` serves as ./run did before issue 29, with
 threads enough for every user's open event stream and its requests), with metrics on (a
 multiprocess folder and a token, as an operator would run it). N users, each with an account and
@@ -28,7 +29,12 @@ stream ended, less the model's scripted answer time), p50 and p95; how long POST
 errors by kind; the resident memory of the web processes and of the workers (with their parser
 processes), idle and at their peak; the turns /metrics counted, as a cross-check; the tasks the
 worker took, by name, and what the reaper did (its sends again among them). The
-clients run in this process and share the machine's cores with everything they measure.
+clients run in this process (a thread a user) and share the machine's cores with everything
+they measure. ``--client-processes N`` spreads the users evenly over N processes
+(bench/load_users.py), the clients' CPU being all of theirs: the default stays 1, as every round
+so far was measured on 2 cores, where a second client process only takes a share of a core
+from Lookout; on a machine with more cores one process's GIL binds the run at about 1,600-1,900
+turns a minute (the eighth round), so give it a process for every 250 users or so.
 
 For the CPU of every part (PostgreSQL's backends, Redis, each worker process and its parser
 processes, the model and page servers, the clients) a turn, and for another commit's stack
@@ -41,7 +47,6 @@ import argparse
 import gzip
 import json
 import os
-import random
 import shutil
 import sys
 import tempfile
@@ -63,11 +68,12 @@ from bench.harness import (
     summary,
     table,
 )
+from bench.load_users import one_turn, run_users
 from core import broker
 from core.config import usable_cpus, worker_threads
 from core.extensions import db
 from core.models import ApiToken, User
-from tests.support.chat import ChatClient, parse_sse
+from tests.support.chat import ChatClient
 from tests.support.processes import free_port, start_process, stop_process, wait_for_port
 from webapp import queue
 
@@ -78,7 +84,7 @@ WEB_WORKER_CLASSES = {
     "gthread": "gthread",
 }
 STREAMING_THREADS = 64  # ./run's --threads
-WEB_PROCESSES = 2
+WEB_PROCESSES = 2  # ./run's --workers
 # The tasks of a turn: here two steps and a web_fetch call, three in all.
 TURN_TASKS = (broker.RUN_TURN_STEP, broker.RUN_TOOL_CALL)
 
@@ -140,65 +146,6 @@ def make_users(stack: Stack, count: int) -> list[ChatClient]:
             clients.append(ChatClient(stack.web.url, token))
         db.session.commit()
     return clients
-
-
-def one_turn(chat: ChatClient, model: str, answer_seconds: float, out: list[dict]) -> None:
-    """Start a turn in a new conversation, read its stream to the end, record what happened."""
-    sent = time.perf_counter()
-    try:
-        conversation = chat.new_conversation()
-        posted = time.perf_counter()
-        started = chat.start(conversation, "Read the page and sum it up.", model)
-        answered = time.perf_counter()
-        response = chat.call(
-            "GET", f"/api/turns/{started['turn']['id']}/events", stream=True, timeout=120
-        )
-        if response.status_code != 200:
-            out.append({"error": f"events answered {response.status_code}"})
-            return
-        events = list(parse_sse(response.iter_lines(decode_unicode=True)))
-        ended = time.perf_counter()
-    except (AssertionError, requests.RequestException) as exc:
-        out.append({"error": describe(exc)})
-        return
-    end = events[-1].name if events else "no events"
-    if end != "turn.completed":
-        why = str(events[-1].data.get("error") or "")[:100] if events else ""
-        out.append({"error": f"ended with {end}: {why}".rstrip(": ")})
-        return
-    out.append(
-        {
-            "sent": sent,
-            "ended": ended,
-            "added_ms": (ended - posted - answer_seconds) * 1000,
-            "post_ms": (answered - posted) * 1000,
-        }
-    )
-
-
-def describe(exc: Exception) -> str:
-    """Return a short kind of error: the status a request got, or the exception's type."""
-    text = str(exc)
-    if isinstance(exc, AssertionError):
-        return text.split("\n")[0][:120]
-    return type(exc).__name__
-
-
-def user_loop(
-    chat: ChatClient,
-    model: str,
-    start_at: float,
-    stop_at: float,
-    think: float,
-    answer_seconds: float,
-    out: list[dict],
-) -> None:
-    """Be one user: wait for the ramp, then chat until ``stop_at``, pausing between turns."""
-    time.sleep(max(0.0, start_at - time.perf_counter()))
-    jitter = random.Random(id(chat))
-    while time.perf_counter() < stop_at:
-        one_turn(chat, model, answer_seconds, out)
-        time.sleep(think * jitter.uniform(0.5, 1.5))
 
 
 def cpu_seconds(stack: Stack, fake: FakeModelProcess, pages: PageServer) -> dict[str, float]:
@@ -272,9 +219,11 @@ def make_stack(
     web_threads: int = STREAMING_THREADS,
     web_worker_class: str = WEB_WORKER_CLASSES["streaming"],
     settings: dict | None = None,
+    web_processes: int = WEB_PROCESSES,
 ) -> Stack:
     """Return the stack a round runs on (not started): worker processes of ``split`` threads,
-    gunicorn, metrics on in ``directory``, the web_fetch plugin, ``settings`` on top."""
+    gunicorn's ``web_processes``, metrics on in ``directory``, the web_fetch plugin,
+    ``settings`` on top."""
     return Stack(
         database=database,
         worker_threads=split,
@@ -288,13 +237,14 @@ def make_stack(
         web="gunicorn",
         web_threads=web_threads,
         web_worker_class=web_worker_class,
+        web_processes=web_processes,
     )
 
 
 def run_once(users: int, args: argparse.Namespace) -> dict:
     """Run one round with ``users`` users and return its figures."""
     if args.web_worker_class == "gthread":
-        threads_per_web = -(-users // WEB_PROCESSES) + 32  # every open stream, plus the POSTs
+        threads_per_web = -(-users // args.web_processes) + 32  # every open stream, plus the POSTs
     else:
         threads_per_web = STREAMING_THREADS  # streams hold no thread: as ./run serves it
     directory = Path(tempfile.mkdtemp(prefix="lookout-load-"))
@@ -306,6 +256,7 @@ def run_once(users: int, args: argparse.Namespace) -> dict:
         web_threads=threads_per_web,
         web_worker_class=WEB_WORKER_CLASSES[args.web_worker_class],
         settings=parsed_settings(args.setting),
+        web_processes=args.web_processes,
     )
     with stack, PageServer(directory) as pages:
         model_args = (
@@ -323,30 +274,21 @@ def run_once(users: int, args: argparse.Namespace) -> dict:
             cpu_before = cpu_seconds(stack, fake, pages)
             load_before = os.getloadavg()[0]
             began = time.perf_counter()
-            stop_at = began + args.ramp + args.minutes * 60
-            results: list[list[dict]] = [[] for _ in clients]
-            threads = [
-                threading.Thread(
-                    target=user_loop,
-                    args=(
-                        chat,
-                        model,
-                        began + args.ramp * i / users,
-                        stop_at,
-                        args.think,
-                        args.answer_seconds,
-                        out,
-                    ),  # fmt: skip
-                    daemon=True,
-                )
-                for i, (chat, out) in enumerate(zip(clients, results, strict=True))
-            ]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join(args.minutes * 60 + args.ramp + 300)
+            start = time.monotonic()
+            job = {
+                "users": [
+                    [chat.base_url, chat.token, start + args.ramp * i / users]
+                    for i, chat in enumerate(clients)
+                ],
+                "model": model,
+                "stop_at": start + args.ramp + args.minutes * 60,
+                "think": args.think,
+                "answer_seconds": args.answer_seconds,
+            }
+            results, clients_cpu = run_users(job, args.client_processes)
             wall = time.perf_counter() - began
             cpu_after = cpu_seconds(stack, fake, pages)
+            cpu_after["users"] += clients_cpu
             load_after = os.getloadavg()[0]
             sampler.stopping.set()
             sampler.join()
@@ -405,13 +347,14 @@ def report(rounds: list[dict], args: argparse.Namespace) -> str:
     lines = [
         f"Load: each user chats for {args.minutes:g} min after a {args.ramp:g} s ramp, pausing "
         f"~{args.think:g} s between turns; a turn is a web_fetch of a loopback page and an "
-        f"answer streamed over {args.answer_seconds:g} s; database {args.database}; "
-        f"worker processes of the threads pool, {threads} in all ("
+        f"answer streamed over {args.answer_seconds:g} s; the users in "
+        f"{args.client_processes} client process{'es' if args.client_processes > 1 else ''}; "
+        f"database {args.database}; worker processes of the threads pool, {threads} in all ("
         + ", ".join(
             f"{'+'.join(map(str, r['worker_threads']))} for {r['users']} users" for r in rounds
         )
         + "), gunicorn "
-        f"{WEB_PROCESSES} {args.web_worker_class} processes with "
+        f"{args.web_processes} {args.web_worker_class} processes with "
         + ", ".join(f"{r['web_threads']} threads each for {r['users']} users" for r in rounds)
         + f"{settings}; {machine()}",
         "",
@@ -467,6 +410,20 @@ def main() -> None:
         choices=sorted(WEB_WORKER_CLASSES),
         default="streaming",
         help="gunicorn's worker class: ./run's (streaming) or a thread per stream (gthread)",
+    )
+    parser.add_argument(
+        "--client-processes",
+        type=int,
+        default=1,
+        help="processes the users are spread over evenly (default 1: every user a thread of "
+        "this process); on more cores one process's GIL binds the run near 1,600-1,900 turns "
+        "a minute",
+    )
+    parser.add_argument(
+        "--web-processes",
+        type=int,
+        default=WEB_PROCESSES,
+        help=f"gunicorn's processes (default {WEB_PROCESSES}, as ./run serves it)",
     )
     parser.add_argument(
         "--setting", action="append", default=[], metavar="NAME=VALUE", help="a Lookout setting"

@@ -11,9 +11,11 @@ redis-server, gunicorn, each worker process with its parser processes, the fake 
 server) and of the PostgreSQL backends whose client is one of those processes (the client's TCP
 port in the backend's title, its socket among the process's files). A process that lives less
 than ``--interval`` is missed; the context switches of every thread are read at the window's
-two ends (threads that ended inside it are missed). The measured
-window is the one ``bench.load`` measures: from the moment its user threads start to the moment
-they have all ended (read from the client's thread count). At the window's two ends it also
+two ends (threads that ended inside it are missed, and so are the switches of client processes
+that ended inside it). The measured window is the one ``bench.load`` measures: from the moment
+its user threads start to the moment they have all ended (read from the thread count of the
+client processes: ``bench.load`` and the ``bench.load_users`` processes its
+``--client-processes`` starts, all counted as the clients). At the window's two ends it also
 reads the private Redis's ``INFO commandstats`` and the run's database's ``pg_stat_database``
 row. The figures are divided by the turns the run completed (from its report).
 
@@ -59,6 +61,8 @@ def part_of(cmdline: list[str], ancestors: list[str]) -> str:
     for part in ancestors:
         if part.startswith("worker"):
             return f"parsers of {part}"
+    if "bench.load_users" in text:
+        return "client"
     if "redis-server" in text:
         return "redis"
     if "gunicorn" in text or "web" in ancestors:
@@ -214,12 +218,22 @@ class Watcher(threading.Thread):
 
     def run(self) -> None:
         while not self.stopping.wait(self.interval):
-            try:
-                threads = self.root.num_threads()
-            except psutil.NoSuchProcess:
+            if not self.root.is_running():
                 break
             self.sample()
-            self.watch_window(threads)
+            self.watch_window(self.client_threads())
+
+    def client_threads(self) -> int:
+        """Return the threads of the run's client processes (``bench.load`` and any
+        ``--client-processes`` it started), as last sampled."""
+        threads = 0
+        for seen in self.account.seen.values():
+            if seen.part == "client" and seen.process.pid in self.parts:
+                try:
+                    threads += seen.process.num_threads()
+                except psutil.NoSuchProcess:
+                    continue
+        return threads
 
     def watch_window(self, threads: int) -> None:
         """Open the window when the user threads start; close it when they have all ended."""

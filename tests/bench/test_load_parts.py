@@ -2,9 +2,15 @@
 
 import os
 import socket
+import subprocess
+import sys
 import threading
 
+import psutil
+
 from bench.load_parts import (
+    Account,
+    Watcher,
     backend_client_port,
     completed_turns,
     context_switches,
@@ -93,3 +99,35 @@ def test_context_switches_count_every_thread_of_the_process():
     finally:
         hold.set()
         waiter.join()
+
+
+def test_the_load_s_client_processes_are_all_the_clients():
+    client = ["/x/python", "-m", "bench.load_users"]
+    assert part_of(client, ["client"]) == "client"
+
+
+def test_the_window_opens_on_the_threads_of_every_client_process():
+    """The users spread over two client processes open the window: the threads counted are
+    all the clients', not the first process's alone."""
+    code = "import threading, time; [threading.Thread(target=time.sleep, args=(30,)).start() "
+    code += "for _ in range(3)]; print(flush=True); time.sleep(30)"
+    clients = [
+        subprocess.Popen([sys.executable, "-c", code, "bench.load_users"], stdout=subprocess.PIPE)
+        for _ in range(2)
+    ]
+    try:
+        for client in clients:
+            client.stdout.readline()  # its threads have started
+        root = psutil.Process()
+        account = Account(users=root.num_threads() + 8)
+        watcher = Watcher(root, account, 0.1)
+        watcher.sample()
+        assert watcher.client_threads() == root.num_threads() + 8
+        watcher.watch_window(watcher.client_threads())
+        assert account.started is not None
+        assert sum(seen.part == "client" for seen in account.seen.values()) == 3
+    finally:
+        for client in clients:
+            client.kill()
+            client.wait()
+            client.stdout.close()
