@@ -4,6 +4,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -57,7 +58,12 @@ def test_py_spy_s_gil_samples_count_the_time_a_thread_holds_the_gil(body, low, h
 
 def test_a_process_s_threads_time_on_a_core_and_in_the_run_queue_are_read():
     ran, waited = run_queue_ns(os.getpid())
-    sum(range(200_000))
+    spun = time.thread_time() + 0.05
+    while time.thread_time() < spun:  # 50 ms on a core, however busy the machine
+        sum(range(10_000))
+    # The kernel adds a running thread's time at a tick or a switch: a sleep is a switch (the
+    # sum alone, some 3 ms, read the same run time before and after in a full run).
+    time.sleep(0.01)
     ran_after, waited_after = run_queue_ns(os.getpid())
     assert ran_after > ran and waited_after >= waited
     assert run_queue_ns(2**22 + 1) == (0, 0)  # a process that is not there
