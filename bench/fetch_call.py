@@ -2,7 +2,7 @@
 costs beyond the page's extraction.
 
 Run from the project root: ``.venv/bin/python -m bench.fetch_call [--calls 40] [--rounds 4]
-[--page PAGE.html.gz] [--guarded] [--profile 40]``.
+[--page PAGE.html.gz] [--guarded] [--profile 40] [--trips]``.
 
 A private Redis, a migrated SQLite database, the page served on 127.0.0.1 and a fake model in a
 process of its own that asks for ``web_fetch`` of it. Each turn is stored as the web stores it
@@ -11,7 +11,9 @@ published to a queue nobody reads); what is measured is the call's task alone
 (``run_tool_call.apply``, the next step left out): this process's CPU and the parser
 processes' (their CPU clocks), beside ``extract`` of the same page in this process. Per call:
 database statements and commits, Redis commands (``INFO commandstats``, the watcher's reads
-included), threads started, Celery publishes, and (over one more round) the objects left that
+included) and round trips (each send on a connection: a lone command, a script's run, a whole
+pipeline; with ``--trips`` one call's, each with the line of Lookout's code that sent it),
+threads started, Celery publishes, and (over one more round) the objects left that
 only the cycle collector frees. ``--guarded`` fetches through the guarded session (127.0.0.1
 taken for a public address in this process), as a worker does when private networks are not
 allowed; without it, a plain session, as ``bench.turn_cpu``'s stack. With ``--profile``,
@@ -30,6 +32,7 @@ import io
 import json
 import pstats
 import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -90,6 +93,59 @@ def run_calls(turns: list[tuple[str, str]]) -> None:
             toolcalls.run_tool_call.apply(args=(turn_id, call_id))
     finally:
         toolcalls.run_next_step = here
+
+
+class RoundTrips:
+    """Sends on this process's Redis connections: each is one round trip (a command, a
+    script's run, or a pipeline's commands together), named by its first command and the line
+    of Lookout's code that made it."""
+
+    def __init__(self) -> None:
+        import redis.connection
+
+        self.sent = 0
+        self.trace: list[str] | None = None
+        send = redis.connection.AbstractConnection.send_packed_command
+
+        def counted(connection, command, check_health=True):  # noqa: ANN001, ANN202
+            self.sent += 1
+            if self.trace is not None:
+                self.trace.append(f"{first_command(command)} {caller()}")
+            return send(connection, command, check_health)
+
+        redis.connection.AbstractConnection.send_packed_command = counted
+
+    def traced(self, turns: list[tuple[str, str]]) -> list[str]:
+        """Return the round trips of ``run_calls(turns)``, one line each."""
+        self.trace = []
+        try:
+            run_calls(turns)
+            return self.trace
+        finally:
+            self.trace = None
+
+
+def first_command(packed: bytes | str | list) -> str:
+    """Return the first command's name in a packed send (RESP: ``*N $len NAME ...``)."""
+    data = packed if isinstance(packed, bytes | str) else b"".join(packed)
+    if isinstance(data, str):
+        data = data.encode()
+    parts = data.split(b"\r\n", 3)
+    return parts[2].decode(errors="replace").upper() if len(parts) > 2 else "?"
+
+
+def caller() -> str:
+    """Return the two innermost frames of Lookout's own code (not redis-py's, this bench's or
+    a Lua script's runner), and the thread."""
+    root = str(Path(__file__).resolve().parents[1])
+    frame, found = sys._getframe(2), []
+    while frame is not None and len(found) < 2:
+        name, function = frame.f_code.co_filename, frame.f_code.co_name
+        ours = name.startswith(root) and "/.venv/" not in name
+        if ours and not name.endswith("fetch_call.py") and function != "__call__":
+            found.append(f"{Path(name).relative_to(root)}:{frame.f_lineno} {function}")
+        frame = frame.f_back
+    return f"{' < '.join(found) or '?'} ({threading.current_thread().name})"
 
 
 class Threads:
@@ -183,6 +239,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--page", type=Path, default=PAGE)
     parser.add_argument("--profile", type=int, default=0, help="cProfile's top N entries")
     parser.add_argument("--profile-tool", action="store_true", help="profile the tool's thread")
+    parser.add_argument("--trips", action="store_true", help="list one call's round trips")
     parser.add_argument(
         "--guarded", action="store_true",
         help="fetch through the guarded session (127.0.0.1 taken for public), as a worker does "
@@ -205,9 +262,9 @@ def main(argv: list[str] | None = None) -> None:
                 # warm: imports, plugins, the parser processes
                 run_calls(called_turns(owner, 3, "web_fetch"))
                 counts, publishes, threads = Counts(db.engine), Publishes(), Threads()
-                figures: dict[str, float] = dict.fromkeys(
-                    ("statements", "commits", "commands", "publishes", "threads"), 0.0
-                )
+                trips = RoundTrips()
+                names = ("statements", "commits", "commands", "round trips", "publishes", "threads")
+                figures: dict[str, float] = dict.fromkeys(names, 0.0)
                 by_name: dict[str, int] = {}
                 by_thread: dict[str, float] = {}
                 cpu, parsers = [], []
@@ -215,6 +272,7 @@ def main(argv: list[str] | None = None) -> None:
                     turns = called_turns(owner, args.calls, "web_fetch")
                     before = (counts.statements, counts.commits, len(publishes.names))
                     threads_before, commands = threads.started, redis_calls()
+                    sent = trips.sent
                     started, parsers_before = time.process_time(), parsers_cpu()
                     live = live_threads_cpu()
                     run_calls(turns)
@@ -229,6 +287,8 @@ def main(argv: list[str] | None = None) -> None:
                     )
                     cpu.append((time.process_time() - started) * 1000 / args.calls)
                     parsers.append((parsers_cpu() - parsers_before) * 1000 / args.calls)
+                    # the INFO of ``redis_calls`` is one round trip of the bench's own
+                    figures["round trips"] += trips.sent - sent - 1
                     after = redis_calls()
                     figures["statements"] += counts.statements - before[0]
                     figures["commits"] += counts.commits - before[1]
@@ -243,6 +303,7 @@ def main(argv: list[str] | None = None) -> None:
                 ok = db.session.scalar(
                     db.select(db.func.count()).select_from(ToolCall).filter_by(outcome="ok")
                 )
+                trace = trips.traced(called_turns(owner, 1, "web_fetch")) if args.trips else []
                 profile = ""
                 if args.profile:
                     turns = called_turns(owner, args.calls, "web_fetch")
@@ -266,7 +327,11 @@ def main(argv: list[str] | None = None) -> None:
     print("worker CPU ms by thread: " + ", ".join(
         f"{name} {value * 1000 / n:.2f}" for name, value in busy if value * 1000 / n >= 0.01
     ))  # fmt: skip
-    print(f"calls ok: {ok} (of {n + 3 + args.calls + (args.calls if args.profile else 0)})")
+    extra = args.calls if args.profile else 0
+    print(f"calls ok: {ok} (of {n + 3 + args.calls + extra + (1 if args.trips else 0)})")
+    if trace:
+        print(f"\none call's {len(trace)} round trips:")
+        print("\n".join(f"  {line}" for line in trace))
     if profile:
         print(f"\n{profile}")
 

@@ -86,11 +86,10 @@ def tool_finished(
     state.publish(TOOL_FINISHED, data)
 
 
-def source_added(state: TurnState, url: str, title: str | None) -> dict[str, Any]:
-    """Publish a source the reply cites; return it as published (``{url, title}``)."""
-    source = {"url": url, "title": title}
-    state.publish(SOURCE_ADDED, source)
-    return source
+def source_data(url: str, title: str | None) -> dict[str, Any]:
+    """Return the data of ``SOURCE_ADDED`` for a source the reply cites, which
+    ``TurnState.cite`` publishes as it claims the URL (``core.turn.sources``)."""
+    return {"url": url, "title": title}
 
 
 def turn_ended(state: TurnState, status: str, error: str | None = None) -> None:

@@ -100,6 +100,25 @@ end
 """
 
 
+# KEYS: the cited set, the event stream, the ended marker; ARGV: the safety TTL, the event,
+# then each URL and its event's data. Claims each URL and appends its event when the claim is
+# new, in order; answers false once the turn has ended, else a 1 or 0 for each URL. One round
+# trip where the turn's end check, each claim and each event were one each.
+_CITE = LuaScript("""
+if redis.call('exists', KEYS[3]) == 1 then return false end
+local claimed = {}
+for i = 3, #ARGV, 2 do
+  local added = redis.call('sadd', KEYS[1], ARGV[i])
+  if added == 1 then
+    redis.call('xadd', KEYS[2], '*', 'event', ARGV[2], 'data', ARGV[i + 1])
+  end
+  claimed[#claimed + 1] = added
+end
+for i = 1, 2 do
+  if redis.call('ttl', KEYS[i]) == -1 then redis.call('expire', KEYS[i], ARGV[1]) end
+end
+return claimed
+""")
 # A published task's marker and id in one round trip (they were a script call each).
 _QUEUE = LuaScript(queue_lua(1, 1) + "return 1\n")
 # KEYS: the cache hash, the ended marker; ARGV: field, value, safety TTL.
@@ -252,10 +271,16 @@ class TurnState:
                 return found[::-1]
             upper = "(" + entries[-1][0].decode()
 
-    def claim_citation(self, url: str) -> bool:
-        """Record that the reply cites ``url``; False when a parallel call already did, or
-        when the turn has ended."""
-        return self.add_unless_ended("cited", url)
+    def cite(self, event: str, sources: list[tuple[str, dict[str, Any]]]) -> list[bool] | None:
+        """Record that the reply cites each URL of ``sources`` (a URL and its event's data)
+        and publish ``event`` for each one no parallel call cited first, in one round trip;
+        return whether each was new, or None once the turn has ended (nothing recorded)."""
+        keys = [key(self.turn_id, "cited"), key(self.turn_id, "events"), key(self.turn_id, "ended")]
+        args: list[Any] = [SAFETY_TTL_SECONDS, event]
+        for url, data in sources:
+            args += [url, json.dumps(data, ensure_ascii=False)]
+        claimed = _CITE(self.client, keys, args)
+        return None if claimed is None else [bool(new) for new in claimed]
 
     def remember_task(self, task_id: str) -> None:
         """Record a queued task of the turn, so a cancel can revoke it; nothing once the turn

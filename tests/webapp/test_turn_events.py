@@ -116,7 +116,10 @@ def test_reasoning_is_published_apart_from_the_text(state):
     ]
 
 
-def test_a_source_is_published_as_it_is_returned(state):
-    source = events.source_added(state, "https://a.example/", "A")
-    assert source == {"url": "https://a.example/", "title": "A"}
+def test_a_source_is_published_as_it_is_claimed(state):
+    claimed = state.cite(
+        events.SOURCE_ADDED, [("https://a.example/", events.source_data("https://a.example/", "A"))]
+    )
+    assert claimed == [True]
+    source = {"url": "https://a.example/", "title": "A"}
     assert [(name, data) for _, name, data in state.read()] == [("source.added", source)]

@@ -12,6 +12,7 @@ from core.turn.parts import source_part, source_urls, text_part
 from core.turn.sources import Sources
 from core.turn.state import TurnState
 from tools.api import Citation
+from tools.citations import CitationList
 
 
 @pytest.fixture
@@ -36,7 +37,7 @@ def test_a_reply_cites_each_url_once_whichever_path_brings_it(state):
     # the same Redis set: what the model cited meanwhile is not cited twice. The call keeps
     # all it cited, with the snippets, for its citations to be checked against.
     call = Sources(state, source_urls(reply))
-    collected = call.collector()
+    collected = CitationList()  # as ``workers.context`` collects a call's ``ctx.cite``
     collected.cite("https://b.example/", "B from a page")
     collected.cite("https://c.example/", "C", "  C's   snippet ")
     assert call.claim_all(collected.citations) == [
@@ -53,3 +54,24 @@ def test_nothing_is_cited_once_the_turn_has_ended(state):
     assert sources.claim("https://late.example/", "Late") is None
     assert sources.claim_all([Citation(url="https://late.example/", title=None)]) == []
     assert published(state) == []
+
+
+def test_a_calls_citations_are_claimed_and_published_in_one_round_trip(state):
+    """Issue 29: the turn's end check, each citation's claim and each ``source.added`` were a
+    round trip each (five for a call citing two new URLs)."""
+    # Another turn's claim gives the server the script (a new server needs it loaded first).
+    Sources(TurnState(state.client, f"other-{state.turn_id}")).claim_all([])
+    sent: list[str] = []
+    execute = state.client.execute_command
+
+    def counted(*args, **kwargs):
+        sent.append(args[0])
+        return execute(*args, **kwargs)
+
+    state.client.execute_command = counted
+    call = Sources(state, ["https://a.example/"])
+    cited = [Citation(f"https://{name}.example/", name.upper()) for name in ("a", "b", "c")]
+    assert [c["url"] for c in call.claim_all(cited)] == [c.url for c in cited]
+    assert sent == ["EVALSHA"]
+    assert published(state) == ["https://b.example/", "https://c.example/"]
+    assert state.client.ttl(f"lookout:turn:{state.turn_id}:cited") > 0

@@ -46,10 +46,14 @@ def test_a_turn_cache_write_after_the_turn_ended_is_dropped(state):
 
 
 def test_a_citation_claimed_after_the_turn_ended_is_refused(state):
-    assert state.claim_citation("https://a.example/")
-    assert not state.claim_citation("https://a.example/")
+    def cite(url):
+        return state.cite("source.added", [(url, {"url": url, "title": None})])
+
+    assert cite("https://a.example/") == [True]
+    assert cite("https://a.example/") == [False]
+    assert [data["url"] for _, _, data in state.read()] == ["https://a.example/"]
     state.end(stream_ttl_seconds=600)
-    assert not state.claim_citation("https://b.example/")
+    assert cite("https://b.example/") is None
     assert not state.exists("cited")
 
 
