@@ -287,8 +287,7 @@ def main(argv: list[str] | None = None) -> None:
                     )
                     cpu.append((time.process_time() - started) * 1000 / args.calls)
                     parsers.append((parsers_cpu() - parsers_before) * 1000 / args.calls)
-                    # the INFO of ``redis_calls`` is one round trip of the bench's own
-                    figures["round trips"] += trips.sent - sent - 1
+                    figures["round trips"] += trips.sent - sent
                     after = redis_calls()
                     figures["statements"] += counts.statements - before[0]
                     figures["commits"] += counts.commits - before[1]
@@ -327,8 +326,7 @@ def main(argv: list[str] | None = None) -> None:
     print("worker CPU ms by thread: " + ", ".join(
         f"{name} {value * 1000 / n:.2f}" for name, value in busy if value * 1000 / n >= 0.01
     ))  # fmt: skip
-    extra = args.calls if args.profile else 0
-    print(f"calls ok: {ok} (of {n + 3 + args.calls + extra + (1 if args.trips else 0)})")
+    print(f"calls ok: {ok} (of {n + 3 + args.calls}, read before any --trips or --profile)")
     if trace:
         print(f"\none call's {len(trace)} round trips:")
         print("\n".join(f"  {line}" for line in trace))
