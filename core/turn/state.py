@@ -73,7 +73,7 @@ local id = redis.call('xadd', KEYS[1], '*', 'event', ARGV[1], 'data', ARGV[2])
 if redis.call('ttl', KEYS[1]) == -1 then redis.call('expire', KEYS[1], ARGV[3]) end
 return id
 """)
-# KEYS: one of the turn's sets (tasks, queued, cited), the ended marker; ARGV: member, safety
+# KEYS: one of the turn's sets (tasks, queued), the ended marker; ARGV: member, safety
 # TTL. Answers 1 when the member was added.
 _ADD_UNLESS_ENDED = LuaScript("""
 if redis.call('exists', KEYS[2]) == 1 then return 0 end
