@@ -185,6 +185,21 @@ def test_a_text_turns_step_reads_the_cancel_flags_in_the_round_trip_of_turn_star
         assert db.session.get(Turn, turn_id).status == "completed"
 
 
+def test_a_step_announces_its_turn_to_a_redis_that_forgot_the_scripts(step_app):
+    """``turn.started`` rides in a pipeline by the publish script's SHA, which a restarted
+    Redis does not know: the step then publishes it alone, giving Redis the script."""
+    app, _fake = step_app
+    run_step(app, queued_turn(app, "bo", []))
+    turn_id = queued_turn(app, "ada", [])
+    with app.app_context():
+        turn_state(turn_id).client.script_flush()
+    run_step(app, turn_id)
+    with app.app_context():
+        names = [name for _, name, _ in turn_state(turn_id).read()]
+        assert names[0] == events.TURN_STARTED and names[-1] == events.TURN_COMPLETED
+        assert names.count(events.TURN_STARTED) == 1
+
+
 def test_a_cancel_before_the_steps_read_stops_its_stream(step_app):
     """The step registers its turn with the watcher unread and reads the flag just before the
     model is called: a Stop that came before then is seen there, and the model is not asked."""
