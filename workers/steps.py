@@ -13,6 +13,7 @@ import time
 from dataclasses import replace
 
 from flask import current_app
+from redis.exceptions import NoScriptError
 from sqlalchemy import Row, bindparam, inspect
 from sqlalchemy.exc import OperationalError
 
@@ -35,7 +36,7 @@ from core.turn.replies import (
     write_records,
 )
 from core.turn.sources import Sources
-from core.turn.state import turn_state
+from core.turn.state import TurnState, turn_state
 from tools.api import Signal
 from workers.celery_app import celery
 from workers.fanout import dispatch
@@ -105,7 +106,8 @@ def run_claimed_step(task, turn_id: str, step: int) -> str:
     keep_loaded(turn)
     db.session.commit()
     try:
-        with get_watcher().watching(turn_id, Signal()):
+        # Registered unread: the step reads the flags with its first event (``read_flags``).
+        with get_watcher().watching(turn_id, Signal(), read=False):
             model_step(turn, step, path, records, said, claim == "started")
     except (TurnFailed, ProviderError) as exc:
         end(turn_id, "failed", exc.message, keep=True)
@@ -208,8 +210,7 @@ def model_step(
     message_id = turn.assistant_message_id
     if db.session().in_transaction():  # no connection held while the model streams
         db.session.commit()
-    if announce:
-        events.turn_started(state, message_id)
+    read_flags(state, message_id, announce)
     started = time.monotonic()
     streamed = stream_reply(state, provider, model["name"], messages, specs, sources, answer_tokens)
     counted = streamed.usage
@@ -239,6 +240,21 @@ def model_step(
             output = replace(output, follow_ups=asked.questions or None)
             usage = add_step_tokens(usage, asked.usage)
         end(turn_id, "completed", usage=usage, output=output, records=records)
+
+
+def read_flags(state: TurnState, message_id: str | None, announce: bool) -> None:
+    """Read the watched turns' cancel flags before the model is called (the step registered
+    its turn unread) and, with ``announce``, publish ``turn.started`` in the same round trip:
+    each was a round trip of its own."""
+    started = (events.TURN_STARTED, {"assistantMessageId": message_id})
+    queue = (lambda pipe: state.publish_in(pipe, *started)) if announce else None
+    answers = get_watcher().check_once(queue)
+    if not answers:
+        return
+    if isinstance(answers[0], NoScriptError):  # a new or restarted server: publish it alone,
+        events.turn_started(state, message_id)  # which gives the server the script
+    elif isinstance(answers[0], Exception):
+        raise answers[0]
 
 
 def follow_up(

@@ -110,14 +110,17 @@ class TurnWatcher:
         self._beater: threading.Thread | None = None
 
     @contextmanager
-    def watching(self, turn_id: str, signal: Signal) -> Iterator[Signal]:
+    def watching(self, turn_id: str, signal: Signal, read: bool = True) -> Iterator[Signal]:
         """Trip ``signal`` if the turn is cancelled while the block runs (at once if it was).
 
         A turn watched already (a step's stream inside the step, a tool call's deadline inside
         its call, two calls of a turn side by side) is not read again: since its first signal
         came, its flag was read and every cancel message or fallback read trips all its
         signals, the new one too; a cancel seen meanwhile trips it as it comes. A turn's first
-        signal reads every watched flag (``check_once``), as a cancel may have come before."""
+        signal reads every watched flag (``check_once``), as a cancel may have come before;
+        with ``read`` False it does not, and the caller calls ``check_once`` itself before
+        anything relies on a signal of the turn (a step, with its first event: one round
+        trip for both)."""
         with self._lock:
             watched = turn_id in self._signals
             self._signals.setdefault(turn_id, set()).add(signal)
@@ -127,7 +130,7 @@ class TurnWatcher:
                 self._beater = started(self._beater, self._beat_forever, "turn-beat")
         if tripped:
             signal.cancel()
-        elif not watched:
+        elif not watched and read:
             self.check_once()
         try:
             yield signal
@@ -185,12 +188,30 @@ class TurnWatcher:
             held = list(self._held)
         return any(len(text.pending) > text.taken for text in held)
 
-    def check_once(self) -> None:
-        """Read every watched turn's flag once and trip the signals of cancelled turns."""
+    def check_once(self, also: Callable[[Pipeline], None] | None = None) -> list[Any]:
+        """Read every watched turn's flag once and trip the signals of cancelled turns.
+
+        ``also`` queues commands of the caller's in the same pipeline, sent in the same round
+        trip after the read; their answers are returned, an error among them as the
+        exception it is (the caller's to raise or mend). A read that fails raises."""
         with self._lock:
             turn_ids = list(self._signals)
+        flags = [key(t, "cancel") for t in turn_ids]
+        if also is None:
+            if turn_ids:
+                self._trip(turn_ids, self.client.mget(flags))
+            return []
+        with self.client.pipeline(transaction=False) as pipe:
+            if turn_ids:
+                pipe.mget(flags)
+            also(pipe)
+            answers = pipe.execute(raise_on_error=False)
         if turn_ids:
-            self._trip(turn_ids, self.client.mget([key(t, "cancel") for t in turn_ids]))
+            read = answers.pop(0)
+            if isinstance(read, Exception):
+                raise read
+            self._trip(turn_ids, read)
+        return answers
 
     def send_once(self) -> None:
         """Publish every stream's held text in one round trip. A publish that fails (its turn

@@ -13,9 +13,10 @@ from sqlalchemy import event
 
 from core.extensions import db
 from core.models import Conversation, Message, Provider, Turn, User
-from core.turn import queued
+from core.turn import events, queued
 from core.turn.lifecycle import store_turn
 from core.turn.parts import kind_of, text_part
+from core.turn.state import key, turn_state
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.fetched_turns import store_fetched_call
 from tools.mcp.source import AnyInput, MCPTool
@@ -162,6 +163,56 @@ def test_a_text_turns_step_reads_the_kept_versions_as_it_clears_its_queued_marke
     with app.app_context():
         assert not queued.all_queued(turn_id, [queued.step_work(0)])
         assert db.session.get(Turn, turn_id).status == "completed"
+
+
+def test_a_text_turns_step_reads_the_cancel_flags_in_the_round_trip_of_turn_started(
+    step_app, monkeypatch
+):
+    """Issue 29: a step read the watched turns' cancel flags as it registered with the
+    watcher, then published ``turn.started`` in a round trip of its own: five round trips from
+    the task's thread, now four (five when the stream's thread publishes text the watcher was
+    late for). The turn starts, streams and completes all the same."""
+    app, _fake = step_app
+    run_step(app, queued_turn(app, "bo", []))  # the process loads what it keeps
+    turn_id = queued_turn(app, "ada", [])
+    trips = redis_trips(monkeypatch, lambda: run_step(app, turn_id))
+    assert trips[1] == [b"MGET", b"EVALSHA"]  # the flags read, turn.started published
+    assert sum(b"MGET" in trip for trip in trips) == 2  # the versions' and the flags'
+    assert len(trips) <= 5
+    with app.app_context():
+        names = [name for _, name, _ in turn_state(turn_id).read()]
+        assert names[0] == events.TURN_STARTED and names[-1] == events.TURN_COMPLETED
+        assert db.session.get(Turn, turn_id).status == "completed"
+
+
+def test_a_step_announces_its_turn_to_a_redis_that_forgot_the_scripts(step_app):
+    """``turn.started`` rides in a pipeline by the publish script's SHA, which a restarted
+    Redis does not know: the step then publishes it alone, giving Redis the script."""
+    app, _fake = step_app
+    run_step(app, queued_turn(app, "bo", []))
+    turn_id = queued_turn(app, "ada", [])
+    with app.app_context():
+        turn_state(turn_id).client.script_flush()
+    run_step(app, turn_id)
+    with app.app_context():
+        names = [name for _, name, _ in turn_state(turn_id).read()]
+        assert names[0] == events.TURN_STARTED and names[-1] == events.TURN_COMPLETED
+        assert names.count(events.TURN_STARTED) == 1
+
+
+def test_a_cancel_before_the_steps_read_stops_its_stream(step_app):
+    """The step registers its turn with the watcher unread and reads the flag just before the
+    model is called: a Stop that came before then is seen there, and the model is not asked."""
+    app, fake = step_app
+    turn_id = queued_turn(app, "ada", [])
+    with app.app_context():
+        turn_state(turn_id).client.set(key(turn_id, "cancel"), "1")
+    run_step(app, turn_id)
+    with app.app_context():
+        names = [name for _, name, _ in turn_state(turn_id).read()]
+        assert names[-1] == events.TURN_CANCELLED
+        assert db.session.get(Turn, turn_id).status == "cancelled"
+    assert fake.chat_requests() == []
 
 
 def fetched_turn(app, name: str) -> str:
