@@ -246,7 +246,7 @@ def read_flags(state: TurnState, message_id: str | None, announce: bool) -> None
     """Read the watched turns' cancel flags before the model is called (the step registered
     its turn unread) and, with ``announce``, publish ``turn.started`` in the same round trip:
     each was a round trip of its own."""
-    started = (events.TURN_STARTED, {"assistantMessageId": message_id})
+    started = events.started_event(message_id)
     queue = (lambda pipe: state.publish_in(pipe, *started)) if announce else None
     answers = get_watcher().check_once(queue)
     if not answers:

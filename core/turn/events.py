@@ -46,7 +46,12 @@ def ending_event(status: str) -> str:
 
 def turn_started(state: TurnState, assistant_message_id: str) -> None:
     """Publish that the turn's reply exists and the model is answering."""
-    state.publish(TURN_STARTED, {"assistantMessageId": assistant_message_id})
+    state.publish(*started_event(assistant_message_id))
+
+
+def started_event(assistant_message_id: str) -> tuple[str, dict[str, Any]]:
+    """Return ``turn_started``'s event and data, for a publish batched with others."""
+    return TURN_STARTED, {"assistantMessageId": assistant_message_id}
 
 
 def text_delta(state: TurnState, text: str) -> None:
