@@ -37,7 +37,7 @@ from core.quotas import (
     plural,
     seconds_until,
 )
-from core.turn import queued
+from core.turn import queued, statements
 from core.turn.state import SAFETY_TTL_SECONDS, LuaScript, queue_keys, queue_lua
 from core.turn.states import OPEN_STATUSES
 
@@ -178,7 +178,9 @@ def check_turn(start: TurnStart, conversation_id: str | None = None) -> None:
     user's own values of both limits.
     """
     values = {"user": start.user_id, "conversation": conversation_id}
-    counted = db.session.execute(_open_turns(), values).one()
+    # On the session's connection: it reads columns, no ORM object, and the session's own
+    # execute cost as much again as the query (``statements.run``).
+    counted = statements.run(_open_turns(), values).one()
     open_count, open_in_conversation, own_open, own_hourly = counted
     if open_in_conversation:
         raise TurnRunning()

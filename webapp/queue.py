@@ -39,13 +39,25 @@ def init_queue(app: Flask) -> None:
     app.extensions["lookout_queues_declared"] = set()  # queue names this process sent to
 
 
+class SentTask:
+    """A sent task whose result nobody here waits for: its id. Celery's ``AsyncResult`` in its
+    place made a promise each send and, on each thread's first send, a result backend of the
+    thread's own (its class found by reading the installed packages' entry points)."""
+
+    __slots__ = ("id", "ignored")
+
+    def __init__(self, task_id: str) -> None:
+        self.id = task_id
+
+
 def get_client() -> Celery:
     """Return the current app's Celery client."""
     return current_app.extensions["lookout_queue"]
 
 
-def send(name: str, args: tuple, **options: Any) -> AsyncResult:
-    """Send the task `name` with args to the app's queue; return its result's handle.
+def send(name: str, args: tuple, **options: Any) -> AsyncResult | SentTask:
+    """Send the task `name` with args to the app's queue; return its result's handle (a
+    ``SentTask`` when ``result_cls=SentTask`` is given).
 
     The queue is declared on the broker with this process's first send to it, as Celery
     declares it; later sends do not ask kombu to declare it again, which it would skip for a
@@ -66,7 +78,7 @@ def send(name: str, args: tuple, **options: Any) -> AsyncResult:
 
 def enqueue(name: str, *args: Any, **options: Any) -> str:
     """Send the task `name` with args to the workers and return its task id."""
-    return send(name, args, **options).id
+    return send(name, args, result_cls=SentTask, **options).id
 
 
 def find_result(task_id: str) -> tuple[bool, Any]:

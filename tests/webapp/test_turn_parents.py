@@ -71,3 +71,17 @@ def test_a_parent_of_another_conversation_is_refused_and_another_user_sees_a_404
         headers=bearer(make_user("mallory")),
     )
     assert stranger.status_code == 404
+
+
+def test_a_user_message_named_without_content_is_answered_again(chat, client):
+    """Regenerating: the turn answers the named user message itself, with no new message; the
+    POST's query reads only the parent's id, conversation and role, and the message whole only
+    for this."""
+    first, _ = chat("One")
+    chat("Two")
+    body = {"model": "local/m", "parentMessageId": first}
+    started = client.post(f"{chat.url}/turns", json=body, headers=chat.headers)
+    assert started.status_code == 202, started.get_json()
+    assert started.get_json()["turn"]["userMessageId"] == first
+    messages = client.get(chat.url, headers=chat.headers).get_json()["messages"]
+    assert [m["parts"][0]["text"] for m in messages if m["role"] == "user"] == ["One", "Two"]

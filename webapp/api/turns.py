@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import redis
 from flask import Blueprint, Response, current_app, jsonify, request
@@ -18,7 +18,7 @@ from core.limits import allowance, own_value
 from core.models import Conversation, Message, Turn
 from core.models.providers import Provider, split_model_id
 from core.streams import PROCESS_STREAMS, make_stream, open_stream
-from core.turn import lifecycle
+from core.turn import lifecycle, statements
 from core.turn.events import STREAM_CLOSED, TERMINAL_EVENTS, ending_event
 from core.turn.lifecycle import OPEN_STATUSES, TurnRefused, cancel_turn
 from core.turn.parts import text_part
@@ -70,12 +70,30 @@ def read_turn_request() -> dict[str, Any]:
     return data
 
 
+class Parent(NamedTuple):
+    """The message a new one answers or continues from: what a start needs of it. Its parts
+    are not read: the newest message is most often the previous reply, whose parts and
+    grounding (its text, sources and tool calls) a start decoded from JSON for nothing."""
+
+    id: str
+    conversation_id: str
+    role: str
+
+
+PARENT_COLUMNS = (
+    Message.id.label("parent_id"),
+    Message.conversation_id.label("parent_conversation_id"),
+    Message.role.label("parent_role"),
+)
+
+
 @cache
 def _model_and_parent(shape: str) -> Select:
     """The query of a conversation (``conversation``), its provider's (``provider``) list of
-    models and the message to continue from: the one named (``parent``) when ``shape`` is
-    "named", the conversation's newest for "newest", none for "none". Built once for each,
-    where building it cost a POST about as much as running it."""
+    models and the message to continue from (its id, conversation and role: ``Parent``): the
+    one named (``parent``) when ``shape`` is "named", the conversation's newest for "newest",
+    none for "none". Built once for each, where building it cost a POST about as much as
+    running it."""
     conversation = bindparam("conversation")
     if shape == "named":
         on = Message.id == bindparam("parent")
@@ -91,7 +109,7 @@ def _model_and_parent(shape: str) -> Select:
     else:
         on = sql.false()
     return (
-        db.select(Conversation, Provider.models, Message)
+        db.select(Conversation, Provider.models, *PARENT_COLUMNS)
         .select_from(Conversation)
         .outerjoin(Provider, Provider.name == bindparam("provider"))
         .outerjoin(Message, on)
@@ -101,7 +119,7 @@ def _model_and_parent(shape: str) -> Select:
 
 def read_model_and_parent(
     conversation: Conversation | str, data: dict[str, Any]
-) -> tuple[Conversation, bool, Message | None]:
+) -> tuple[Conversation, bool, Parent | None]:
     """Return the conversation (read here, the signed-in user's, when given its id: 404
     otherwise), whether the model asked for is installed, and the message to continue from:
     the one named, None for an explicit null (a new first message, as when editing the first
@@ -126,7 +144,7 @@ def read_model_and_parent(
     models = found.models if found is not None else None
     if not any(m.get("name") == model_name for m in models or []):
         return conversation, False, None
-    parent = found.Message
+    parent = None if found.parent_id is None else Parent(*found[2:])
     if data.get("parentMessageId") is not None and (
         parent is None or parent.conversation_id != conversation.id
     ):
@@ -192,7 +210,8 @@ def start_from_request(conversation: Conversation | str, data: dict[str, Any]):
         )
         title = title_of(data) if not conversation.title else None
     elif parent is not None and parent.role == "user" and data.get("parentMessageId"):
-        user_message, title = parent, None  # regenerate: answer this message again on a new branch
+        # Regenerate: answer this message again on a new branch.
+        user_message, title = db.session.get(Message, parent.id), None
     else:
         raise ApiError(
             "Send content, or parentMessageId naming a user message to answer it again.",
@@ -249,7 +268,8 @@ def get_stream_allowance(turn_id: str) -> tuple[int, tuple[str, str | None] | No
     finds the turn theirs, and the turn's ending (status, error) as that query read it, None
     while it is open; 404 for anyone else's turn, as ``get_turn`` says."""
     values = {"user": current_user.id, "turn": turn_id}
-    row = db.session.execute(_owner_and_stream_limit(), values).first()
+    # Columns, no ORM object: on the session's connection, without the session's own execute.
+    row = statements.run(_owner_and_stream_limit(), values).first()
     if row is None or row[0] != current_user.id:
         raise ApiError("There is no such turn.", 404)
     ending = None if row.status in OPEN_STATUSES else (row.status, row.error)
