@@ -21,6 +21,7 @@ or framed wrong.
 from __future__ import annotations
 
 import re
+import select
 import socket
 import time
 from collections.abc import Iterator
@@ -60,6 +61,10 @@ class HttpxBody:
 
     def __iter__(self) -> Iterator[bytes]:
         return self._chunks
+
+    def ready(self) -> bool:
+        """Whether more of the body can be read without waiting: not known through httpx."""
+        return False
 
     def finish(self) -> None:
         """Leave the rest: httpx's read timeout cannot be shortened for it."""
@@ -102,6 +107,14 @@ class ChunkedBody:
     def __iter__(self) -> Iterator[bytes]:
         """The body's data as it arrives, chunk by chunk; the response closes after."""
         return self._reading
+
+    def ready(self) -> bool:
+        """Whether the socket holds bytes to read now (or its end): a read would not wait."""
+        try:
+            readable, _, _ = select.select([self.sock], [], [], 0)
+        except (OSError, ValueError):  # closed meanwhile: the read says how
+            return True
+        return bool(readable)
 
     def finish(self) -> None:
         """Read what is left of the body when it is short and comes at once, so that its

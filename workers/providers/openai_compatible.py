@@ -14,7 +14,8 @@ past them: they are time, not an answer.
 Reads: with ``read_interval``, the stream is read at most that often once the answer has
 started (the worker reads at its text batches' interval, ``workers.runtime``): the tokens that
 come meanwhile wait in the socket and come in one read, as one event, where each token cost the
-reading thread a wake-up of its own, most of a token's CPU (docs/benchmarks.md).
+reading thread a wake-up of its own, most of a token's CPU (docs/benchmarks.md). The read after
+the first token's waits too, unless bytes are there already (an answer's end sent with it).
 
 Cancellation: the caller's ``Signal`` is checked before each attempt and between reads, wakes
 a retry wait or a wait between reads at once, and, through its ``on_cancel`` hook, shuts the
@@ -239,7 +240,7 @@ class OpenAICompatibleProvider:
         try:
             events = EventStream()
             body = body_chunks(response)
-            for payloads in events.batches(self._bounded(body, clock, signal)):
+            for payloads in events.batches(self._bounded(body, clock, signal, body.ready)):
                 if signal.cancelled:
                     raise ProviderCancelled
                 found: list[ProviderEvent] = []
@@ -272,10 +273,19 @@ class OpenAICompatibleProvider:
             undo()
             response.close()
 
-    def _bounded(self, chunks: Iterable[bytes], clock: _Clock, signal: Signal) -> Iterator[bytes]:
+    def _bounded(
+        self,
+        chunks: Iterable[bytes],
+        clock: _Clock,
+        signal: Signal,
+        ready: Callable[[], bool] = lambda: False,
+    ) -> Iterator[bytes]:
         """``chunks``, raising ProviderError once the first token or the whole answer is late,
-        and read no more often than ``read_interval`` after a read of an answer already
-        started (so an answer of one read, the first token and the end, never waits).
+        and read no more often than ``read_interval`` once the answer has started. The read
+        that holds the first token is followed at once only by bytes already there (``ready``):
+        an answer of one read, or whose end came with its first token, never waits, and the
+        second token no longer costs a wake-up of its own (nor the text thread's, woken for
+        text held within the first send's batch).
 
         Checked on every read, comments included: a server that pings while it is busy
         elsewhere is bounded by these, and one wholly silent by the read timeout.
@@ -288,7 +298,7 @@ class OpenAICompatibleProvider:
                 raise answer_too_slow(self._who, self.answer_timeout)
             streaming = clock.answering
             yield chunk
-            if self.read_interval and streaming:
+            if self.read_interval and clock.answering and (streaming or not ready()):
                 # The caller has taken this read's events; the tokens that come meanwhile
                 # gather in the socket and come in one read, not one wake-up each. A cancel
                 # wakes the wait (and the next check raises).
