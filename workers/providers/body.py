@@ -62,9 +62,10 @@ class HttpxBody:
     def __iter__(self) -> Iterator[bytes]:
         return self._chunks
 
-    def ready(self) -> bool:
-        """Whether more of the body can be read without waiting: not known through httpx."""
-        return False
+    def ready(self, seconds: float) -> bool:
+        """Whether more of the body came within ``seconds``: not known through httpx, so
+        read at once."""
+        return True
 
     def finish(self) -> None:
         """Leave the rest: httpx's read timeout cannot be shortened for it."""
@@ -108,10 +109,10 @@ class ChunkedBody:
         """The body's data as it arrives, chunk by chunk; the response closes after."""
         return self._reading
 
-    def ready(self) -> bool:
-        """Whether the socket holds bytes to read now (or its end): a read would not wait."""
+    def ready(self, seconds: float) -> bool:
+        """Whether the socket holds bytes to read (or its end) within ``seconds``."""
         try:
-            readable, _, _ = select.select([self.sock], [], [], 0)
+            readable, _, _ = select.select([self.sock], [], [], seconds)
         except (OSError, ValueError):  # closed meanwhile: the read says how
             return True
         return bool(readable)

@@ -15,7 +15,8 @@ Reads: with ``read_interval``, the stream is read at most that often once the an
 started (the worker reads at its text batches' interval, ``workers.runtime``): the tokens that
 come meanwhile wait in the socket and come in one read, as one event, where each token cost the
 reading thread a wake-up of its own, most of a token's CPU (docs/benchmarks.md). The read after
-the first token's waits too, unless bytes are there already (an answer's end sent with it).
+the first token's waits too, unless more comes within ``END_GRACE_SECONDS`` (an answer's end
+sent right after it).
 
 Cancellation: the caller's ``Signal`` is checked before each attempt and between reads, wakes
 a retry wait or a wait between reads at once, and, through its ``on_cancel`` hook, shuts the
@@ -63,6 +64,9 @@ from workers.providers.tokens import message_chars, tool_chars
 log = logging.getLogger(__name__)
 
 Wait = Callable[[float, Signal], None]
+# After the read that holds an answer's first token, how long bytes that follow at once (the
+# end of a one-token answer, sent with it) are waited for before the read waits its interval.
+END_GRACE_SECONDS = 0.005
 
 
 def wait_unless_cancelled(seconds: float, signal: Signal) -> None:
@@ -117,13 +121,19 @@ class OpenAICompatibleProvider:
             timeout=limits,
             http_client=self._http,
         )
-        self._completions_url = f"{self.base_url}/chat/completions"
-        self._headers = {
-            "Authorization": f"Bearer {key}",
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "User-Agent": self._client.user_agent,
-        }
+        # What the client's build_request merged for every call, merged once: the URL parsed,
+        # the client's default headers under ours, its timeout.
+        self._completions_url = httpx2.URL(f"{self.base_url}/chat/completions")
+        self._headers = httpx2.Headers(self._http.headers)
+        self._headers.update(
+            {
+                "Authorization": f"Bearer {key}",
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+                "User-Agent": self._client.user_agent,
+            }
+        )
+        self._extensions = {"timeout": self._http.timeout.as_dict()}
 
     def close(self) -> None:
         """Release the provider's pooled connections."""
@@ -166,7 +176,10 @@ class OpenAICompatibleProvider:
             body["tool_choice"] = "auto"
         if max_tokens:
             body["max_tokens"] = max_tokens
-        prompt_chars = message_chars(messages) + tool_chars(body.get("tools", ()))
+
+        def prompt_chars() -> int:  # the tools' JSON each step, for a server that counts none
+            return message_chars(messages) + tool_chars(body.get("tools", ()))
+
         for attempt in range(self.max_retries + 1):
             if signal.cancelled:
                 raise ProviderCancelled
@@ -208,8 +221,13 @@ class OpenAICompatibleProvider:
         # the SDK's own error, so ``translate`` reads it as before.
         payload = {"model": model, "stream": True, "stream_options": {"include_usage": True}}
         payload.update(body)
-        request = self._http.build_request(
-            "POST", self._completions_url, headers=self._headers, content=json.dumps(payload)
+        request = httpx2.Request(
+            "POST",
+            self._completions_url,
+            headers=self._headers,
+            cookies=self._http.cookies,  # a server's (a balancer's), as build_request sends them
+            content=json.dumps(payload),
+            extensions=self._extensions,
         )
         clock = _Clock(time.monotonic())
         try:
@@ -278,14 +296,16 @@ class OpenAICompatibleProvider:
         chunks: Iterable[bytes],
         clock: _Clock,
         signal: Signal,
-        ready: Callable[[], bool] = lambda: False,
+        ready: Callable[[float], bool] = lambda seconds: True,
     ) -> Iterator[bytes]:
         """``chunks``, raising ProviderError once the first token or the whole answer is late,
-        and read no more often than ``read_interval`` once the answer has started. The read
-        that holds the first token is followed at once only by bytes already there (``ready``):
-        an answer of one read, or whose end came with its first token, never waits, and the
-        second token no longer costs a wake-up of its own (nor the text thread's, woken for
-        text held within the first send's batch).
+        and read no more often than ``read_interval`` once the answer has started.
+
+        After the read that holds the first token, bytes that come within END_GRACE_SECONDS
+        (``ready``) are read at once: an answer whose end came with or right after its first
+        token never waits. Else that read waits too: taken at once, the second token cost a
+        wake-up of its own, and the text thread two or three (text held within the first
+        send's batch).
 
         Checked on every read, comments included: a server that pings while it is busy
         elsewhere is bounded by these, and one wholly silent by the read timeout.
@@ -298,11 +318,18 @@ class OpenAICompatibleProvider:
                 raise answer_too_slow(self._who, self.answer_timeout)
             streaming = clock.answering
             yield chunk
-            if self.read_interval and clock.answering and (streaming or not ready()):
-                # The caller has taken this read's events; the tokens that come meanwhile
-                # gather in the socket and come in one read, not one wake-up each. A cancel
-                # wakes the wait (and the next check raises).
-                signal.wait(self.read_interval)
+            if not self.read_interval or not clock.answering:
+                continue
+            pause = self.read_interval
+            if not streaming:  # the first token's read
+                grace = min(END_GRACE_SECONDS, pause)
+                if ready(grace):
+                    continue
+                pause -= grace
+            # The caller has taken this read's events; the tokens that come meanwhile gather
+            # in the socket and come in one read, not one wake-up each. A cancel wakes the
+            # wait (and the next check raises).
+            signal.wait(pause)
 
 
 def joined(events: list[ProviderEvent]) -> list[ProviderEvent]:
