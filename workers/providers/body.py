@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 import select
 import socket
+import ssl
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -111,11 +112,14 @@ class ChunkedBody:
 
     def ready(self, seconds: float) -> bool:
         """Whether the socket holds bytes to read (or its end) within ``seconds``."""
+        if isinstance(self.sock, ssl.SSLSocket) and self.sock.pending():
+            return True  # decrypted already, where poll cannot see them
+        poller = select.poll()  # not select(): a worker's descriptors may pass 1024
         try:
-            readable, _, _ = select.select([self.sock], [], [], seconds)
+            poller.register(self.sock, select.POLLIN)
+            return bool(poller.poll(seconds * 1000))
         except (OSError, ValueError):  # closed meanwhile: the read says how
             return True
-        return bool(readable)
 
     def finish(self) -> None:
         """Read what is left of the body when it is short and comes at once, so that its
