@@ -217,6 +217,11 @@ class ReplyAssembler:
             )
         return events
 
+    @property
+    def calling(self) -> bool:
+        """Whether a tool call's fragments came (the call itself comes with ``finish``)."""
+        return bool(self._calls)
+
     def _add_call_fragment(self, position: int, call: Any) -> None:
         if not isinstance(call, dict):
             raise unreadable(self._who)

@@ -271,8 +271,10 @@ class OpenAICompatibleProvider:
                         failure = error
                         break
                 if found:
-                    progress.started = clock.answering = True
+                    progress.started = clock.answering = clock.paced = True
                     yield from joined(found) if self.read_interval else found
+                elif reply.calling:  # a call's fragments yield nothing until the end
+                    clock.paced = True
                 if failure is not None:
                     raise failure
             if not signal.cancelled:
@@ -299,7 +301,8 @@ class OpenAICompatibleProvider:
         ready: Callable[[float], bool] = lambda seconds: True,
     ) -> Iterator[bytes]:
         """``chunks``, raising ProviderError once the first token or the whole answer is late,
-        and read no more often than ``read_interval`` once the answer has started.
+        and read no more often than ``read_interval`` once the answer has started, or a tool
+        call's arguments (read as they came, each fragment cost a wake-up).
 
         After the read that holds the first token, bytes that come within END_GRACE_SECONDS
         (``ready``) are read at once: an answer whose end came with or right after its first
@@ -316,12 +319,12 @@ class OpenAICompatibleProvider:
                 raise no_first_token(self._who, self.first_token_timeout)
             if self.answer_timeout is not None and elapsed > self.answer_timeout:
                 raise answer_too_slow(self._who, self.answer_timeout)
-            streaming = clock.answering
+            streaming = clock.paced
             yield chunk
-            if not self.read_interval or not clock.answering:
+            if not self.read_interval or not clock.paced:
                 continue
             pause = self.read_interval
-            if not streaming:  # the first token's read
+            if not streaming:  # the first token's read (or tool call's)
                 grace = min(END_GRACE_SECONDS, pause)
                 if ready(grace):
                     continue
@@ -347,11 +350,13 @@ def joined(events: list[ProviderEvent]) -> list[ProviderEvent]:
 
 
 class _Clock:
-    """When one model call was asked for, and whether its answer has started."""
+    """When one model call was asked for, whether its answer has started (its first text or
+    reasoning) and whether its reads are paced (that, or a tool call's first fragment)."""
 
     def __init__(self, started: float) -> None:
         self.started = started
         self.answering = False
+        self.paced = False
 
 
 class _Progress:
