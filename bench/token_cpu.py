@@ -2,7 +2,7 @@
 publishing, without Celery or the database.
 
 Run from the project root: ``.venv/bin/python -m bench.token_cpu [--tokens 200] [--rounds 10]
-[--streams 1] [--profile]``.
+[--streams 1] [--profile] [--read-interval 0.05]``.
 
 Two fake models in processes of their own stream 1 and ``--tokens`` tokens over ``--seconds``
 (each token its own HTTP chunk and read, as from a real server). Each round reads one reply of
@@ -12,7 +12,9 @@ polls publish), counting the CPU time of the whole process (the watcher's thread
 A token's cost is the long reply's CPU minus the short one's, over the tokens between.
 ``--streams N`` runs the step's replies N at once, each in a thread of its own as a worker's
 turns run (one process, one watcher), and divides by N as well.
-``--profile`` prints cProfile's top entries for the step's long replies instead.
+``--profile`` prints cProfile's top entries for the step's long replies instead (after one
+round unprofiled: the imports and connections). ``--read-interval`` reads the model's stream at
+most that often (the worker's: a text batch, ``workers.runtime.provider_client``).
 ``--threads`` adds, per streamed token, each thread's CPU (its run time,
 ``/proc/self/task/TID/schedstat``, in ns) and wake-ups (voluntary context switches, from
 ``status``) in the step's replies: the stream's thread (``stream``; with ``--streams 1``: the
@@ -34,17 +36,14 @@ from pathlib import Path
 from bench.harness import FakeModelProcess, table
 from tests.support import databases
 from tests.support.redis_server import RedisServer
+from workers.watch import TEXT_BATCH_SECONDS
 
 
-def provider_cpu(base_url: str) -> float:
+def provider_cpu(base_url: str, read_interval: float) -> float:
     """Return the process CPU seconds one reply takes through the provider alone."""
     from workers.providers import OpenAICompatibleProvider
-    from workers.watch import TEXT_BATCH_SECONDS
 
-    # Read as the worker reads: at most once a text batch (``provider_client``).
-    with OpenAICompatibleProvider(
-        "bench", base_url, None, read_interval=TEXT_BATCH_SECONDS
-    ) as provider:
+    with OpenAICompatibleProvider("bench", base_url, None, read_interval=read_interval) as provider:
         list(provider.stream("m", [{"role": "user", "content": "hi"}]))  # the connection
         started = time.process_time()
         for _ in provider.stream("m", [{"role": "user", "content": "hi"}]):
@@ -74,7 +73,7 @@ def thread_counts() -> Counter[tuple[str, str]]:
 class StepRunner:
     """``stream_reply`` in an app context with a private Redis."""
 
-    def __init__(self, redis_url: str) -> None:
+    def __init__(self, redis_url: str, read_interval: float) -> None:
         import tempfile
 
         from webapp import create_app
@@ -90,6 +89,7 @@ class StepRunner:
         )
         databases.migrate(self.app)  # the watcher's heartbeats write the turns table
         self.spent: Counter[tuple[str, str]] = Counter()
+        self.read_interval = read_interval
 
     def close(self) -> None:
         """Stop the watcher's threads (a thread still reading a Redis that stopped logged a
@@ -102,9 +102,8 @@ class StepRunner:
         """Return the process CPU seconds ``streams`` replies at once take through
         ``stream_reply``; their threads' counts (``thread_counts``) are kept in ``spent``."""
         from workers.providers import OpenAICompatibleProvider
-        from workers.watch import TEXT_BATCH_SECONDS
 
-        model = OpenAICompatibleProvider("bench", base_url, None, read_interval=TEXT_BATCH_SECONDS)
+        model = OpenAICompatibleProvider("bench", base_url, None, read_interval=self.read_interval)
         with self.app.app_context(), model:
             list(model.stream("m", [{"role": "user", "content": "hi"}]))  # the connection
             threads = [
@@ -149,13 +148,20 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--streams", type=int, default=1)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--threads", action="store_true", help="CPU and wake-ups by thread")
+    parser.add_argument(
+        "--read-interval",
+        type=float,
+        default=TEXT_BATCH_SECONDS,
+        help="least seconds between two reads of the model's stream (the worker's: %(default)s)",
+    )
     args = parser.parse_args(argv)
     short = FakeModelProcess("stream", "--tokens", "1", "--seconds", str(args.seconds))
     long = FakeModelProcess("stream", "--tokens", str(args.tokens), "--seconds", str(args.seconds))
     with short, long, RedisServer() as redis:
-        step = StepRunner(redis.url)
+        step = StepRunner(redis.url, args.read_interval)
         try:
             if args.profile:
+                step.cpu(long.base_url, -1, args.streams)  # imports and connections
                 profile = cProfile.Profile(time.process_time)
                 profile.enable()
                 for turn in range(args.rounds):
@@ -166,7 +172,8 @@ def main(argv: list[str] | None = None) -> None:
             figures: dict[str, list[float]] = {"provider": [], "step": []}
             threads: Counter[tuple[str, str]] = Counter()  # long replies' counts − short's
             for turn in range(args.rounds):
-                one, many = provider_cpu(short.base_url), provider_cpu(long.base_url)
+                one = provider_cpu(short.base_url, args.read_interval)
+                many = provider_cpu(long.base_url, args.read_interval)
                 figures["provider"].append((many - one) / (args.tokens - 1))
                 one = step.cpu(short.base_url, turn, args.streams)
                 threads.subtract(step.spent)

@@ -4,6 +4,7 @@ errors as httpx gave, and the connection's state kept for httpx's pool."""
 from __future__ import annotations
 
 import gzip
+import json
 import socket
 import threading
 import time
@@ -14,7 +15,13 @@ import pytest
 
 from tests.support.fake_model import FakeModel, Reply
 from tools.api import Signal
-from workers.providers import OpenAICompatibleProvider, ProviderCancelled, TextDelta
+from workers.providers import (
+    Finished,
+    OpenAICompatibleProvider,
+    ProviderCancelled,
+    TextDelta,
+    ToolCallRequest,
+)
 from workers.providers.body import KEPT_BYTES, ChunkedBody, body_chunks
 
 
@@ -250,6 +257,27 @@ def test_a_last_chunk_that_comes_a_moment_after_done_keeps_the_connection(serve)
         for _ in range(3):
             assert answer_text(provider) == "hi"
     assert server.connections == 1
+
+
+def test_a_tool_calls_arguments_read_between_paced_waits_come_whole(serve):
+    arguments = '{"query": "the tides of the North Sea in winter"}'
+    start = {"index": 0, "id": "call_1", "function": {"name": "web_search", "arguments": ""}}
+    fragments = [arguments[at : at + 4] for at in range(0, len(arguments), 4)]
+    chunks = [{"tool_calls": [start]}] + [
+        {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]} for piece in fragments
+    ]
+    data = [json.dumps({"choices": [{"index": 0, "delta": delta}]}) for delta in chunks]
+    data += ['{"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}', "[DONE]"]
+    # Each 10 ms apart; the reads after the first fragment's wait 0.3 s between them.
+    server = serve(CHUNKED, [event_chunk(item) for item in data] + [b"0\r\n\r\n"])
+    with OpenAICompatibleProvider("Raw", server.url, None, read_interval=0.3) as provider:
+        events = list(provider.stream("m", HELLO))
+    calls = [event for event in events if isinstance(event, ToolCallRequest)]
+    assert [(call.id, call.name, call.raw_arguments) for call in calls] == [
+        ("call_1", "web_search", arguments)
+    ]
+    assert calls[0].arguments == {"query": "the tides of the North Sea in winter"}
+    assert events[-1] == Finished("tool_calls")
 
 
 MEGABYTE_CHUNK = b"100000\r\n" + b"x" * (1024 * 1024) + b"\r\n"

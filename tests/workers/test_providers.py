@@ -389,6 +389,20 @@ def test_tokens_that_come_while_a_provider_waits_between_reads_come_as_one_event
     assert events[-1] == Finished("stop")
 
 
+def test_the_read_after_the_first_token_waits_like_the_others(fake):
+    """Regression: the read after the first token's was taken at once, a wake-up for the
+    second token alone (and one of the text thread, woken for text held within the first
+    send's batch)."""
+    fake.script(Reply.text("one two three", chunks=3, delay=0.5))
+    # Tokens half a second apart: the second is long in coming when the first read is done.
+    with OpenAICompatibleProvider("Fakery", fake.base_url, KEY, read_interval=2.0) as provider:
+        events = collect(provider.stream("fake-model", HELLO))
+    deltas = [e.text for e in events if isinstance(e, TextDelta)]
+    assert "".join(deltas) == "one two three"
+    assert len(deltas) == 2  # the first token's read, then the rest after the wait
+    assert events[-1] == Finished("stop")
+
+
 def test_a_stop_wakes_a_provider_waiting_between_reads(fake):
     fake.script(Reply.forever(delay=0.01))
     signal = Signal()

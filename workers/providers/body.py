@@ -21,7 +21,9 @@ or framed wrong.
 from __future__ import annotations
 
 import re
+import select
 import socket
+import ssl
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -60,6 +62,11 @@ class HttpxBody:
 
     def __iter__(self) -> Iterator[bytes]:
         return self._chunks
+
+    def ready(self, seconds: float) -> bool:
+        """Whether more of the body came within ``seconds``: not known through httpx, so
+        read at once."""
+        return True
 
     def finish(self) -> None:
         """Leave the rest: httpx's read timeout cannot be shortened for it."""
@@ -102,6 +109,17 @@ class ChunkedBody:
     def __iter__(self) -> Iterator[bytes]:
         """The body's data as it arrives, chunk by chunk; the response closes after."""
         return self._reading
+
+    def ready(self, seconds: float) -> bool:
+        """Whether the socket holds bytes to read (or its end) within ``seconds``."""
+        if isinstance(self.sock, ssl.SSLSocket) and self.sock.pending():
+            return True  # decrypted already, where poll cannot see them
+        poller = select.poll()  # not select(): a worker's descriptors may pass 1024
+        try:
+            poller.register(self.sock, select.POLLIN)
+            return bool(poller.poll(seconds * 1000))
+        except (OSError, ValueError):  # closed meanwhile: the read says how
+            return True
 
     def finish(self) -> None:
         """Read what is left of the body when it is short and comes at once, so that its

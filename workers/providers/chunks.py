@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from workers.providers.base import (
@@ -150,11 +150,14 @@ class ReplyAssembler:
     """
 
     def __init__(
-        self, who: ProviderIdentity, max_tokens: int | None = None, prompt_chars: int = 0
+        self,
+        who: ProviderIdentity,
+        max_tokens: int | None = None,
+        prompt_chars: Callable[[], int] = lambda: 0,
     ) -> None:
         self._who = who
         self._max_tokens = max_tokens
-        self._prompt_chars = prompt_chars
+        self._prompt_chars = prompt_chars  # counted only for a server that reports no usage
         self._answer_chars = 0
         self._reasoning_chars = 0
         self._thinking = ThinkSplitter()
@@ -213,6 +216,11 @@ class ReplyAssembler:
                 else 0,
             )
         return events
+
+    @property
+    def calling(self) -> bool:
+        """Whether a tool call's fragments came (the call itself comes with ``finish``)."""
+        return bool(self._calls)
 
     def _add_call_fragment(self, position: int, call: Any) -> None:
         if not isinstance(call, dict):
@@ -284,7 +292,7 @@ class ReplyAssembler:
         answer = self._answer_chars + sum(
             len(entry["name"]) + len(entry["arguments"]) for entry in self._calls.values()
         )
-        return Usage(estimate_tokens(self._prompt_chars), estimate_tokens(answer), estimated=True)
+        return Usage(estimate_tokens(self._prompt_chars()), estimate_tokens(answer), estimated=True)
 
 
 def _reasoning(delta: dict[str, Any]) -> str:

@@ -14,7 +14,9 @@ past them: they are time, not an answer.
 Reads: with ``read_interval``, the stream is read at most that often once the answer has
 started (the worker reads at its text batches' interval, ``workers.runtime``): the tokens that
 come meanwhile wait in the socket and come in one read, as one event, where each token cost the
-reading thread a wake-up of its own, most of a token's CPU (docs/benchmarks.md).
+reading thread a wake-up of its own, most of a token's CPU (docs/benchmarks.md). The read after
+the first token's waits too, unless more comes within ``END_GRACE_SECONDS`` (an answer's end
+sent right after it).
 
 Cancellation: the caller's ``Signal`` is checked before each attempt and between reads, wakes
 a retry wait or a wait between reads at once, and, through its ``on_cancel`` hook, shuts the
@@ -62,6 +64,9 @@ from workers.providers.tokens import message_chars, tool_chars
 log = logging.getLogger(__name__)
 
 Wait = Callable[[float, Signal], None]
+# After the read that holds an answer's first token, how long bytes that follow at once (the
+# end of a one-token answer, sent with it) are waited for before the read waits its interval.
+END_GRACE_SECONDS = 0.005
 
 
 def wait_unless_cancelled(seconds: float, signal: Signal) -> None:
@@ -116,13 +121,19 @@ class OpenAICompatibleProvider:
             timeout=limits,
             http_client=self._http,
         )
-        self._completions_url = f"{self.base_url}/chat/completions"
-        self._headers = {
-            "Authorization": f"Bearer {key}",
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "User-Agent": self._client.user_agent,
-        }
+        # What the client's build_request merged for every call, merged once: the URL parsed,
+        # the client's default headers under ours, its timeout.
+        self._completions_url = httpx2.URL(f"{self.base_url}/chat/completions")
+        self._headers = httpx2.Headers(self._http.headers)
+        self._headers.update(
+            {
+                "Authorization": f"Bearer {key}",
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+                "User-Agent": self._client.user_agent,
+            }
+        )
+        self._extensions = {"timeout": self._http.timeout.as_dict()}
 
     def close(self) -> None:
         """Release the provider's pooled connections."""
@@ -165,7 +176,10 @@ class OpenAICompatibleProvider:
             body["tool_choice"] = "auto"
         if max_tokens:
             body["max_tokens"] = max_tokens
-        prompt_chars = message_chars(messages) + tool_chars(body.get("tools", ()))
+
+        def prompt_chars() -> int:  # the tools' JSON each step, for a server that counts none
+            return message_chars(messages) + tool_chars(body.get("tools", ()))
+
         for attempt in range(self.max_retries + 1):
             if signal.cancelled:
                 raise ProviderCancelled
@@ -207,8 +221,13 @@ class OpenAICompatibleProvider:
         # the SDK's own error, so ``translate`` reads it as before.
         payload = {"model": model, "stream": True, "stream_options": {"include_usage": True}}
         payload.update(body)
-        request = self._http.build_request(
-            "POST", self._completions_url, headers=self._headers, content=json.dumps(payload)
+        request = httpx2.Request(
+            "POST",
+            self._completions_url,
+            headers=self._headers,
+            cookies=self._http.cookies,  # a server's (a balancer's), as build_request sends them
+            content=json.dumps(payload),
+            extensions=self._extensions,
         )
         clock = _Clock(time.monotonic())
         try:
@@ -239,7 +258,7 @@ class OpenAICompatibleProvider:
         try:
             events = EventStream()
             body = body_chunks(response)
-            for payloads in events.batches(self._bounded(body, clock, signal)):
+            for payloads in events.batches(self._bounded(body, clock, signal, body.ready)):
                 if signal.cancelled:
                     raise ProviderCancelled
                 found: list[ProviderEvent] = []
@@ -252,8 +271,10 @@ class OpenAICompatibleProvider:
                         failure = error
                         break
                 if found:
-                    progress.started = clock.answering = True
+                    progress.started = clock.answering = clock.paced = True
                     yield from joined(found) if self.read_interval else found
+                elif reply.calling:  # a call's fragments yield nothing until the end
+                    clock.paced = True
                 if failure is not None:
                     raise failure
             if not signal.cancelled:
@@ -272,10 +293,22 @@ class OpenAICompatibleProvider:
             undo()
             response.close()
 
-    def _bounded(self, chunks: Iterable[bytes], clock: _Clock, signal: Signal) -> Iterator[bytes]:
+    def _bounded(
+        self,
+        chunks: Iterable[bytes],
+        clock: _Clock,
+        signal: Signal,
+        ready: Callable[[float], bool] = lambda seconds: True,
+    ) -> Iterator[bytes]:
         """``chunks``, raising ProviderError once the first token or the whole answer is late,
-        and read no more often than ``read_interval`` after a read of an answer already
-        started (so an answer of one read, the first token and the end, never waits).
+        and read no more often than ``read_interval`` once the answer has started, or a tool
+        call's arguments (read as they came, each fragment cost a wake-up).
+
+        After the read that holds the first token, bytes that come within END_GRACE_SECONDS
+        (``ready``) are read at once: an answer whose end came with or right after its first
+        token never waits. Else that read waits too: taken at once, the second token cost a
+        wake-up of its own, and the text thread two or three (text held within the first
+        send's batch).
 
         Checked on every read, comments included: a server that pings while it is busy
         elsewhere is bounded by these, and one wholly silent by the read timeout.
@@ -286,13 +319,20 @@ class OpenAICompatibleProvider:
                 raise no_first_token(self._who, self.first_token_timeout)
             if self.answer_timeout is not None and elapsed > self.answer_timeout:
                 raise answer_too_slow(self._who, self.answer_timeout)
-            streaming = clock.answering
+            streaming = clock.paced
             yield chunk
-            if self.read_interval and streaming:
-                # The caller has taken this read's events; the tokens that come meanwhile
-                # gather in the socket and come in one read, not one wake-up each. A cancel
-                # wakes the wait (and the next check raises).
-                signal.wait(self.read_interval)
+            if not self.read_interval or not clock.paced:
+                continue
+            pause = self.read_interval
+            if not streaming:  # the first token's read (or tool call's)
+                grace = min(END_GRACE_SECONDS, pause)
+                if ready(grace):
+                    continue
+                pause -= grace
+            # The caller has taken this read's events; the tokens that come meanwhile gather
+            # in the socket and come in one read, not one wake-up each. A cancel wakes the
+            # wait (and the next check raises).
+            signal.wait(pause)
 
 
 def joined(events: list[ProviderEvent]) -> list[ProviderEvent]:
@@ -310,11 +350,13 @@ def joined(events: list[ProviderEvent]) -> list[ProviderEvent]:
 
 
 class _Clock:
-    """When one model call was asked for, and whether its answer has started."""
+    """When one model call was asked for, whether its answer has started (its first text or
+    reasoning) and whether its reads are paced (that, or a tool call's first fragment)."""
 
     def __init__(self, started: float) -> None:
         self.started = started
         self.answering = False
+        self.paced = False
 
 
 class _Progress:
