@@ -604,6 +604,8 @@ def configure_logging(level: str) -> None:
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     # Alembic announces each of its plugins at INFO whenever an app is created: noise.
     logging.getLogger("alembic.runtime.plugins").setLevel(logging.WARNING)
+    # httpx (the openai SDK's and MCP's client) logs every request at INFO: a line a model step.
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
 
 
 def markdown_table() -> str:
