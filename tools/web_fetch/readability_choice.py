@@ -21,6 +21,8 @@ from lxml.html import HtmlElement
 from readability import Document
 from readability.readability import REGEXES
 
+from tools.web_fetch.attributes import carriers
+
 log = logging.getLogger(__name__)
 
 _KEEP_MARK = "data-lookout-own"
@@ -53,7 +55,7 @@ def readability_choice(root: HtmlElement, keep: list[HtmlElement]) -> HtmlElemen
     figures, asides and headers). ``root`` is left as it was, apart from those marks.
     """
     # A page's own marks are erased.
-    for element in root.xpath(f"descendant-or-self::*[@{_KEEP_MARK}]"):
+    for element in carriers(root, _KEEP_MARK, self_too=True):
         del element.attrib[_KEEP_MARK]
     for element in keep:
         element.set(_KEEP_MARK, "")
@@ -265,7 +267,7 @@ class _PrunedDocument(Document):
 
     def get_preserved_elements(self, node: HtmlElement) -> dict[HtmlElement, bool]:
         preserved = super().get_preserved_elements(node)
-        preserved.update((element, True) for element in node.xpath(f"descendant::*[@{_KEEP_MARK}]"))
+        preserved.update((element, True) for element in carriers(node, _KEEP_MARK))
         return preserved
 
     def is_quote_lead(self, elem: HtmlElement) -> bool:
