@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from lxml.html import HtmlElement
 
-from tools.web_fetch.attributes import carriers, in_document_order
 from tools.web_fetch.class_names import names_comments, names_furniture
 from tools.web_fetch.images import keep_image
 from tools.web_fetch.main_block import TextSizes, measure
@@ -59,7 +58,7 @@ def remove_controls(body: HtmlElement) -> None:
     """
     for element in list(body.iter(*_CONTROL_TAGS)):
         _drop(element)
-    for element in carriers(body, "role"):
+    for element in body.xpath("descendant::*[@role]"):
         if _is_dialog(element) and not element.xpath("descendant::*[self::article or self::main]"):
             _drop(element)
 
@@ -125,15 +124,12 @@ def thread_posts(
     if names_comments(main.get("class", ""), main.get("id", "")):
         # The density found the comment list itself (its replies unnamed): they are its posts.
         return [child for child in main if sizes.total.get(child, 0)]
-    named = in_document_order(
-        main,
-        (
-            element
-            for element in (*carriers(main, "class"), *carriers(main, "id"))
-            if element not in protected
-            and names_furniture(element.get("class", ""), element.get("id", ""))
-        ),
-    )
+    named = [
+        element
+        for element in main.xpath("descendant::*[@class or @id]")
+        if element not in protected
+        and names_furniture(element.get("class", ""), element.get("id", ""))
+    ]
     inside = {descendant for element in named for descendant in element.iterdescendants()}
     posts = [element for element in named if element not in inside]
     covered = sum(sizes.total.get(element, 0) for element in posts)
