@@ -200,8 +200,10 @@ class _PrunedDocument(Document):
                 if ancestor not in candidates:
                     candidates[ancestor] = self.score_node(ancestor)
                 candidates[ancestor]["content_score"] += score * share
+        # A link inside nested candidates (a cell, its row, its table) is measured once.
+        link_lengths: dict[HtmlElement, int] = {}
         for element, candidate in candidates.items():
-            candidate["content_score"] *= 1 - self.get_link_density(element)
+            candidate["content_score"] *= 1 - self.get_link_density(element, link_lengths)
         return candidates
 
     def select_best_candidate(self, candidates: dict) -> dict | None:
@@ -258,11 +260,19 @@ class _PrunedDocument(Document):
             return density < _MAX_PARAGRAPH_LINK_DENSITY
         return density == 0
 
-    def get_link_density(self, elem: HtmlElement) -> float:
+    def get_link_density(
+        self, elem: HtmlElement, link_lengths: dict[HtmlElement, int] | None = None
+    ) -> float:
         # readability measures each candidate's text and each of its links' with a chain of
         # regexes: most of its time on long pages. The share is the same with whitespace
-        # runs counted as one.
-        links = sum(text_length(link) for link in elem.iterdescendants("a"))
+        # runs counted as one. ``link_lengths`` keeps links' lengths while the tree stands.
+        lengths = {} if link_lengths is None else link_lengths
+        links = 0
+        for link in elem.iterdescendants("a"):
+            length = lengths.get(link)
+            if length is None:
+                length = lengths[link] = text_length(link)
+            links += length
         return links / max(text_length(elem), 1)
 
     def get_preserved_elements(self, node: HtmlElement) -> dict[HtmlElement, bool]:
