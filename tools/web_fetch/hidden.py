@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 
-import lxml.etree
 from lxml.etree import _ElementUnicodeResult as TextNode  # a string that knows its element
 from lxml.html import HtmlElement
 
@@ -24,9 +23,9 @@ _HIDING_ATTRIBUTES = ("hidden", "aria-hidden", "style")
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
 # A teaser: a run of the body's text ending in an ellipsis ("...", "…", WordPress's "[…]").
 _ELLIPSIS_XPATH = "//body//text()[contains(., '...') or contains(., '…')]"
-# The body's whole text holds an ellipsis wherever one of its runs does: one search in C,
-# where the runs' search above tests each of them (most pages have no ellipsis to look at).
-_HAS_ELLIPSIS = lxml.etree.XPath("boolean(//body[contains(., '...') or contains(., '…')])")
+# The body's whole text holds an ellipsis wherever one of its runs does: it is written out once
+# and searched, where the runs' search above tests each run (most pages have no ellipsis).
+_ELLIPSES = ("...", "…")
 # Fewer words than this before the ellipsis are a title cut short, not the start of a text.
 _TEASER_MIN_WORDS = 8
 # Teasers looked at, at most, in page order: each costs a search of the hidden text.
@@ -45,7 +44,7 @@ def hidden_elements(root: HtmlElement) -> list[HtmlElement]:
     The teasers whose full text is read lose their words, in ``root``.
     """
     hidden = _hidden_in(root)
-    teasers = _teasers(root, set(hidden)) if hidden and _HAS_ELLIPSIS(root) else []
+    teasers = _teasers(root, set(hidden)) if hidden and _has_ellipsis(root) else []
     if not teasers:
         return hidden
     outermost = _outermost(hidden)
@@ -72,6 +71,14 @@ def _hidden_in(root: HtmlElement) -> list[HtmlElement]:
     if len(kinds) < 2:
         return kinds[0] if kinds else []
     return in_document_order(root, (element for hidden in kinds for element in hidden))
+
+
+def _has_ellipsis(root: HtmlElement) -> bool:
+    for body in root.iter("body"):
+        text = body.text_content()
+        if any(ellipsis in text for ellipsis in _ELLIPSES):
+            return True
+    return False
 
 
 def _is_hidden(element: HtmlElement) -> bool:
