@@ -24,7 +24,7 @@ _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hi
 # A teaser: a run of the body's text ending in an ellipsis ("...", "…", WordPress's "[…]").
 _ELLIPSIS_XPATH = "//body//text()[contains(., '...') or contains(., '…')]"
 # The body's whole text holds an ellipsis wherever one of its runs does: it is written out once
-# and searched, where the runs' search above tests each run (most pages have no ellipsis).
+# and searched, where the runs' search above tests each run (a page may hold none at all).
 _ELLIPSES = ("...", "…")
 # Fewer words than this before the ellipsis are a title cut short, not the start of a text.
 _TEASER_MIN_WORDS = 8
