@@ -99,7 +99,7 @@ def _wrap_loose_text(div: HtmlElement) -> None:
         if child.tag == "br":
             paragraph = None
             continue
-        if child.tag not in _INLINE_TAGS or _OPENS_BLOCK.search(tounicode(child, method="html")):
+        if child.tag not in _INLINE_TAGS or _inline_opens_block(child):
             paragraph = None
             continue
         if paragraph is None:
@@ -114,6 +114,15 @@ def _wrap_loose_text(div: HtmlElement) -> None:
             div.insert(position + 1, tail)
         if child.tag == "br":
             child.drop_tree()
+
+
+def _inline_opens_block(child: HtmlElement) -> bool:
+    # readability's test, written out as HTML. An inline element with no children and no "<"
+    # in its attributes writes out as its own tag, which opens no block, and text and tail
+    # with "<" escaped: the pattern cannot match, and it is not written out (most are links).
+    if len(child) == 0 and not any("<" in name or "<" in value for name, value in child.items()):
+        return False
+    return _OPENS_BLOCK.search(tounicode(child, method="html")) is not None
 
 
 def text_length(element: HtmlElement) -> int:
