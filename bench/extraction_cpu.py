@@ -1,12 +1,14 @@
 """Compares two checkouts' extraction CPU page by page, each in its own process, taking turns.
 
 Run from the project root: ``.venv/bin/python bench/extraction_cpu.py --old DIR [--rounds N]
-[--only SET]``. This checkout and DIR (a detached worktree of main, say) each load every page of
-the shared set, ``bench/data`` and the labelled pages (this checkout's copies), and extract
-them in turn, old and new swapping who goes first on every page: a busy spell of a shared
-machine slows both alike. A page's time is the CPU time of its ``extract`` call
-(``time.process_time_ns``, garbage of the call before collected outside it), the fastest of
-``--rounds``. Prints, per set, the median and total milliseconds of each side and new ÷ old.
+[--only SET] [--checks]``. This checkout and DIR (a detached worktree of main, say) each load
+every page of the shared set, ``bench/data`` and the labelled pages (this checkout's copies;
+with ``--checks``, ``bench/checks`` too), and extract them in turn, old and new swapping who
+goes first on every page: a busy spell of a shared machine slows both alike. A page's time is
+the CPU time of its ``extract`` call (``time.process_time_ns``, garbage of the call before
+collected outside it), the fastest of ``--rounds``. Prints, per set, the median and total
+milliseconds of each side and new ÷ old, and the pages whose title or text differ between the
+two sides (a change meant to cost less must read every page as before).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import gc
 import gzip
+import hashlib
 import json
 import os
 import statistics
@@ -34,14 +37,15 @@ SHARED_DATA = next(
 )
 
 
-def _folders() -> list[Path]:
+def _folders(checks: bool) -> list[Path]:
     own = [path.parent for path in sorted((BENCH / "data").glob("*/ground-truth.json"))]
-    return [SHARED_DATA, *own, BENCH / "pages"]
+    more = sorted((BENCH / "checks").glob("*/ground-truth.json")) if checks else []
+    return [SHARED_DATA, *own, BENCH / "pages", *(path.parent for path in more)]
 
 
-def _pages() -> list[tuple[str, str, str]]:
+def _pages(checks: bool) -> list[tuple[str, str, str]]:
     pages = []
-    for folder in _folders():
+    for folder in _folders(checks):
         labels = folder / "labels.json"
         truth = labels if labels.exists() else folder / "ground-truth.json"
         entries = json.loads(truth.read_text(encoding="utf-8"))
@@ -51,19 +55,22 @@ def _pages() -> list[tuple[str, str, str]]:
     return pages
 
 
-def serve(code: Path) -> None:
-    """Extract, with ``code``'s extractor, the page of each index read from stdin; print ms."""
+def serve(code: Path, checks: bool) -> None:
+    """Extract, with ``code``'s extractor, the page of each index read from stdin; print ms and
+    a digest of the title and text."""
     sys.path.insert(0, str(code))
     from tools.web_fetch.extract import extract
 
-    pages = _pages()
+    pages = _pages(checks)
     print(json.dumps([key for key, _html, _url in pages]), flush=True)
     for line in sys.stdin:
         _key, html, url = pages[int(line)]
         gc.collect()
         start = time.process_time_ns()
-        extract(html, url)
-        print((time.process_time_ns() - start) / 1e6, flush=True)
+        extracted = extract(html, url)
+        elapsed = (time.process_time_ns() - start) / 1e6
+        read = f"{extracted.title}\0{extracted.text}".encode("utf-8", "surrogatepass")
+        print(elapsed, hashlib.sha256(read).hexdigest(), flush=True)
 
 
 def main() -> None:
@@ -72,15 +79,17 @@ def main() -> None:
     parser.add_argument("--old", type=Path, required=True, help="the other checkout")
     parser.add_argument("--rounds", type=int, default=2, help="a page's time: the fastest of N")
     parser.add_argument("--only", default="", help="pages whose set/name starts with this")
+    parser.add_argument("--checks", action="store_true", help="bench/checks' pages too")
     parser.add_argument("--serve", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        serve(args.serve)
+        serve(args.serve, args.checks)
         return
     sides = {"old": args.old.resolve(), "new": BENCH.parent}
+    more = ["--checks"] if args.checks else []
     workers = {
         side: subprocess.Popen(
-            [sys.executable, __file__, "--old", str(code), "--serve", str(code)],
+            [sys.executable, __file__, "--old", str(code), "--serve", str(code), *more],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -90,6 +99,7 @@ def main() -> None:
     keys = [json.loads(worker.stdout.readline()) for worker in workers.values()][0]
     chosen = [index for index, key in enumerate(keys) if key.startswith(args.only)]
     best = {side: dict.fromkeys(chosen, float("inf")) for side in workers}
+    read: dict[str, dict[int, str]] = {side: {} for side in workers}
     print(f"load average at start: {os.getloadavg()[0]:.1f}")
     for round_ in range(args.rounds):
         for turn, index in enumerate(chosen):
@@ -97,7 +107,9 @@ def main() -> None:
             for side in order:
                 workers[side].stdin.write(f"{index}\n")
                 workers[side].stdin.flush()
-                best[side][index] = min(best[side][index], float(workers[side].stdout.readline()))
+                elapsed, digest = workers[side].stdout.readline().split()
+                best[side][index] = min(best[side][index], float(elapsed))
+                read[side][index] = digest
     for worker in workers.values():
         worker.stdin.close()
         worker.wait()
@@ -115,6 +127,10 @@ def main() -> None:
             f"{statistics.median(new):.2f} | {sum(old):,.0f} | {sum(new):,.0f} | "
             f"{sum(new) / sum(old):.3f} |"
         )
+    differ = [keys[index] for index in chosen if read["old"][index] != read["new"][index]]
+    print(f"pages read differently: {len(differ)} of {len(chosen)}")
+    for key in differ:
+        print(f"  {key}")
 
 
 if __name__ == "__main__":

@@ -16,19 +16,16 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 
-import lxml.etree
 from lxml.html import HtmlElement
 
+from tools.web_fetch.attributes import carriers
 from tools.web_fetch.main_block import word_count
 
-_BODY_XPATH = lxml.etree.XPath(
-    "descendant::*[@itemprop or @class][@itemprop='articleBody' or contains(@class, 'content')]"
-)
+# The elements whose attributes may declare a body or a recipe, found by their attributes
+# (``attributes``), then judged by whole names.
+_BODY_ATTRIBUTES = (("itemprop", ". = 'articleBody'"), ("class", "contains(., 'content')"))
 _BODY_CLASSES = frozenset({"entry-content", "e-content"})
-_RECIPE_XPATH = lxml.etree.XPath(
-    "descendant::*[@itemtype or @class]"
-    "[contains(@itemtype, 'Recipe') or contains(@class, 'recipe')]"
-)
+_RECIPE_ATTRIBUTES = (("itemtype", "contains(., 'Recipe')"), ("class", "contains(., 'recipe')"))
 _RECIPE_TYPE = "recipe"
 _RECIPE_CLASSES = frozenset({"hrecipe", "h-recipe"})
 _ARTICLE_TYPES = frozenset({"article", "newsarticle", "blogposting", "reportagenewsarticle"})
@@ -84,7 +81,7 @@ def declared_body(body: HtmlElement, min_words: int) -> HtmlElement | None:
     return _only(
         [
             element
-            for element in _BODY_XPATH(body)
+            for element in _maybe(body, _BODY_ATTRIBUTES)
             if element.get("itemprop") == "articleBody"
             or not _BODY_CLASSES.isdisjoint(element.get("class", "").split())
         ],
@@ -97,7 +94,7 @@ def declared_recipe(body: HtmlElement, min_words: int) -> HtmlElement | None:
     return _only(
         [
             element
-            for element in _RECIPE_XPATH(body)
+            for element in _maybe(body, _RECIPE_ATTRIBUTES)
             if _RECIPE_TYPE in _schema_types(element.get("itemtype", ""))
             or not _RECIPE_CLASSES.isdisjoint(element.get("class", "").split())
         ],
@@ -122,6 +119,11 @@ def parts_of(declared: HtmlElement) -> list[HtmlElement]:
         or sibling.tag == declared.tag
         and not classes.isdisjoint(sibling.get("class", "").split())
     ]
+
+
+def _maybe(body: HtmlElement, attributes: tuple[tuple[str, str], ...]) -> list[HtmlElement]:
+    # Each element once (one may carry both attributes); their order is not read (``_only``).
+    return list(dict.fromkeys(e for name, test in attributes for e in carriers(body, name, test)))
 
 
 def _only(found: list[HtmlElement], min_words: int) -> HtmlElement | None:

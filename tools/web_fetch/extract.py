@@ -181,7 +181,9 @@ def extract(html: str, url: str) -> Extracted:
         if not _stands_over(content, thread):
             content = _joined(content, thread.replies)
     else:
-        if content is None or _too_short(content, body) or _misses_main(content, main, body):
+        # The choice's words are counted once for both checks.
+        found = 0 if content is None else word_count(content)
+        if content is None or _too_short(found, body) or _misses_main(content, found, main, body):
             content = main
         content = _with_parts(content, body)
     if recipe is not None:
@@ -515,19 +517,19 @@ def _make_links_absolute(content: HtmlElement, base: str) -> None:
             element.set(attribute, link)
 
 
-def _too_short(content: HtmlElement, body: HtmlElement) -> bool:
-    # A few words out of a much longer page mean readability missed, as on pages with no article.
-    found = word_count(content)
+def _too_short(found: int, body: HtmlElement) -> bool:
+    # A few words (``found``) out of a much longer page mean readability missed, as on pages
+    # with no article.
     return found < _MIN_ARTICLE_WORDS and found < word_count(body) / 2
 
 
-def _misses_main(content: HtmlElement, main: HtmlElement, body: HtmlElement) -> bool:
+def _misses_main(content: HtmlElement, found: int, main: HtmlElement, body: HtmlElement) -> bool:
     # Readability's choice is one candidate: holding under half of the block that the text
     # density found, it chose one section, a quote or a notice over the page's text, when what
     # it left out of the block reads as prose. Left-out link lists, teasers and widgets mean the
     # block was the page's frame and readability found the article in it; a choice of under a
     # tenth of the block missed it whatever the rest is.
-    if main is body or word_count(content) >= word_count(main) * _MIN_SHARE_OF_MAIN:
+    if main is body or found >= word_count(main) * _MIN_SHARE_OF_MAIN:
         return False
     chosen, block = measure(content), measure(main)
     left_out = block.total[main] - chosen.total[content]

@@ -17,10 +17,15 @@ import re
 from lxml.etree import _ElementUnicodeResult as TextNode  # a string that knows its element
 from lxml.html import HtmlElement
 
-_MAYBE_HIDDEN_XPATH = "descendant::*[@hidden or @aria-hidden or @style]"
+from tools.web_fetch.attributes import carriers, in_document_order
+
+_HIDING_ATTRIBUTES = ("hidden", "aria-hidden", "style")
 _HIDDEN_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
 # A teaser: a run of the body's text ending in an ellipsis ("...", "…", WordPress's "[…]").
 _ELLIPSIS_XPATH = "//body//text()[contains(., '...') or contains(., '…')]"
+# The body's whole text holds an ellipsis wherever one of its runs does: it is written out once
+# and searched, where the runs' search above tests each run (a page may hold none at all).
+_ELLIPSES = ("...", "…")
 # Fewer words than this before the ellipsis are a title cut short, not the start of a text.
 _TEASER_MIN_WORDS = 8
 # Teasers looked at, at most, in page order: each costs a search of the hidden text.
@@ -38,8 +43,8 @@ def hidden_elements(root: HtmlElement) -> list[HtmlElement]:
 
     The teasers whose full text is read lose their words, in ``root``.
     """
-    hidden = [element for element in root.xpath(_MAYBE_HIDDEN_XPATH) if _is_hidden(element)]
-    teasers = _teasers(root, set(hidden)) if hidden else []
+    hidden = _hidden_in(root)
+    teasers = _teasers(root, set(hidden)) if hidden and _has_ellipsis(root) else []
     if not teasers:
         return hidden
     outermost = _outermost(hidden)
@@ -53,6 +58,27 @@ def hidden_elements(root: HtmlElement) -> list[HtmlElement]:
                 _drop_text(node)
                 break
     return [element for element in hidden if element not in opened]
+
+
+def _hidden_in(root: HtmlElement) -> list[HtmlElement]:
+    # The carriers of each hiding attribute, in document order; merged into that order only
+    # when more than one attribute hides something.
+    kinds = [
+        hidden
+        for name in _HIDING_ATTRIBUTES
+        if (hidden := [element for element in carriers(root, name) if _is_hidden(element)])
+    ]
+    if len(kinds) < 2:
+        return kinds[0] if kinds else []
+    return in_document_order(root, (element for hidden in kinds for element in hidden))
+
+
+def _has_ellipsis(root: HtmlElement) -> bool:
+    for body in root.iter("body"):
+        text = body.text_content()
+        if any(ellipsis in text for ellipsis in _ELLIPSES):
+            return True
+    return False
 
 
 def _is_hidden(element: HtmlElement) -> bool:

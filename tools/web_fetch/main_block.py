@@ -51,23 +51,28 @@ def measure(
     """
     total: dict[HtmlElement, int] = {}
     linked: dict[HtmlElement, int] = {}
-    size_of, links_of = total.get, linked.get  # the loop below runs once per element
-    # Reversed document order visits every element after all of its descendants. Texts count
-    # without the whitespace around them: indentation between tags counts for nothing.
+    # Reversed document order visits every element after all of its descendants, each of which
+    # has added its size and its tail to it by then (a removed one's tail joins a sibling's
+    # tail or its parent's text, both read later). Texts count without the whitespace around
+    # them: indentation between tags counts for nothing.
     for element in reversed(list(root.iter())):
-        text = element.text if isinstance(element.tag, str) else None
-        size = len(text.strip()) if text else 0
-        links = 0
-        for child in element:
-            tail = child.tail
-            size += size_of(child, 0) + (len(tail.strip()) if tail else 0)
-            links += links_of(child, 0)
-        if element.tag == "a":
-            links = size
-        if discard is not None and element is not root and discard(element, size, links):
+        tag = element.tag
+        text = element.text if isinstance(tag, str) else None
+        size = total.get(element, 0) + (len(text.strip()) if text else 0)
+        links = size if tag == "a" else linked.get(element, 0)
+        if element is root:
+            total[element], linked[element] = size, links
+        elif discard is not None and discard(element, size, links):
             element.drop_tree()
-            continue
-        total[element], linked[element] = size, links
+            total.pop(element, None)
+            linked.pop(element, None)
+        else:
+            total[element], linked[element] = size, links
+            parent = element.getparent()
+            tail = element.tail
+            total[parent] = total.get(parent, 0) + size + (len(tail.strip()) if tail else 0)
+            if links:
+                linked[parent] = linked.get(parent, 0) + links
     return TextSizes(total, linked)
 
 

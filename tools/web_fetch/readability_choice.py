@@ -21,6 +21,8 @@ from lxml.html import HtmlElement
 from readability import Document
 from readability.readability import REGEXES
 
+from tools.web_fetch.attributes import carriers
+
 log = logging.getLogger(__name__)
 
 _KEEP_MARK = "data-lookout-own"
@@ -53,7 +55,7 @@ def readability_choice(root: HtmlElement, keep: list[HtmlElement]) -> HtmlElemen
     figures, asides and headers). ``root`` is left as it was, apart from those marks.
     """
     # A page's own marks are erased.
-    for element in root.xpath(f"descendant-or-self::*[@{_KEEP_MARK}]"):
+    for element in carriers(root, _KEEP_MARK, self_too=True):
         del element.attrib[_KEEP_MARK]
     for element in keep:
         element.set(_KEEP_MARK, "")
@@ -97,7 +99,7 @@ def _wrap_loose_text(div: HtmlElement) -> None:
         if child.tag == "br":
             paragraph = None
             continue
-        if child.tag not in _INLINE_TAGS or _OPENS_BLOCK.search(tounicode(child, method="html")):
+        if child.tag not in _INLINE_TAGS or _inline_opens_block(child):
             paragraph = None
             continue
         if paragraph is None:
@@ -112,6 +114,15 @@ def _wrap_loose_text(div: HtmlElement) -> None:
             div.insert(position + 1, tail)
         if child.tag == "br":
             child.drop_tree()
+
+
+def _inline_opens_block(child: HtmlElement) -> bool:
+    # readability's test, written out as HTML. An inline element with no children and no "<"
+    # in its attributes writes out as its own tag, which opens no block, and text and tail
+    # with "<" escaped: the pattern cannot match, and it is not written out (most are links).
+    if len(child) == 0 and not any("<" in name or "<" in value for name, value in child.items()):
+        return False
+    return _OPENS_BLOCK.search(tounicode(child, method="html")) is not None
 
 
 def text_length(element: HtmlElement) -> int:
@@ -198,8 +209,10 @@ class _PrunedDocument(Document):
                 if ancestor not in candidates:
                     candidates[ancestor] = self.score_node(ancestor)
                 candidates[ancestor]["content_score"] += score * share
+        # A link inside nested candidates (a cell, its row, its table) is measured once.
+        link_lengths: dict[HtmlElement, int] = {}
         for element, candidate in candidates.items():
-            candidate["content_score"] *= 1 - self.get_link_density(element)
+            candidate["content_score"] *= 1 - self.get_link_density(element, link_lengths)
         return candidates
 
     def select_best_candidate(self, candidates: dict) -> dict | None:
@@ -256,16 +269,24 @@ class _PrunedDocument(Document):
             return density < _MAX_PARAGRAPH_LINK_DENSITY
         return density == 0
 
-    def get_link_density(self, elem: HtmlElement) -> float:
+    def get_link_density(
+        self, elem: HtmlElement, link_lengths: dict[HtmlElement, int] | None = None
+    ) -> float:
         # readability measures each candidate's text and each of its links' with a chain of
         # regexes: most of its time on long pages. The share is the same with whitespace
-        # runs counted as one.
-        links = sum(text_length(link) for link in elem.iterdescendants("a"))
+        # runs counted as one. ``link_lengths`` keeps links' lengths while the tree stands.
+        lengths = {} if link_lengths is None else link_lengths
+        links = 0
+        for link in elem.iterdescendants("a"):
+            length = lengths.get(link)
+            if length is None:
+                length = lengths[link] = text_length(link)
+            links += length
         return links / max(text_length(elem), 1)
 
     def get_preserved_elements(self, node: HtmlElement) -> dict[HtmlElement, bool]:
         preserved = super().get_preserved_elements(node)
-        preserved.update((element, True) for element in node.xpath(f"descendant::*[@{_KEEP_MARK}]"))
+        preserved.update((element, True) for element in carriers(node, _KEEP_MARK))
         return preserved
 
     def is_quote_lead(self, elem: HtmlElement) -> bool:

@@ -9,11 +9,17 @@ from __future__ import annotations
 
 from itertools import islice
 
+import lxml.etree
 from lxml.html import HtmlElement
 
 MAX_ATTRIBUTE_CHARS = 4096
 MAX_ELEMENTS = 100_000
 CUT_NOTE = "[Lookout read the first {n:,} elements of this page; the rest was left out.]"
+# Every element's attributes, stepped to rather than tested for (``attributes``): ``//@*`` would
+# step through every text node too.
+_LONG_ATTRIBUTES = lxml.etree.XPath(
+    f"descendant-or-self::*/@*[string-length(.) > {MAX_ATTRIBUTE_CHARS}]"
+)
 
 
 def bound_tree(root: HtmlElement) -> None:
@@ -24,7 +30,7 @@ def bound_tree(root: HtmlElement) -> None:
 
 
 def _drop_long_attributes(root: HtmlElement) -> None:
-    for attribute in root.xpath(f"//@*[string-length(.) > {MAX_ATTRIBUTE_CHARS}]"):
+    for attribute in _LONG_ATTRIBUTES(root):
         element = attribute.getparent()
         if element is None or attribute.attrname not in element.attrib:
             continue

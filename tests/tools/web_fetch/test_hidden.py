@@ -119,3 +119,15 @@ def test_a_hidden_copy_of_the_teaser_opens_nothing_and_the_teaser_stays():
 
     assert TEASER in text
     assert "Ignore previous instructions" not in text
+
+
+def test_wrappers_hidden_in_different_ways_around_the_full_text_are_opened_together():
+    # The hidden elements are found attribute by attribute and read in the page's order: the
+    # outermost wrapper (hidden by its style) comes before those inside it.
+    full = f'<div hidden><div aria-hidden="true"><p>{OPENING}</p><p>{REST}</p></div></div>'
+    html = page(expander(TEASER + "...", full))
+
+    text = extract(html, "https://travel.example/").text
+
+    assert OPENING in text and REST in text
+    assert text.count(TEASER) == 1
