@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import replace
+from typing import Any
 
 from flask import current_app
 from redis.exceptions import NoScriptError
@@ -210,7 +211,7 @@ def model_step(
     message_id = turn.assistant_message_id
     if db.session().in_transaction():  # no connection held while the model streams
         db.session.commit()
-    read_flags(state, message_id, announce)
+    read_flags(state, events.started_event(message_id) if announce else None)
     started = time.monotonic()
     streamed = stream_reply(state, provider, model["name"], messages, specs, sources, answer_tokens)
     counted = streamed.usage
@@ -242,17 +243,17 @@ def model_step(
         end(turn_id, "completed", usage=usage, output=output, records=records)
 
 
-def read_flags(state: TurnState, message_id: str | None, announce: bool) -> None:
-    """Read the watched turns' cancel flags before the model is called (the step registered
-    its turn unread) and, with ``announce``, publish ``turn.started`` in the same round trip:
-    each was a round trip of its own."""
-    started = events.started_event(message_id)
-    queue = (lambda pipe: state.publish_in(pipe, *started)) if announce else None
+def read_flags(state: TurnState, event: tuple[str, dict[str, Any]] | None = None) -> None:
+    """Read the watched turns' cancel flags (the caller registered its turn unread) and, with
+    ``event`` (a name and its data), publish it in the same round trip: each was a round trip
+    of its own. A step's first event is ``turn.started`` when it announces the turn, a tool
+    call's is ``tool.started`` (``workers.toolcalls``); a turn ended meanwhile publishes none."""
+    queue = (lambda pipe: state.publish_in(pipe, *event)) if event is not None else None
     answers = get_watcher().check_once(queue)
     if not answers:
         return
     if isinstance(answers[0], NoScriptError):  # a new or restarted server: publish it alone,
-        events.turn_started(state, message_id)  # which gives the server the script
+        state.publish(*event)  # which gives the server the script
     elif isinstance(answers[0], Exception):
         raise answers[0]
 

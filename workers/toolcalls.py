@@ -32,6 +32,7 @@ from workers.fanout import send_next_step
 from workers.next_steps import run_next_step
 from workers.offer import owner_id, resolve_call
 from workers.runtime import get_watcher
+from workers.steps import read_flags
 from workers.turn_task import TurnTask
 
 GRACE_SECONDS = 1.0
@@ -169,9 +170,9 @@ def take_and_run(
     # turn after each commit only for what no other process changes (the call's name and
     # owner, the turn's conversation and roles) and what it writes itself.
     commit_loaded()
-    # Beats from the claim, as a step does, and trips ``stopped`` on a Stop: the watcher read
-    # the turn's cancel flag as it took the turn on, so the call reads it no more itself.
-    with get_watcher().watching(turn_id, Signal()) as stopped:
+    # Beats from the claim, as a step does, and trips ``stopped`` on a Stop. Registered
+    # unread: the call reads the flags with its ``tool.started`` (``run_claimed``).
+    with get_watcher().watching(turn_id, Signal(), read=False) as stopped:
         outcome = run_claimed(call, turn or db.session.get(Turn, turn_id), stopped)
     next_step(turn_id, step)
     return outcome
@@ -180,15 +181,19 @@ def take_and_run(
 def run_claimed(call: ToolCall, turn: Turn, stopped: Signal) -> str:
     """Run a claimed call, store its result and publish its ending; return its outcome. The
     call and its turn as the claim returned them (the turn read only when it had stopped);
-    ``stopped``, the watcher's signal of the turn's Stop."""
+    ``stopped``, the watcher's signal of the turn's Stop, registered unread: the cancel flags
+    are read in the round trip that publishes ``tool.started`` (a Stop raises the flag with the
+    turn's end, which refuses the publish), then the call runs unless the flag was up."""
     turn_id, call_id = call.turn_id, call.call_id
     started = time.monotonic()
     name, plugin = call.name, call.plugin
     state = turn_state(turn_id)
+    if turn.status == "running" and not stopped.cancelled:
+        data = {"callId": call_id, "name": name, "input": call.input}
+        read_flags(state, (events.TOOL_STARTED, data))
     if turn.status != "running" or stopped.cancelled:
         result = Outcome("cancelled", error="The turn was cancelled before this call started.")
     else:
-        events.tool_started(state, call_id, name, call.input)
         result = run_call(turn, call, stopped)
     label = tool_label(name, call.source)  # the model's name, bounded: see tool_names
     finish_call(
