@@ -189,8 +189,7 @@ def run_claimed(call: ToolCall, turn: Turn, stopped: Signal) -> str:
     name, plugin = call.name, call.plugin
     state = turn_state(turn_id)
     if turn.status == "running" and not stopped.cancelled:
-        data = {"callId": call_id, "name": name, "input": call.input}
-        read_flags(state, (events.TOOL_STARTED, data))
+        read_flags(state, events.tool_started_event(call_id, name, call.input))
     if turn.status != "running" or stopped.cancelled:
         result = Outcome("cancelled", error="The turn was cancelled before this call started.")
     else:

@@ -74,9 +74,10 @@ def reasoning_event(text: str) -> tuple[str, dict[str, Any]]:
     return REASONING_DELTA, {"text": text}
 
 
-def tool_started(state: TurnState, call_id: str, name: str, input: Any) -> None:
-    """Publish that a tool call started with ``input``."""
-    state.publish(TOOL_STARTED, {"callId": call_id, "name": name, "input": input})
+def tool_started_event(call_id: str, name: str, input: Any) -> tuple[str, dict[str, Any]]:
+    """Return the event and data that a tool call started with ``input``, for the round trip
+    that reads the turn's cancel flags (``workers.steps.read_flags``)."""
+    return TOOL_STARTED, {"callId": call_id, "name": name, "input": input}
 
 
 def tool_finished(
