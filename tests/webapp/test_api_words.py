@@ -174,3 +174,15 @@ def test_a_nested_field_is_named_by_its_row():
     assert sentence("models.0.name", "Missing data for required field.", titles) == (
         "Models, row 1, name is required."
     )
+
+
+@pytest.mark.parametrize("path", ["/api/admin/providers", "/api/admin/providers/test"])
+def test_a_key_a_header_cannot_carry_is_refused_in_words(admin, path):
+    """Regression: a key with "é" was stored, then every model call failed to encode its
+    Authorization header (the connection test answered a 500)."""
+    body = {"name": "p", "baseUrl": "http://127.0.0.1:9/v1", "apiKey": "sk-caf\u00e9"}
+    error = refused(admin.post(path, json=body))
+    assert error["fields"]["apiKey"] == [
+        "The API key holds 'é', which an HTTP header cannot carry: a key is ASCII letters, "
+        "digits and punctuation. Copy it again from the provider's page."
+    ]

@@ -532,3 +532,12 @@ def test_a_provider_echoing_its_base_url_and_credentials_has_them_redacted(fake,
         error = failure(provider)
     assert error.message.startswith("The provider Local refused the request (HTTP 400). Local said")
     assert "s3cret-pass" not in error.message and base_url not in error.message
+
+
+def test_a_stored_key_a_header_cannot_carry_fails_the_call_as_a_provider_error(fake):
+    """A key stored before the admin API refused such keys: the call ends as a ProviderError
+    (the turn fails in words) and the model is never sent a request, nor the worker a crash."""
+    with OpenAICompatibleProvider("Fakery", fake.base_url, "sk-caf\u00e9") as client:
+        error = failure(client)
+    assert "caf\u00e9" not in str(error)
+    assert fake.requests == []

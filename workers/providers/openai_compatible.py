@@ -122,18 +122,26 @@ class OpenAICompatibleProvider:
             http_client=self._http,
         )
         # What the client's build_request merged for every call, merged once: the URL parsed,
-        # the client's default headers under ours, its timeout.
+        # the client's default headers under ours (at the first call: a key a header cannot
+        # carry fails there, as a ProviderError), its timeout.
         self._completions_url = httpx2.URL(f"{self.base_url}/chat/completions")
-        self._headers = httpx2.Headers(self._http.headers)
-        self._headers.update(
-            {
-                "Authorization": f"Bearer {key}",
-                "Content-Type": "application/json",
-                "Accept": "application/json",
-                "User-Agent": self._client.user_agent,
-            }
-        )
+        self._headers: httpx2.Headers | None = None
         self._extensions = {"timeout": self._http.timeout.as_dict()}
+
+    def _merged_headers(self) -> httpx2.Headers:
+        """The headers of every model call, merged at the first."""
+        if self._headers is None:
+            headers = httpx2.Headers(self._http.headers)
+            headers.update(
+                {
+                    "Authorization": f"Bearer {self._who.api_key}",
+                    "Content-Type": "application/json",
+                    "Accept": "application/json",
+                    "User-Agent": self._client.user_agent,
+                }
+            )
+            self._headers = headers
+        return self._headers
 
     def close(self) -> None:
         """Release the provider's pooled connections."""
@@ -221,16 +229,16 @@ class OpenAICompatibleProvider:
         # the SDK's own error, so ``translate`` reads it as before.
         payload = {"model": model, "stream": True, "stream_options": {"include_usage": True}}
         payload.update(body)
-        request = httpx2.Request(
-            "POST",
-            self._completions_url,
-            headers=self._headers,
-            cookies=self._http.cookies,  # a server's (a balancer's), as build_request sends them
-            content=json.dumps(payload),
-            extensions=self._extensions,
-        )
         clock = _Clock(time.monotonic())
         try:
+            request = httpx2.Request(
+                "POST",
+                self._completions_url,
+                headers=self._merged_headers(),
+                cookies=self._http.cookies,  # a server's (a balancer's), as build_request does
+                content=json.dumps(payload),
+                extensions=self._extensions,
+            )
             response = self._http.send(request, stream=True)
             try:
                 if response.status_code >= 400:

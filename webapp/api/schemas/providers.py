@@ -12,6 +12,17 @@ KINDS = ["openai-compatible"]
 MOST_TOKENS = 10_000_000
 
 
+def header_safe_key(value: str | None) -> None:
+    """A key travels in an HTTP header, which carries ASCII alone: refuse any other character
+    here, in words, rather than as a failed request at every model call."""
+    odd = next((c for c in value or "" if not " " <= c <= "~"), None)
+    if odd is not None:
+        raise ValidationError(
+            f"The API key holds {odd!r}, which an HTTP header cannot carry: a key is ASCII "
+            "letters, digits and punctuation. Copy it again from the provider's page."
+        )
+
+
 class ModelSchema(Schema):
     """One model of a provider: whether it can use tools, its answers' length and context."""
 
@@ -84,7 +95,9 @@ class ProviderSchema(Schema):
         require_tld=False,
         metadata={"title": "Base URL"},
     )
-    apiKey = fields.String(allow_none=True, metadata={"secret": True, "title": "API key"})
+    apiKey = fields.String(
+        allow_none=True, validate=header_safe_key, metadata={"secret": True, "title": "API key"}
+    )
     models = fields.List(
         fields.Nested(ModelSchema), load_default=list, metadata={"title": "Models"}
     )
@@ -140,7 +153,9 @@ class ConnectionSettingsSchema(Schema):
     baseUrl = fields.Url(
         required=True, schemes={"http", "https"}, require_tld=False, metadata={"title": "Base URL"}
     )
-    apiKey = fields.String(allow_none=True, metadata={"secret": True, "title": "API key"})
+    apiKey = fields.String(
+        allow_none=True, validate=header_safe_key, metadata={"secret": True, "title": "API key"}
+    )
 
 
 class ModelFindingSchema(Schema):
