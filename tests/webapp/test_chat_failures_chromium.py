@@ -31,7 +31,7 @@ def test_after_stop_the_reply_shows_its_text_and_finished_tool_card_at_once(
         "() => document.querySelector('.reply[aria-busy] .markdown').innerText.length > 20",
         timeout=WAIT_MS,
     )
-    page.get_by_role("button", name="Stop").click()
+    page.get_by_role("button", name="Stop", exact=True).click()
     wait_status(page, "cancelled")
     reply = last_reply(page)  # read at once: no wait for a later correction
     card = reply.locator(".tool-card[data-tool=echo]")

@@ -46,7 +46,7 @@ def test_a_sent_message_streams_its_reply_and_it_stays_after_reload(
     assert box.input_value() == "Say\nhello" and page.locator(".message").count() == 0
     box.press("Enter")
     page.wait_for_selector(".message-assistant .reply[aria-busy=true] .markdown", timeout=WAIT_MS)
-    assert page.get_by_role("button", name="Stop").is_visible()
+    assert page.get_by_role("button", name="Stop", exact=True).is_visible()
     wait_status(page, "completed")
     assert last_reply(page).locator(".markdown").inner_text() == (
         "Hello there, streamed in many small parts."
@@ -187,7 +187,7 @@ def test_stop_cancels_a_streaming_reply_and_it_shows_as_stopped(
     send(page, "Count forever")
     expect(page.locator(".reply[aria-busy] .markdown")).to_contain_text("tick", timeout=WAIT_MS)
     page.screenshot(path="/tmp/chat-streaming.png")
-    page.get_by_role("button", name="Stop").click()
+    page.get_by_role("button", name="Stop", exact=True).click()
     wait_status(page, "cancelled")
     fake_model.wait_for_disconnects(1)
     reply = last_reply(page)
@@ -267,7 +267,7 @@ def test_the_keyboard_stays_in_the_composer_when_send_and_stop_swap(
 
     page.keyboard.type("Then finish")
     page.keyboard.press("Enter")
-    expect(page.get_by_role("button", name="Stop")).to_be_visible(timeout=WAIT_MS)
+    expect(page.get_by_role("button", name="Stop", exact=True)).to_be_visible(timeout=WAIT_MS)
     tab_to(page, "Stop")
     reached_stop.set()
     page.locator(".message-assistant[data-status=completed]").wait_for(timeout=WAIT_MS)
@@ -283,7 +283,7 @@ def test_a_page_opened_while_a_turn_runs_follows_it(page, chat_server, user, fak
     open_chat(page, chat_server, person, model_id, f"/#c={conversation}")
     page.wait_for_selector(".reply[aria-busy=true] .markdown", timeout=WAIT_MS)
     assert "beat" in last_reply(page).inner_text()
-    page.get_by_role("button", name="Stop").click()
+    page.get_by_role("button", name="Stop", exact=True).click()
     wait_status(page, "cancelled")
     assert chat.turn(started["turn"]["id"])["status"] == "cancelled"
 
@@ -568,7 +568,7 @@ def test_a_message_no_worker_takes_says_why_it_waits_and_what_to_do(
         "Health.",
         timeout=WAIT_MS,
     )
-    page.get_by_role("button", name="Stop").click()
+    page.get_by_role("button", name="Stop", exact=True).click()
     expect(page.locator(".message-user .user-text")).to_have_text("Anyone there?")
 
 

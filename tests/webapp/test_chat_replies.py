@@ -171,7 +171,7 @@ def test_reading_a_page_shows_the_site_the_part_and_the_title(
 def stop_when_it_writes(page, text: str) -> None:
     """Press Stop once the live reply shows ``text``, and wait for the stopped reply."""
     expect(page.locator(".reply[aria-busy] .markdown")).to_contain_text(text, timeout=WAIT_MS)
-    page.get_by_role("button", name="Stop").click()
+    page.get_by_role("button", name="Stop", exact=True).click()
     wait_status(page, "cancelled")
 
 

@@ -121,7 +121,7 @@ def test_the_chat_fits_the_screen_in_every_state(
     expect(page.locator(".reply[aria-busy] .markdown")).to_contain_text("tick", timeout=WAIT_MS)
     page.screenshot(path=str(tmp_path / f"streaming-{label}.png"), full_page=True)
     faults["streaming"] = layout_faults(page)
-    page.get_by_role("button", name="Stop").click()
+    page.get_by_role("button", name="Stop", exact=True).click()
     wait_status(page, "cancelled")
     page.screenshot(path=str(tmp_path / f"stopped-{label}.png"), full_page=True)
     faults["stopped"] = layout_faults(page)

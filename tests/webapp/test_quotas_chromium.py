@@ -77,4 +77,4 @@ def test_a_reply_whose_stream_was_closed_for_a_newer_one_follows_on_when_focused
 
     page.wait_for_function(f"() => ({LIVE_TEXT})().length > {before + 20}", timeout=WAIT_MS)
     newest.close()
-    page.get_by_role("button", name="Stop").click()
+    page.get_by_role("button", name="Stop", exact=True).click()
