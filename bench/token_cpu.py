@@ -2,7 +2,7 @@
 publishing, without Celery or the database.
 
 Run from the project root: ``.venv/bin/python -m bench.token_cpu [--tokens 200] [--rounds 10]
-[--streams 1] [--profile] [--read-interval 0.05]``.
+[--streams 1] [--profile] [--sends] [--read-interval 0.05]``.
 
 Two fake models in processes of their own stream 1 and ``--tokens`` tokens over ``--seconds``
 (each token its own HTTP chunk and read, as from a real server). Each round reads one reply of
@@ -15,6 +15,8 @@ turns run (one process, one watcher), and divides by N as well.
 ``--profile`` prints cProfile's top entries for the step's long replies instead (after one
 round unprofiled: the imports and connections). ``--read-interval`` reads the model's stream at
 most that often (the worker's: a text batch, ``workers.runtime.provider_client``).
+``--sends`` adds each text send's CPU on the thread that made it (``TurnWatcher.text_held``,
+``time.thread_time_ns`` around it) in all the step's replies: µs a call, calls a reply.
 ``--threads`` adds, per streamed token, each thread's CPU (its run time,
 ``/proc/self/task/TID/schedstat``, in ns) and wake-ups (voluntary context switches, from
 ``status``) in the step's replies: the stream's thread (``stream``; with ``--streams 1``: the
@@ -49,6 +51,32 @@ def provider_cpu(base_url: str, read_interval: float) -> float:
         for _ in provider.stream("m", [{"role": "user", "content": "hi"}]):
             pass
         return time.process_time() - started
+
+
+class SendClock:
+    """Wraps ``TurnWatcher.text_held`` to count its calls and their thread CPU (ns)."""
+
+    def __init__(self) -> None:
+        from workers.watch import TurnWatcher
+
+        self.spent: list[int] = []
+        held = TurnWatcher.text_held
+
+        def timed(watcher) -> None:
+            started = time.thread_time_ns()
+            held(watcher)
+            self.spent.append(time.thread_time_ns() - started)
+
+        TurnWatcher.text_held = timed
+
+    def line(self, replies: int) -> str:
+        """Return the sends' figures as a line."""
+        micro = [ns / 1e3 for ns in self.spent]
+        return (
+            f"text sends (text_held), thread CPU µs a call: median "
+            f"{statistics.median(micro):.1f}, mean {statistics.fmean(micro):.1f}; "
+            f"{len(micro) / replies:.1f} calls a reply"
+        )
 
 
 def thread_counts() -> Counter[tuple[str, str]]:
@@ -148,6 +176,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--streams", type=int, default=1)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--threads", action="store_true", help="CPU and wake-ups by thread")
+    parser.add_argument("--sends", action="store_true", help="each text send's thread CPU")
     parser.add_argument(
         "--read-interval",
         type=float,
@@ -157,6 +186,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     short = FakeModelProcess("stream", "--tokens", "1", "--seconds", str(args.seconds))
     long = FakeModelProcess("stream", "--tokens", str(args.tokens), "--seconds", str(args.seconds))
+    sends = SendClock() if args.sends else None
     with short, long, RedisServer() as redis:
         step = StepRunner(redis.url, args.read_interval)
         try:
@@ -188,6 +218,8 @@ def main(argv: list[str] | None = None) -> None:
             f"{name}: per streamed token, µs: median {statistics.median(micro):.1f}, "
             f"min {micro[0]:.1f}, max {micro[-1]:.1f} ({args.rounds} rounds)"
         )
+    if sends is not None:
+        print(sends.line(2 * args.rounds * args.streams))
     if args.threads:
         tokens = args.rounds * (args.tokens - 1) * args.streams
         names = sorted({name for name, _figure in threads})

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import Any
 
 import redis
-from redis.client import Pipeline
 
 from core.models.providers import DEFAULT_MAX_TOKENS
 from core.turn import events
@@ -149,7 +148,7 @@ class DeltaBuffer:
 
     A token per Redis round trip made publishing a third of a step's CPU; pages cannot tell
     50 ms batches from single tokens. The watcher sends what is held (``queue``/``settle``, in
-    one pipeline with every other stream's held text), at most once every text batch: on the
+    one round trip with every other stream's held text), at most once every text batch: on the
     stream's own thread when ``held`` finds the last send that long ago, else on its text
     thread. The stream's thread publishes this buffer alone only on ``flush``: before any other
     event of the turn, and at the end. Either publishes under the lock, and text leaves
@@ -217,21 +216,21 @@ class DeltaBuffer:
             return
         del self.pending[:taken]
 
-    def queue(self, pipe: Pipeline) -> bool:
-        """Queue the publish of the held text in the watcher's ``pipe``, keeping the lock until
-        ``settle``; False when none is held or the stream's thread is publishing it now."""
+    def queue(self) -> bytes | None:
+        """Take the held text for the watcher's send, keeping the lock until ``settle``: return
+        its publish, packed (``TurnState.publish_command``), or None when none is held or the
+        stream's thread is publishing it now."""
         if not self.pending or not self._lock.acquire(blocking=False):
-            return False
+            return None
         self.taken = len(self.pending)
         try:
             if self.taken:
-                self.state.publish_in(pipe, *self.make("".join(self.pending[: self.taken])))
-                return True
+                return self.state.publish_command(*self.make("".join(self.pending[: self.taken])))
         except Exception:
             log.warning("turn=%s text held: not queued", self.state.turn_id, exc_info=True)
         self.taken = 0
         self._lock.release()
-        return False
+        return None
 
     def settle(self, answer: Any) -> None:
         """Take the answer of the publish ``queue`` queued and release the lock: the text sent

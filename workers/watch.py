@@ -12,7 +12,7 @@ reads all their flags with one MGET. Polling the flags every 100 ms cost two wak
 round trip each, most of a text turn's worker CPU outside its step.
 
 A model stream's text waits in its ``HeldText`` (``workers.streaming.DeltaBuffer``), registered
-with ``holding``: every send publishes every stream's held text in one pipeline, so a process
+with ``holding``: every send publishes every stream's held text in one round trip, so a process
 makes one round trip a batch however many turns stream (a round trip each batch each stream was
 most of a streamed token's CPU), and sends at most once every ``text_seconds``
 (``TEXT_BATCH_SECONDS``). A stream that holds text again (``text_held``) sends it all on its own
@@ -67,9 +67,10 @@ class HeldText(Protocol):
     taken: int  # how much of ``pending`` a send took, until its answer settles it
     answered: Callable[[], None]  # called before a flush: set by ``holding``
 
-    def queue(self, pipe: Pipeline) -> bool:
-        """Queue one publish of the held text in ``pipe``; False when there is none to send.
-        After True, ``settle`` is called once with that publish's answer."""
+    def queue(self) -> bytes | None:
+        """Take the held text for one publish: return that publish packed in Redis's protocol,
+        or None when there is none to send. After a command, ``settle`` is called once with
+        its answer."""
 
     def settle(self, answer: Any) -> None:
         """Take the answer of the publish queued (an entry id, None, or the error)."""
@@ -99,9 +100,12 @@ class TurnWatcher:
         self._wake = threading.Event()  # set by text_held only while the text thread is idle
         self._idle = False
         self._last_send = -math.inf  # when the last send of held text began, on any thread
-        # A send whose answers are not read yet (its connection, its texts), and the lock of
-        # every send: each reads the answers of the one before it first.
-        self._in_flight: tuple[Connection, list[HeldText]] | None = None
+        # The connection every send of held text goes by, kept (made at the first send): the
+        # pool's round and redis-py's pipeline were most of a send's CPU. The texts of a send
+        # whose answers are not read yet, and the lock of every send and of the connection:
+        # each send reads the answers of the one before it first.
+        self._connection: Connection | None = None
+        self._in_flight: list[HeldText] = []
         self._sending = threading.Lock()
         self._loaded = False  # the text thread gave Redis the scripts: streams may send
         self._closed = threading.Event()
@@ -225,39 +229,55 @@ class TurnWatcher:
             self._read_answers()
 
     def _send(self, answered: bool) -> None:
-        """Send every stream's held text in one pipeline, after reading the answers of the
+        """Send every stream's held text in one round trip, after reading the answers of the
         send before; with ``answered``, read this one's too, else leave it in flight."""
         with self._sending:
             self._read_answers()
             with self._lock:
                 held = list(self._held)
-            pipe = self.client.pipeline(transaction=False)
-            queued = [text for text in held if text.queue(pipe)]
+            queued, commands = [], []
+            for text in held:
+                command = text.queue()
+                if command is not None:
+                    queued.append(text)
+                    commands.append(command)
             if not queued:
                 return
             try:
-                connection = self.client.connection_pool.get_connection()
+                connection = self._ready_connection()
+                connection.send_packed_command([b"".join(commands)])
             except Exception as exc:  # Redis is down: the texts stay held, unlocked
-                for text in queued:
-                    text.settle(exc)
+                self._settle(queued, [exc] * len(queued))
                 raise
-            self._in_flight = (connection, queued)
-            try:
-                commands = [args for args, _options in pipe.command_stack]
-                connection.send_packed_command(connection.pack_commands(commands))
-            except Exception:
-                self._read_answers()  # each text settled with the error
-                raise
+            self._in_flight = queued
             if answered:
                 self._read_answers()
+
+    def _ready_connection(self) -> Connection:
+        """Return the kept connection, connected and with nothing to read, as the pool hands
+        out its own: one the server closed (a restart) or left data on is made anew. Raises
+        what connecting raises."""
+        connection = self._connection
+        if connection is None:
+            pool = self.client.connection_pool
+            connection = self._connection = pool.connection_class(**pool.connection_kwargs)
+        connection.connect()
+        try:
+            if connection.can_read():
+                raise redis.ConnectionError("the connection has data")
+        except (redis.ConnectionError, redis.TimeoutError, OSError):
+            connection.disconnect()
+            connection.connect()
+        return connection
 
     def _read_answers(self) -> None:
         """Settle the texts of the send in flight with its answers (the lock ``_sending``
         held). A refused publish's answer is its error; a lost connection's, for every text."""
-        if self._in_flight is None:
+        queued = self._in_flight
+        if not queued:
             return
-        connection, queued = self._in_flight
-        self._in_flight = None
+        self._in_flight = []
+        connection = self._connection
         answers: list[Any] = []
         try:
             for _text in queued:
@@ -265,17 +285,20 @@ class TurnWatcher:
                     answers.append(connection.read_response())
                 except ResponseError as exc:
                     answers.append(exc)
-        except Exception as exc:  # a RedisError, or the pool's connection closed under it
+        except Exception as exc:  # a RedisError: the connection was lost
             connection.disconnect()
             answers += [exc] * (len(queued) - len(answers))
         finally:
-            self.client.connection_pool.release(connection)
-            for text, answer in zip(queued, answers, strict=True):
-                text.settle(answer)
+            self._settle(queued, answers)
         if any(isinstance(answer, NoScriptError) for answer in answers):
             load_pipelined_scripts(self.client)  # a restarted server: the next send sends it
+
+    def _settle(self, queued: list[HeldText], answers: list[Any]) -> None:
+        """Settle each text with its answer; wake the idle text thread to retry text held again."""
+        for text, answer in zip(queued, answers, strict=True):
+            text.settle(answer)
         if self._idle and any(isinstance(answer, Exception) for answer in answers):
-            self._wake.set()  # text held again: the text thread retries it
+            self._wake.set()
 
     def _trip(self, turn_ids: list[str], flags: list[bytes | None]) -> None:
         for turn_id, flag in zip(turn_ids, flags, strict=True):
@@ -306,6 +329,9 @@ class TurnWatcher:
         self._wake.set()
         with suppress(Exception):
             self.answer_sent()
+        with self._sending:
+            if self._connection is not None:
+                self._connection.disconnect()
 
     def _listen(self) -> None:
         """Trip the turns named on ``CANCEL_CHANNEL``, blocked on the subscriber's socket;

@@ -64,6 +64,20 @@ class LuaScript:
         """Give the server the script, so that a pipeline may run it by its SHA."""
         client.script_load(self.text)
 
+    def head(self, keys: list[str], args: list[str], count: int) -> bytes:
+        """Return the start of a run of the script with ``count`` arguments, packed in Redis's
+        protocol: its SHA, ``keys`` and the first arguments, ``args``; the caller appends the
+        rest, each ``packed_arg``. A run whose keys and first arguments repeat packs them once."""
+        parts = [b"EVALSHA", self.sha.encode(), b"%d" % len(keys)]
+        parts += [part.encode() for part in (*keys, *args)]
+        total = len(parts) + count - len(args)
+        return b"*%d\r\n" % total + b"".join(packed_arg(part) for part in parts)
+
+
+def packed_arg(value: bytes) -> bytes:
+    """Return one argument of a command in Redis's protocol (as redis-py packs it)."""
+    return b"$%d\r\n%s\r\n" % (len(value), value)
+
 
 # KEYS: the stream, the ended marker; ARGV: event, data, safety TTL. The TTL is set only on a
 # stream without one, so an event never pushes out the expiry the turn's end set.
@@ -73,6 +87,7 @@ local id = redis.call('xadd', KEYS[1], '*', 'event', ARGV[1], 'data', ARGV[2])
 if redis.call('ttl', KEYS[1]) == -1 then redis.call('expire', KEYS[1], ARGV[3]) end
 return id
 """)
+_TTL_ARG = packed_arg(b"%d" % SAFETY_TTL_SECONDS)  # _PUBLISH's last argument, packed
 # KEYS: one of the turn's sets (tasks, queued), the ended marker; ARGV: member, safety
 # TTL. Answers 1 when the member was added.
 _ADD_UNLESS_ENDED = LuaScript("""
@@ -131,8 +146,9 @@ return 1
 
 
 def load_pipelined_scripts(client: redis.Redis) -> None:
-    """Give the server the scripts a pipeline runs (``TurnState.publish_in``): a pipeline
-    answers NoScriptError where a lone call loads the script and runs it again."""
+    """Give the server the scripts a pipeline or a packed command runs (``TurnState.publish_in``,
+    ``publish_command``): they answer NoScriptError where a lone call loads the script and runs
+    it again."""
     _PUBLISH.load(client)
 
 
@@ -208,6 +224,7 @@ class TurnState:
     def __init__(self, client: redis.Redis, turn_id: str) -> None:
         self.client = client
         self.turn_id = turn_id
+        self._heads: dict[str, bytes] = {}  # ``publish_command``'s, by event
 
     def publish(self, event: str, data: dict[str, Any] | None = None) -> str | None:
         """Append an event to the turn's stream and return its id; None once the turn ended."""
@@ -219,6 +236,17 @@ class TurnState:
         answer there is the entry id, None once the turn ended, or the error (a NoScriptError
         until ``load_pipelined_scripts``)."""
         _PUBLISH.queue(pipe, *self._publishing(event, data))
+
+    def publish_command(self, event: str, data: dict[str, Any]) -> bytes:
+        """Return ``publish`` of the event packed in Redis's protocol, for a connection of this
+        turn's server to send (``workers.watch``'s kept one); its answer there is as
+        ``publish_in``'s. The script's SHA, the keys and the event's name are packed once a
+        turn and event: only the data is packed each call."""
+        head = self._heads.get(event)
+        if head is None:
+            keys = [key(self.turn_id, "events"), key(self.turn_id, "ended")]
+            head = self._heads[event] = _PUBLISH.head(keys, [event], 3)
+        return head + packed_arg(json.dumps(data, ensure_ascii=False).encode()) + _TTL_ARG
 
     def _publishing(self, event: str, data: dict[str, Any] | None) -> tuple[list[str], list[Any]]:
         keys = [key(self.turn_id, "events"), key(self.turn_id, "ended")]

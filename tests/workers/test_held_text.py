@@ -263,3 +263,21 @@ def test_text_a_stream_could_not_send_while_redis_was_down_goes_with_its_flush(c
     finally:
         watcher.close()
     assert texts(state) == [(events.TEXT_DELTA, "kept")]
+
+
+def test_text_sent_after_the_server_closed_the_watchers_connection_goes_at_once(client):
+    """The watcher keeps one connection for its sends: one the server closed since (a restart,
+    a client kill) is made anew before the next send, as the pool did, so that send's text is
+    published, not held for a later one."""
+    watcher = quiet_watcher(client)
+    state = new_turn(client)
+    buffer = held(state)
+    with watcher.holding(buffer):
+        buffer.add("Hello")
+        watcher.send_once()
+        client.client_kill_filter(skipme=True, _type="normal")
+        buffer.add(" again")
+        watcher.send_once()
+        assert buffer.pending == []
+    watcher.close()
+    assert texts(state) == [(events.TEXT_DELTA, "Hello"), (events.TEXT_DELTA, " again")]
