@@ -9,6 +9,7 @@ import codecs
 import json
 import re
 from email.message import Message
+from typing import Any
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 
@@ -55,6 +56,40 @@ def decode_json(data: bytes, declared: str | None) -> str:
         except UnicodeDecodeError:
             pass
     return decode_page(data, "application/json", declared)
+
+
+# Half a UTF-16 pair, as JSON can write it ("\\ud800") and no text can hold: found in the JSON
+# text first (a pair written so matches too), then replaced where json.loads left one alone.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def loads_json(text: str | bytes) -> Any:
+    """``json.loads``, with each lone surrogate in a string or key replaced by U+FFFD, as a
+    browser's encoder does: such a string cannot be encoded as UTF-8, so storing, sending or
+    showing it failed (a model's chunk, a request's body). Raises as ``json.loads`` does."""
+    value = json.loads(text)
+    if isinstance(text, bytes):
+        text = text.decode(json.detect_encoding(text), "replace")
+    if _SURROGATE_ESCAPE.search(text) is None:
+        return value
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    containers = [value] if isinstance(value, (dict, list)) else []
+    while containers:  # a loop, not recursion: the value may nest as deep as json.loads went
+        container = containers.pop()
+        pairs = list(container.items()) if isinstance(container, dict) else enumerate(container)
+        if isinstance(container, dict):
+            container.clear()
+        for key, item in pairs:
+            if isinstance(item, str):
+                item = _LONE_SURROGATE.sub("\ufffd", item)
+            elif isinstance(item, (dict, list)):
+                containers.append(item)
+            if isinstance(key, str):
+                key = _LONE_SURROGATE.sub("\ufffd", key)
+            container[key] = item
+    return value
 
 
 def _sniff_html(data: bytes) -> str | None:

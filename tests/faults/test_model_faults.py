@@ -21,6 +21,7 @@ UNREADABLE = (
     "The provider fake sent a reply Lookout could not read. Check that it is OpenAI-compatible "
     "and that the base URL points at its API (often ending in /v1)."
 )
+STOP = 'data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}\n\ndata: [DONE]\n\n'
 
 
 def chunk(text: str) -> str:
@@ -84,3 +85,19 @@ def test_garbage_instead_of_an_answer_fails_the_turn_keeping_the_results(shared_
     assert_page_result_kept(reply["parts"])
     assert reply["parts"][-1]["type"] == "source"  # no text: nothing was said after the page
     assert PAGE_OUTPUT in json.dumps(reply["parts"])
+
+
+def test_half_an_emoji_mid_answer_is_shown_and_stored_as_a_replacement_character(shared_stack):
+    """Regression: a chunk holding a lone surrogate ("\\ud83d", an emoji cut in two by the
+    server) could not be encoded to send or store, and the turn broke mid-answer."""
+    cut = 'data: {"choices": [{"index": 0, "delta": {"content": "Cut \\ud83d here"}}]}\n\n'
+    answer = Reply.raw(chunk("The page says ") + cut + chunk(" and \U0001f600 whole.") + STOP)
+    shared_stack.fake.script(READ_PAGE, answer)
+    conversation, turn_id, reader = shared_stack.start_turn("read it")
+    turn = shared_stack.chat.wait(turn_id, timeout=30)
+    reader.join(5)
+    reply, failure = reloaded(shared_stack.chat, conversation, turn_id)
+    expected = "The page says Cut \ufffd here and \U0001f600 whole."
+    assert turn["status"] == "completed" and failure is None, (turn.get("error"), failure)
+    assert reply["parts"][-1] == {"type": "text", "text": expected}
+    assert streamed_text(reader) == expected

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import codecs
+import json
 
 import pytest
 
-from tools.charset import charset_from_content_type, decode_json, decode_page
+from tools.charset import charset_from_content_type, decode_json, decode_page, loads_json
 
 
 def test_the_content_type_charset_wins():
@@ -84,3 +85,20 @@ def test_json_labelled_latin1_is_read_as_utf8_when_it_is_utf8_and_as_latin1_othe
 
 def test_json_labelled_utf16_is_read_as_it_says():
     assert decode_json('["é"]'.encode("utf-16"), "utf-16") == '["é"]'
+
+
+def test_json_read_with_half_a_surrogate_pair_gets_a_replacement_character_everywhere():
+    text = r'{"a\ud800": ["x\udc00y", {"deep": [["\ud83d\ude00 \ud83d"]]}], "n": 1.5}'
+    assert loads_json(text) == {
+        "a\ufffd": ["x\ufffdy", {"deep": [["\U0001f600 \ufffd"]]}],
+        "n": 1.5,
+    }
+    assert loads_json(text.encode("utf-16")) == loads_json(text)
+    assert loads_json(r'"\udfff"') == "\ufffd"
+
+
+def test_json_without_a_lone_surrogate_reads_as_json_loads_does():
+    text = r'{"emoji": "\ud83d\ude00", "slash": "\\ud800 is written, not meant", "list": [1, null]}'
+    assert loads_json(text) == json.loads(text)
+    with pytest.raises(ValueError):
+        loads_json('{"a": ')

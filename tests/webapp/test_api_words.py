@@ -186,3 +186,13 @@ def test_a_key_a_header_cannot_carry_is_refused_in_words(admin, path):
         "The API key holds 'é', which an HTTP header cannot carry: a key is ASCII letters, "
         "digits and punctuation. Copy it again from the provider's page."
     ]
+
+
+def test_half_an_emoji_in_a_body_is_read_as_a_replacement_character(alice):
+    """Regression: a title holding a lone surrogate (an emoji a client cut in two, sent as
+    "\\ud83d") failed the request when it was stored; browsers send such a half as U+FFFD."""
+    body = '{"title": "Trip \\ud83d plans \\ud83d\\ude00"}'
+    created = alice.post("/api/conversations", data=body, content_type="application/json")
+    assert created.status_code == 201, created.get_data(as_text=True)
+    shown = alice.get(f"/api/conversations/{created.get_json()['id']}").get_json()
+    assert shown["title"] == "Trip \ufffd plans \U0001f600"

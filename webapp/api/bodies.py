@@ -12,10 +12,12 @@ from functools import cache
 from typing import Any
 
 from flask import Flask, current_app, request
+from flask.json.provider import DefaultJSONProvider
 from marshmallow import Schema, ValidationError
 from werkzeug.exceptions import BadRequest, RequestEntityTooLarge
 
 from tools.api import flatten_errors
+from tools.charset import loads_json
 from webapp.api.field_errors import plain_error, titles_of
 from webapp.errors import ApiError
 
@@ -54,8 +56,18 @@ def check_body() -> None:
         ) from None
 
 
+class BodyJSON(DefaultJSONProvider):
+    """Flask's JSON, reading a lone surrogate (``"\\ud800"``, half an emoji a client cut) as
+    U+FFFD, as a browser's encoder sends it: stored as it came, it failed the request."""
+
+    def loads(self, s: str | bytes, **kwargs: Any) -> Any:
+        return loads_json(s) if not kwargs else super().loads(s, **kwargs)
+
+
 def init_bodies(app: Flask) -> None:
-    """Check bodies first, before the CSRF check reads a form out of one."""
+    """Check bodies first, before the CSRF check reads a form out of one; read their JSON with
+    ``BodyJSON``."""
+    app.json = BodyJSON(app)
     app.before_request_funcs.setdefault(None, []).insert(0, check_body)
 
 

@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from tools.charset import loads_json
 from workers.providers.base import (
     Finished,
     ProviderEvent,
@@ -174,7 +175,7 @@ class ReplyAssembler:
         if payload == DONE:
             return []
         try:
-            chunk = json.loads(payload)
+            chunk = loads_json(payload)
         except ValueError as exc:
             raise unreadable(self._who) from exc
         if not isinstance(chunk, dict):
@@ -315,7 +316,7 @@ def _int(value: Any) -> int:
 def _tool_call(entry: dict[str, str]) -> ToolCallRequest:
     raw = entry["arguments"]
     try:
-        arguments = json.loads(raw) if raw.strip() else {}
+        arguments = loads_json(raw) if raw.strip() else {}
     except ValueError:
         arguments = None
     if not isinstance(arguments, dict):
