@@ -13,6 +13,7 @@ Fixtures (see each docstring):
                          TEST_POSTGRES_URL is unset, fails instead when CI=true
     migrated_postgres_url  the same, with the migrations applied
     celery_worker        a real worker process for `app`, answering pings, stopped at teardown
+    fake_model           a scripted model server of the test's own (tests.support.fake_model)
     live_server          `app` served over HTTP on 127.0.0.1; `.url`
     chromium_executable  path to Chromium; skips loudly (fails when CI=true) when missing
     usage_day            the day usage is counted on, frozen at USAGE_DAY in this process (the
@@ -33,6 +34,7 @@ from core.extensions import db
 from core.models import ApiToken, User
 from core.models import usage as usage_counts
 from tests.support import accounts, databases
+from tests.support.fake_model import FakeModel
 from tests.support.live_server import LiveServer
 from tests.support.processes import stop_orphans
 from tests.support.redis_server import RedisServer
@@ -221,6 +223,13 @@ def celery_worker(app, tmp_path):
     worker = CeleryWorker(app, tmp_path).start()
     yield worker
     worker.stop()
+
+
+@pytest.fixture
+def fake_model():
+    """A scripted model server of this test's own."""
+    with FakeModel() as fake:
+        yield fake
 
 
 @pytest.fixture

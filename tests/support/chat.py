@@ -35,6 +35,12 @@ class ChatClient:
         kwargs.setdefault("timeout", 30)
         return self.session.request(method, self.base_url + path, **kwargs)
 
+    def search_with_searxng(self, base_url: str) -> None:
+        """As an admin, save SearXNG at ``base_url`` as web_search's engine, on by default."""
+        options = {"engine": "searxng", "baseURL": base_url, "enabledByDefault": True}
+        saved = self.call("PUT", "/api/admin/plugins/web_search/options", json=options)
+        assert saved.status_code == 200, saved.text
+
     def new_conversation(self) -> str:
         """Create a conversation and return its id."""
         response = self.call("POST", "/api/conversations", json={})

@@ -29,3 +29,14 @@ def unanswered_model(app: Flask) -> str:
         )
         db.session.commit()
     return "local/m"
+
+
+def add_fake_provider(app: Flask, base_url: str) -> str:
+    """Store a provider ``fake`` at ``base_url`` (a FakeModel's) with one model that takes
+    tools, and return the model's id, ``fake/m``."""
+    with app.app_context():
+        db.session.add(
+            Provider(name="fake", base_url=base_url, models=[{"name": "m", "tools": True}])
+        )
+        db.session.commit()
+    return "fake/m"

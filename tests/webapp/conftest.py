@@ -15,7 +15,6 @@ from core.models import Provider
 from tests.conftest import RUN_ID
 from tests.support.chat import ChatClient
 from tests.support.chat_page import token_for
-from tests.support.fake_model import FakeModel
 from tests.support.live_server import LiveServer
 from tests.support.sites import Site
 from tests.support.workers import CeleryWorker
@@ -69,20 +68,8 @@ def chat_server(chat_app, tmp_path_factory, site):
     with CeleryWorker(chat_app, tmp_path_factory.mktemp("worker"), concurrency=8):
         with LiveServer(chat_app) as server:
             admin = ChatClient(server.url, token_for(chat_app, admin=True)[1])
-            saved = admin.call(
-                "PUT",
-                "/api/admin/plugins/web_search/options",
-                json={"engine": "searxng", "baseURL": site.url(""), "enabledByDefault": True},
-            )
-            assert saved.status_code == 200, saved.text
+            admin.search_with_searxng(site.url(""))
             yield server
-
-
-@pytest.fixture
-def fake_model():
-    """A scripted model server of this test's own."""
-    with FakeModel() as fake:
-        yield fake
 
 
 @pytest.fixture

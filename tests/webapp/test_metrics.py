@@ -72,12 +72,6 @@ def web(metrics_app, tmp_path_factory):
             yield server
 
 
-@pytest.fixture
-def fake_model():
-    with FakeModel() as fake:
-        yield fake
-
-
 def chat_with(app, fake: FakeModel, url: str) -> tuple[ChatClient, str]:
     """Register ``fake`` as a provider of its own and a new user; return their client and the
     model id."""

@@ -15,13 +15,14 @@ import pytest
 
 from core.extensions import db, get_redis
 from core.limits import set_overrides
-from core.models import Conversation, Message, Provider, Turn, UsageCount
+from core.models import Conversation, Message, Turn, UsageCount
 from core.quotas import WINDOW_SECONDS, key
 from tests.conftest import RUN_ID
 from tests.support.chat import ChatClient
 from tests.support.chat_page import token_for
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.live_server import LiveServer
+from tests.support.models import add_fake_provider
 from tests.support.quotas import hold_window
 from tests.support.sites import Site
 from tests.support.workers import CeleryWorker
@@ -77,11 +78,7 @@ def api_app(tmp_path_factory, redis_url, sqlite_template, fake):
             "TURN_MAX_STEPS": 4,
         }
     )
-    with app.app_context():
-        db.session.add(
-            Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
-        )
-        db.session.commit()
+    add_fake_provider(app, fake.base_url)
     yield app
     with app.app_context():
         db.engine.dispose()
@@ -93,12 +90,7 @@ def server(api_app, tmp_path_factory, site):
     with CeleryWorker(api_app, tmp_path_factory.mktemp("worker"), concurrency=4):
         with LiveServer(api_app) as live:
             admin = ChatClient(live.url, token_for(api_app, admin=True)[1])
-            saved = admin.call(
-                "PUT",
-                "/api/admin/plugins/web_search/options",
-                json={"engine": "searxng", "baseURL": site.url(""), "enabledByDefault": True},
-            )
-            assert saved.status_code == 200, saved.text
+            admin.search_with_searxng(site.url(""))
             live.admin = admin
             yield live
 
@@ -147,14 +139,15 @@ def stored(api_app, turn_id: str) -> tuple[Turn, list[Message]]:
     return turn, branch
 
 
-def wait_for_status(api_app, turn_id: str, wanted: str, timeout: float = 30) -> str:
-    """Return the turn's status once it is ``wanted``, or whatever it is after ``timeout``."""
+def wait_for_status(api_app, turn_id: str, wanted: str, timeout: float = 30) -> None:
+    """Wait until the turn's status is ``wanted``; AssertionError naming the status it kept."""
     deadline = time.monotonic() + timeout
     while True:
         with api_app.app_context():
             status = db.session.get(Turn, turn_id).status
-        if status == wanted or time.monotonic() > deadline:
-            return status
+        if status == wanted:
+            return
+        assert time.monotonic() < deadline, f"turn {turn_id} is {status}, not {wanted}"
         time.sleep(0.1)
 
 
@@ -259,7 +252,7 @@ def test_closing_a_stream_cancels_its_turn(client, api_app, fake_script):
             break
     stream.close()
     turn_id = chunk.id.removeprefix("chatcmpl-")
-    assert wait_for_status(api_app, turn_id, "cancelled") == "cancelled"
+    wait_for_status(api_app, turn_id, "cancelled")
 
 
 def test_leaving_a_whole_answer_cancels_its_turn(server, api_app, person, fake, fake_script):
@@ -279,7 +272,7 @@ def test_leaving_a_whole_answer_cancels_its_turn(server, api_app, person, fake, 
         turn = db.session.scalars(
             db.select(Turn).join(Conversation).filter(Conversation.owner_id == person[0].id)
         ).one()
-    assert wait_for_status(api_app, turn.id, "cancelled") == "cancelled"
+    wait_for_status(api_app, turn.id, "cancelled")
 
 
 def test_a_bad_token_is_refused_with_401(server):

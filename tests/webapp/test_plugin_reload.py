@@ -6,9 +6,8 @@ import time
 
 import pytest
 
-from core.extensions import db
-from core.models import Provider
 from tests.support.fake_model import FakeModel, Reply
+from tests.support.models import add_fake_provider
 
 pytestmark = pytest.mark.integration
 
@@ -23,12 +22,7 @@ def app(make_app):
 def model(app):
     """A fake model registered as a provider; yields (FakeModel, model id)."""
     with FakeModel() as fake:
-        with app.app_context():
-            db.session.add(
-                Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
-            )
-            db.session.commit()
-        yield fake, "fake/m"
+        yield fake, add_fake_provider(app, fake.base_url)
 
 
 def tool_output(client, model_id: str) -> object:

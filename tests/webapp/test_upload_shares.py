@@ -4,6 +4,7 @@ user's upload wait behind all of them (``tools.parser_shares``, issue 24)."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import requests
@@ -26,6 +27,13 @@ def make_token(app, name: str) -> tuple[str, str]:
         return user.id, token
 
 
+def upload(server_url: str, folder: Path, token: str, name: str) -> requests.Response:
+    """Upload the gated file ``name`` (made in ``folder``) as the token's user."""
+    files = {"file": (f"{name}.bin", gated_file(folder, name), MIME_TYPE)}
+    headers = {"Authorization": f"Bearer {token}"}
+    return requests.post(f"{server_url}/api/uploads", headers=headers, files=files, timeout=60)
+
+
 def test_a_user_whose_upload_arrives_behind_anothers_many_slow_ones_is_read_next(
     make_app, tmp_path: Path
 ):
@@ -37,14 +45,9 @@ def test_a_user_whose_upload_arrives_behind_anothers_many_slow_ones_is_read_next
     with app.app_context():
         shares = plugin_host.get_host().parsers
 
-    def send(token: str, name: str) -> requests.Response:
-        files = {"file": (f"{name}.bin", gated_file(tmp_path, name), MIME_TYPE)}
-        headers = {"Authorization": f"Bearer {token}"}
-        return requests.post(f"{server_url}/api/uploads", headers=headers, files=files, timeout=60)
-
     ann_files = [f"ann{n}" for n in range(5)]
     with LiveServer(app) as server, ThreadPoolExecutor(max_workers=6) as pool:
-        server_url = server.url
+        send = partial(upload, server.url, tmp_path)
         try:
             ann_uploads = [pool.submit(send, ann_token, name) for name in ann_files]
             wait_until(
@@ -93,13 +96,8 @@ def test_an_upload_that_waits_past_the_queue_bound_is_refused_with_what_to_do(
     with app.app_context():
         shares = plugin_host.get_host().parsers
 
-    def send(token: str, name: str) -> requests.Response:
-        files = {"file": (f"{name}.bin", gated_file(tmp_path, name), MIME_TYPE)}
-        headers = {"Authorization": f"Bearer {token}"}
-        return requests.post(f"{server_url}/api/uploads", headers=headers, files=files, timeout=60)
-
     with LiveServer(app) as server, ThreadPoolExecutor(max_workers=1) as pool:
-        server_url = server.url
+        send = partial(upload, server.url, tmp_path)
         try:
             holding = pool.submit(send, ann_token, "ann0")
             wait_until(

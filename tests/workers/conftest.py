@@ -87,13 +87,6 @@ def chat_server(chat_app, chat_worker):
 
 
 @pytest.fixture
-def fake_model():
-    """A scripted model server of this test's own."""
-    with FakeModel() as fake:
-        yield fake
-
-
-@pytest.fixture
 def model_ids(chat_app, fake_model):
     """Register the fake as a provider; return (model with tools, model without) ids."""
     name = f"fake-{uuid.uuid4().hex[:8]}"

@@ -41,6 +41,15 @@ class EventReader(threading.Thread):
             time.sleep(0.02)
 
 
+def stored_reply(chat: ChatClient, turn_id: str, ready, timeout: float = 5) -> dict:
+    """Return the turn's stored reply once ``ready(reply)``; AssertionError with the last read."""
+    deadline = time.monotonic() + timeout
+    while not ready(reply := chat.reply(chat.turn(turn_id))):
+        assert time.monotonic() < deadline, f"the stored reply never got there: {reply}"
+        time.sleep(0.05)
+    return reply
+
+
 def state_of(app, turn_id: str) -> TurnState:
     with app.app_context():
         return TurnState(get_redis(), turn_id)
@@ -62,12 +71,7 @@ def test_cancel_mid_stream_ends_the_stream_fast_and_keeps_partial_text(
     assert reader.events[-1].name == "turn.cancelled"
     assert reader.ended_at - asked < 1.0
     fake_model.wait_for_disconnects(1)
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        reply = chat.reply(chat.turn(turn_id))
-        if reply["parts"]:
-            break
-        time.sleep(0.05)
+    reply = stored_reply(chat, turn_id, lambda reply: reply["parts"])
     assert reply["status"] == "cancelled"
     assert reply["parts"][0]["text"].startswith("tick tick tick")
     # The cache is gone; the cancel flag stays up for any work still running and expires with
@@ -93,12 +97,10 @@ def test_cancel_mid_tool_call_stops_the_tool_and_records_it_cancelled(
     assert chat.call("POST", f"/api/turns/{turn_id}/cancel").status_code == 200
     reader.join(5)
     assert reader.events[-1].name == "turn.cancelled"
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        results = [p for p in chat.reply(chat.turn(turn_id))["parts"] if p["type"] == "tool-result"]
-        if results:
-            break
-        time.sleep(0.05)
+    reply = stored_reply(
+        chat, turn_id, lambda reply: any(p["type"] == "tool-result" for p in reply["parts"])
+    )
+    results = [p for p in reply["parts"] if p["type"] == "tool-result"]
     assert results[0]["outcome"] == "cancelled"
     assert len(fake_model.chat_requests()) == 1  # no model step after the cancel
 

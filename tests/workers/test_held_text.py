@@ -199,16 +199,19 @@ def test_one_streams_batches_go_from_its_own_thread_and_never_wake_the_text_thre
 
 def wait_for_sleep(thread: threading.Thread) -> None:
     """Wait until ``thread`` sleeps with no wake-up for a while (it started, loaded the scripts
-    and went idle)."""
-    seen, still = -1, 0
+    and went idle); AssertionError when it never stays asleep that long within 6 s."""
+    first = seen = wake_ups(thread)
+    still = 0
     for _ in range(300):
+        time.sleep(0.02)
         now = wake_ups(thread)
         still = still + 1 if now == seen else 0
         if still >= 5:
             return
         seen = now
-        time.sleep(0.02)
-    raise AssertionError(f"{thread.name} kept waking")
+    raise AssertionError(
+        f"{thread.name} never slept 0.1 s in 6 s: it woke {seen - first} times meanwhile"
+    )
 
 
 def commands(client: redis.Redis) -> dict[str, int]:

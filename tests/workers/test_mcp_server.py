@@ -59,12 +59,7 @@ def stack(make_app, tmp_path, site):
     with LiveServer(app) as web, CeleryWorker(app, tmp_path):
         _admin, admin_token = token_for(app, admin=True)
         user, user_token = token_for(app)
-        saved = ChatClient(web.url, admin_token).call(
-            "PUT",
-            "/api/admin/plugins/web_search/options",
-            json={"engine": "searxng", "baseURL": site.url(""), "enabledByDefault": True},
-        )
-        assert saved.status_code == 200, saved.text
+        ChatClient(web.url, admin_token).search_with_searxng(site.url(""))
         yield app, f"{web.url}/mcp", user_token, user.id
 
 

@@ -11,11 +11,12 @@ from datetime import timedelta
 import pytest
 
 from core.extensions import db
-from core.models import McpServer, Provider, UsageCount
+from core.models import McpServer, UsageCount
 from tests.support.chat import ChatClient
 from tests.support.chat_page import token_for
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.mcp_server import MCPTestServer
+from tests.support.models import add_fake_provider
 from tests.support.processes import free_port, wait_until
 
 ENVELOPE = re.compile(r'^<untrusted_tool_output id="([0-9a-f]{32})">\n', re.M)
@@ -37,11 +38,7 @@ def setup(make_app, tmp_path):
     (tmp_path / "mcp").mkdir()
     app = make_app(LOOKOUT_PLUGINS="", MCP_STDIO_ALLOWED=True)
     with FakeModel() as fake, LiveServer(app) as web, CeleryWorker(app, tmp_path) as worker:
-        with app.app_context():
-            db.session.add(
-                Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
-            )
-            db.session.commit()
+        add_fake_provider(app, fake.base_url)
         _admin, token = token_for(app, admin=True)
         yield app, ChatClient(web.url, token), fake, worker
 

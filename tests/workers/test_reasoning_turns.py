@@ -46,12 +46,7 @@ def site():
 def search_with(make_chat, base_url: str):
     """Save SearXNG at ``base_url`` as the admin's engine; return the admin's client."""
     admin = make_chat(admin=True)
-    saved = admin.call(
-        "PUT",
-        "/api/admin/plugins/web_search/options",
-        json={"enabledByDefault": True, "engine": "searxng", "baseURL": base_url},
-    )
-    assert saved.status_code == 200, saved.text
+    admin.search_with_searxng(base_url)
     return admin
 
 

@@ -26,16 +26,25 @@ from workers.steps import spec_of
 
 @pytest.fixture
 def step_app(make_app, monkeypatch):
-    """An app whose tasks run in this process, as a worker's do, and its fake model."""
-    from workers import celery_app
+    """An app whose tasks run in this process, as a worker's do, and its fake model. The
+    provider clients its steps make are closed after: the process's cache of them
+    (``workers.runtime``) kept each one's pooled connection to the stopped fake model open
+    until the test process exited."""
+    from workers import celery_app, runtime
 
+    clients: dict = {}
+    monkeypatch.setattr(runtime, "_providers", clients)
     with FakeModel(Reply.text("The bridge opened in 1932.")) as fake:
         app = make_app(LOOKOUT_PLUGINS="")
         monkeypatch.setattr(celery_app, "_flask_app", app)
         with app.app_context():
             db.session.add(Provider(name="fake", base_url=fake.base_url, models=[{"name": "m"}]))
             db.session.commit()
-        yield app, fake
+        try:
+            yield app, fake
+        finally:
+            for client in clients.values():
+                client.close()
 
 
 def queued_turn(app, name: str, earlier: list[tuple[str, str]]) -> str:

@@ -9,11 +9,12 @@ import json
 import pytest
 
 from core.extensions import db
-from core.models import Provider, UsageCount
+from core.models import UsageCount
 from tests.support.chat import ChatClient
 from tests.support.chat_page import token_for
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.live_server import LiveServer
+from tests.support.models import add_fake_provider
 from tests.support.sites import Site
 from tests.support.workers import CeleryWorker
 
@@ -45,20 +46,11 @@ def test_a_turn_counts_its_outcome_tokens_search_pages_bytes_and_tool_errors(
 ):
     app = make_app(ALLOW_PRIVATE_NETWORKS=True)
     with FakeModel() as fake, LiveServer(app) as web, CeleryWorker(app, tmp_path):
-        with app.app_context():
-            db.session.add(
-                Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
-            )
-            db.session.commit()
+        add_fake_provider(app, fake.base_url)
         admin, token = token_for(app, admin=True)
         admin_id = admin.id
         chat = ChatClient(web.url, token)
-        saved = chat.call(
-            "PUT",
-            "/api/admin/plugins/web_search/options",
-            json={"engine": "searxng", "baseURL": site, "enabledByDefault": True},
-        )
-        assert saved.status_code == 200, saved.text
+        chat.search_with_searxng(site)
         fake.script(
             Reply.tool_calls([("web_search", {"query": "tides"})], usage=(100, 7)),
             Reply.tool_calls(

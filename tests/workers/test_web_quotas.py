@@ -11,12 +11,13 @@ import pytest
 
 from core.extensions import db, get_redis
 from core.limits import set_overrides
-from core.models import Provider, UsageCount
+from core.models import UsageCount
 from core.quotas import WINDOW_SECONDS, key, remaining
 from tests.support.chat import ChatClient
 from tests.support.chat_page import token_for
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.live_server import LiveServer
+from tests.support.models import add_fake_provider
 from tests.support.quotas import hold_window
 from tests.support.sites import Site
 from tests.support.workers import CeleryWorker
@@ -47,20 +48,11 @@ def stack(make_app, tmp_path, site):
     user (not an admin) with a token; the admin's engine is SearXNG on the site."""
     app = make_app(ALLOW_PRIVATE_NETWORKS=True)
     with FakeModel() as fake, LiveServer(app) as web, CeleryWorker(app, tmp_path):
-        with app.app_context():
-            db.session.add(
-                Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
-            )
-            db.session.commit()
+        add_fake_provider(app, fake.base_url)
         _admin, admin_token = token_for(app, admin=True)
         user, user_token = token_for(app)
         user_id = user.id
-        saved = ChatClient(web.url, admin_token).call(
-            "PUT",
-            "/api/admin/plugins/web_search/options",
-            json={"engine": "searxng", "baseURL": site, "enabledByDefault": True},
-        )
-        assert saved.status_code == 200, saved.text
+        ChatClient(web.url, admin_token).search_with_searxng(site)
         chat = ChatClient(web.url, user_token)
         chat.user_id = user_id
         yield app, fake, chat

@@ -8,11 +8,10 @@ import re
 
 import pytest
 
-from core.extensions import db
-from core.models import Provider
 from tests.support.chat import ChatClient
 from tests.support.chat_page import token_for
 from tests.support.fake_model import FakeModel, Reply
+from tests.support.models import add_fake_provider
 from tests.support.sites import Site
 
 ARTICLE = """<html><head><title>Lighthouses of Brittany</title></head><body>
@@ -54,11 +53,7 @@ def web_app(make_app):
 def admin_with_search(web_app, web_url: str, fake: FakeModel, **options) -> ChatClient:
     """Add the fake model as a provider and save the web_search ``options`` as an admin;
     return the admin's client."""
-    with web_app.app_context():
-        db.session.add(
-            Provider(name="fake", base_url=fake.base_url, models=[{"name": "m", "tools": True}])
-        )
-        db.session.commit()
+    add_fake_provider(web_app, fake.base_url)
     _admin, token = token_for(web_app, admin=True)
     chat = ChatClient(web_url, token)
     saved = chat.call(
