@@ -394,8 +394,9 @@ def test_the_read_after_the_first_token_waits_like_the_others(fake):
     second token alone (and one of the text thread, woken for text held within the first
     send's batch)."""
     fake.script(Reply.text("one two three", chunks=3, delay=0.5))
-    # Tokens half a second apart: the second is long in coming when the first read is done.
-    with OpenAICompatibleProvider("Fakery", fake.base_url, KEY, read_interval=2.0) as provider:
+    # Tokens half a second apart: the second is long in coming when the first read is done,
+    # and the last is in by the second read however a busy machine delays the server (3 s).
+    with OpenAICompatibleProvider("Fakery", fake.base_url, KEY, read_interval=4.0) as provider:
         events = collect(provider.stream("fake-model", HELLO))
     deltas = [e.text for e in events if isinstance(e, TextDelta)]
     assert "".join(deltas) == "one two three"
