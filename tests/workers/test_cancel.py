@@ -41,8 +41,9 @@ class EventReader(threading.Thread):
             time.sleep(0.02)
 
 
-def stored_reply(chat: ChatClient, turn_id: str, ready, timeout: float = 5) -> dict:
-    """Return the turn's stored reply once ``ready(reply)``; AssertionError with the last read."""
+def stored_reply(chat: ChatClient, turn_id: str, ready, timeout: float = 60) -> dict:
+    """Return the turn's stored reply once ``ready(reply)``; AssertionError with the last read
+    past ``timeout``, a bound only a hang reaches (the reply is stored in well under a second)."""
     deadline = time.monotonic() + timeout
     while not ready(reply := chat.reply(chat.turn(turn_id))):
         assert time.monotonic() < deadline, f"the stored reply never got there: {reply}"
