@@ -8,36 +8,11 @@ one each, burying the lines an operator reads.
 from __future__ import annotations
 
 import logging
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx2
-import pytest
 
 from core import config
-
-
-class Ok(BaseHTTPRequestHandler):
-    def do_POST(self):  # noqa: N802  (http.server's name)
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.send_response(200)
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"{}")
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Ok)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join()
+from tests.support.sites import Site
 
 
 class Lines(logging.Handler):
@@ -49,7 +24,7 @@ class Lines(logging.Handler):
         self.records.append(record)
 
 
-def test_a_model_call_writes_no_info_line_but_a_warning_still_shows(server):
+def test_a_model_call_writes_no_info_line_but_a_warning_still_shows():
     root = logging.getLogger()
     level = root.level
     config.configure_logging("INFO")
@@ -57,8 +32,9 @@ def test_a_model_call_writes_no_info_line_but_a_warning_still_shows(server):
     lines = Lines()
     root.addHandler(lines)
     try:
-        with httpx2.Client() as client:
-            assert client.post(f"{server}/v1/chat/completions", json={}).status_code == 200
+        with Site() as site, httpx2.Client() as client:
+            site.serve("/v1/models", "application/json", b'{"data": []}')
+            assert client.get(site.url("/v1/models")).status_code == 200
         logging.getLogger("httpx2").warning("a library's warning")
     finally:
         root.removeHandler(lines)
