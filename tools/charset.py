@@ -68,9 +68,9 @@ def loads_json(text: str | bytes) -> Any:
     """``json.loads``, with each lone surrogate in a string or key replaced by U+FFFD, as a
     browser's encoder does: such a string cannot be encoded as UTF-8, so storing, sending or
     showing it failed (a model's chunk, a request's body). Raises as ``json.loads`` does."""
+    if isinstance(text, bytes):  # decoded here once, as json.loads would decode it
+        text = text.decode(json.detect_encoding(text), "surrogatepass")
     value = json.loads(text)
-    if isinstance(text, bytes):
-        text = text.decode(json.detect_encoding(text), "replace")
     if _SURROGATE_ESCAPE.search(text) is None:
         return value
     if isinstance(value, str):
@@ -78,9 +78,11 @@ def loads_json(text: str | bytes) -> Any:
     containers = [value] if isinstance(value, (dict, list)) else []
     while containers:  # a loop, not recursion: the value may nest as deep as json.loads went
         container = containers.pop()
-        pairs = list(container.items()) if isinstance(container, dict) else enumerate(container)
         if isinstance(container, dict):
-            container.clear()
+            pairs = list(container.items())
+            container.clear()  # refilled in order, keys mended too
+        else:
+            pairs = enumerate(container)
         for key, item in pairs:
             if isinstance(item, str):
                 item = _LONE_SURROGATE.sub("\ufffd", item)
