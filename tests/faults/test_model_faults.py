@@ -21,6 +21,7 @@ UNREADABLE = (
     "The provider fake sent a reply Lookout could not read. Check that it is OpenAI-compatible "
     "and that the base URL points at its API (often ending in /v1)."
 )
+HANG_SECONDS = 120  # a bound only a hang reaches; the turn ends within a second here
 STOP = 'data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}\n\ndata: [DONE]\n\n'
 
 
@@ -94,8 +95,9 @@ def test_half_an_emoji_mid_answer_is_shown_and_stored_as_a_replacement_character
     answer = Reply.raw(chunk("The page says ") + cut + chunk(" and \U0001f600 whole.") + STOP)
     shared_stack.fake.script(READ_PAGE, answer)
     conversation, turn_id, reader = shared_stack.start_turn("read it")
-    turn = shared_stack.chat.wait(turn_id, timeout=30)
-    reader.join(5)
+    turn = shared_stack.chat.wait(turn_id, timeout=HANG_SECONDS)
+    reader.join(HANG_SECONDS)  # the stream's reader ends with the turn's ending event
+    assert not reader.is_alive(), "the event stream never ended"
     reply, failure = reloaded(shared_stack.chat, conversation, turn_id)
     expected = "The page says Cut \ufffd here and \U0001f600 whole."
     assert turn["status"] == "completed" and failure is None, (turn.get("error"), failure)
