@@ -288,6 +288,32 @@ def test_a_page_opened_while_a_turn_runs_follows_it(page, chat_server, user, fak
     assert chat.turn(started["turn"]["id"])["status"] == "cancelled"
 
 
+def test_a_reply_that_ended_before_the_page_read_it_is_not_drawn_running_again(
+    page, chat_server, user, fake_model, model_id
+):
+    """The page reads the conversation as it sends; a turn that has ended by then is shown as
+    stored, and its events are not followed: replayed from the start, they would draw the
+    answer back to "Writing…" (and empty) until they ended again."""
+    person, chat = user
+    fake_model.script(Reply.text("A quick answer."))
+    open_chat(page, chat_server, person, model_id)
+    streams = []
+    page.route("**/api/turns/*/events", lambda route: streams.append(route))  # held: see below
+
+    def read_once_ended(route):
+        conversation = route.request.url.rsplit("/", 1)[1]
+        wait_until(lambda: not chat.conversation(conversation)["openTurnId"], 30, "no end")
+        route.continue_()
+
+    page.route("**/api/conversations/*", read_once_ended)
+    # The stream of a turn the page read as ended is closed, unread: it would replay the turn.
+    with page.expect_event("requestfailed", lambda request: "/events" in request.url) as closed:
+        send(page, "Hello")
+    assert closed.value.url == streams[0].request.url
+    expect(last_reply(page)).to_have_attribute("data-status", "completed", timeout=WAIT_MS)
+    expect(last_reply(page)).to_contain_text("A quick answer.")
+
+
 def test_a_failed_turn_shows_its_error_and_try_again_answers_on_a_new_branch(
     page, chat_server, user, fake_model, model_id
 ):

@@ -185,8 +185,8 @@ def test_a_stopped_reply_can_be_tried_again(page, chat_server, user, fake_model,
     expect(stopped.get_by_role("button", name="Continue")).to_be_visible(timeout=WAIT_MS)
 
     stopped.get_by_role("button", name="Try again").click()
-    page.locator(".message-assistant[data-status=completed]").wait_for(timeout=WAIT_MS)
-    assert "A fresh answer." in last_reply(page).inner_text()
+    expect(last_reply(page)).to_have_attribute("data-status", "completed", timeout=WAIT_MS)
+    expect(last_reply(page)).to_contain_text("A fresh answer.")
     assert last_reply(page).locator(".branch-position").inner_text() == "2/2"
     last_reply(page).get_by_role("button", name="Previous version").click()
     older = last_reply(page)

@@ -206,6 +206,12 @@
       });
       sidebar.setCurrent(id);
       if (opened && result.data.model) models.useConversation(result.data.model);
+      // A followed turn this read no longer finds open has ended, and the messages (read after
+      // the open turn) hold its stored ending: draw that, not its events replayed from the start.
+      if (state.live && result.data.openTurnId !== state.live.turnId) {
+        stopFollowing();
+        sidebar.load();
+      }
       var live = state.live;
       if (live && live.assistantMessageId && !result.data.messages.some(function (m) {
         return m.id === live.assistantMessageId; })) {
