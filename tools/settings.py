@@ -1,7 +1,9 @@
-"""Stored plugin options and user settings: masking secrets and merging a save into what is kept."""
+"""Stored plugin options and user settings: masking secrets, merging a save into what is kept,
+and the check every key sent in an HTTP header passes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import marshmallow
@@ -56,3 +58,34 @@ def _secret(fields: dict[str, Any], key: str) -> bool:
 
 def _is_blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
+
+
+def header_unsafe_character(key: str | None) -> str | None:
+    """Return the first character of ``key`` an HTTP header cannot carry, or None.
+
+    A header carries printable ASCII alone: httpx refuses anything else, and requests sends
+    "é" as one Latin-1 byte (which no engine reads as the key typed) and fails on "€".
+    """
+    return next((c for c in key or "" if not " " <= c <= "~"), None)
+
+
+def header_unsafe_sentence(odd: str, key: str = "The API key") -> str:
+    """Return the sentence saying ``key`` holds ``odd``, which an HTTP header cannot carry."""
+    return (
+        f"{key} holds {odd!r}, which an HTTP header cannot carry: a key is ASCII letters, "
+        "digits and punctuation."
+    )
+
+
+def header_safe_key(page: str) -> Callable[[str | None], None]:
+    """Return a validator refusing, in words, a key an HTTP header cannot carry, saying to
+    copy it again from ``page``: refused at save time rather than failing every request."""
+
+    def check(value: str | None) -> None:
+        odd = header_unsafe_character(value)
+        if odd is not None:
+            raise marshmallow.ValidationError(
+                f"{header_unsafe_sentence(odd)} Copy it again from {page}."
+            )
+
+    return check

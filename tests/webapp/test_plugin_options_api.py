@@ -88,6 +88,23 @@ def test_invalid_options_are_refused_field_by_field_and_nothing_is_stored(app, a
     assert statuses(admin)["web_search"]["status"] == "needs-configuration"
 
 
+@pytest.mark.parametrize("field", ["apiKey", "fallbackApiKey"])
+def test_an_engine_key_a_header_cannot_carry_is_refused_in_words(app, admin, field):
+    """Regression: an engine key holding "é" was saved, then each search sent it as one
+    Latin-1 byte (the engine said the key was rejected); one holding "€" failed every search
+    with an unexpected error. Provider keys were refused in these words already."""
+    body = {"engine": "brave", "apiKey": "bk", "fallbackEngine": "tavily", "fallbackApiKey": "tk"}
+    response = admin.put(OPTIONS, json={**body, field: "sk-caf\u00e9"})
+    assert response.status_code == 400, response.get_json()
+    assert response.get_json()["error"]["fields"] == {
+        field: [
+            "The API key holds 'é', which an HTTP header cannot carry: a key is ASCII letters, "
+            "digits and punctuation. Copy it again from the engine's page."
+        ]
+    }
+    assert stored_options(app, "web_search") is None
+
+
 def test_saving_valid_options_makes_the_plugin_active(app, admin):
     response = admin.put(OPTIONS, json={"engine": "duckduckgo"})
     assert response.status_code == 200, response.get_json()

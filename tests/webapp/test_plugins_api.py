@@ -193,6 +193,23 @@ def test_an_own_engine_that_needs_a_key_is_refused_without_one_and_nothing_store
     assert listed(client)["web_search"]["settings"]["engine"] == "tavily"
 
 
+def test_an_own_engine_key_a_header_cannot_carry_is_refused_in_words(app, signed_in_client):
+    """Regression: a user's own engine key holding "é" was "Saved.", then failed each search."""
+    admin = signed_in_client("root", admin=True)
+    admin.put("/api/admin/plugins/web_search/options", json={"engine": "duckduckgo"})
+    client = signed_in_client("alice")
+    body = {"engine": "brave", "apiKey": "sk-caf\u00e9"}
+    response = client.put("/api/plugins/web_search/settings", json=body)
+    assert response.status_code == 400, response.get_json()
+    assert response.get_json()["error"]["fields"] == {
+        "apiKey": [
+            "The API key holds 'é', which an HTTP header cannot carry: a key is ASCII letters, "
+            "digits and punctuation. Copy it again from the engine's page."
+        ]
+    }
+    assert stored_settings(app, client.user, "web_search") is None
+
+
 def test_an_own_engine_that_needs_a_base_url_is_refused_without_one(app, signed_in_client):
     admin = signed_in_client("root", admin=True)
     admin.put("/api/admin/plugins/web_search/options", json={"engine": "duckduckgo"})

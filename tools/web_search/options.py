@@ -8,6 +8,7 @@ from typing import Any
 import marshmallow
 from marshmallow import fields, pre_load, validate, validates_schema
 
+from tools.settings import header_safe_key
 from tools.web_search.engine import SearchEngine
 
 DEFAULT = "default"
@@ -19,6 +20,9 @@ ADMINS_ENGINE_CLOSED = (
     "The admin's engine is not open to your account. Pick an engine of your own and enter its "
     "key, or ask an administrator to let you use theirs."
 )
+
+# Said at save time where a key holds a character an HTTP header cannot carry.
+ENGINE_KEY = header_safe_key("the engine's page")
 
 
 def _keyed(engines: Sequence[SearchEngine]) -> list[str]:
@@ -49,6 +53,7 @@ def _api_key(
 ) -> fields.String:
     return fields.String(
         load_default=None,
+        validate=ENGINE_KEY,
         metadata={
             "title": title,
             "description": description,

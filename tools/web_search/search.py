@@ -32,6 +32,7 @@ from tools.charset import charset_from_content_type, decode_json
 from tools.citations import cut_title, is_presentable_url
 from tools.net import AddressNotAllowed, redact_url
 from tools.rates import retry_after
+from tools.settings import header_unsafe_character, header_unsafe_sentence
 from tools.web_search.engine import (
     UNREADABLE_CHARACTERS,
     EngineBlocked,
@@ -99,6 +100,10 @@ def run_search(
     for a refused address, and ``tools.api.Cancelled`` when the signal trips. No message holds
     the key or the base URL's credentials.
     """
+    odd = header_unsafe_character(search.api_key)
+    if odd is not None:  # a key stored before keys were checked: say so rather than send it
+        cause = header_unsafe_sentence(odd, f"The {engine.name} API key")
+        raise EngineFailed(cause, "Copy it again from the engine's page and save it.", True)
     request = engine.request(search)
     hidden = secrets(search)
     limit = TIMEOUT_SECONDS

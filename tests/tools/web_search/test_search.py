@@ -11,8 +11,10 @@ import pytest
 import requests
 
 from tools.api import Cancelled, Signal, ToolError
+from tools.web_search.engine import EngineRequest, Search
 from tools.web_search.engines import brave, kagi, tavily
-from tools.web_search.search import clean_text
+from tools.web_search.search import EngineFailed, clean_text, run_search
+from tools.web_search.sessions import SearchSession
 
 RESULTS = '{"results": [{"title": "T", "url": "https://example.com/", "content": "c"}]}'
 
@@ -162,6 +164,45 @@ def test_a_cancelled_signal_stops_the_search_before_it_is_sent(web_search, searc
     with pytest.raises(Cancelled):
         search(web_search(engine="searxng", baseURL=server.url), signal=signal)
     assert server.seen == []
+
+
+class _LoopbackBrave(brave.BraveEngine):
+    """Brave's request, key header and all, sent to a loopback server instead."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def request(self, search: Search) -> EngineRequest:
+        sent = super().request(search)
+        return EngineRequest(sent.method, self.url, sent.params, headers=sent.headers)
+
+
+@pytest.mark.parametrize(("key", "odd"), [("sk-caf\u00e9", "'é'"), ("sk-\u20ac5", "'€'")])
+def test_a_stored_key_a_header_cannot_carry_fails_the_search_in_words_unsent(
+    loopback, replying, key, odd
+):
+    """Regression: a key stored before keys were checked went out with "é" as one Latin-1
+    byte (the engine then said the key was rejected), and with "€" failed the search with a
+    bare UnicodeEncodeError ("The tool web_search failed unexpectedly", and a traceback)."""
+    server = loopback(replying("{}", 401))
+    with pytest.raises(EngineFailed) as info:
+        run_search(_LoopbackBrave(server.url), Search("q", 3, key), SearchSession(), Signal(), "t")
+    assert info.value.message == (
+        f"The Brave API key holds {odd}, which an HTTP header cannot carry: a key is ASCII "
+        "letters, digits and punctuation. Copy it again from the engine's page and save it."
+    )
+    assert info.value.admin_only
+    assert server.seen == []
+
+
+def test_a_users_own_stored_key_a_header_cannot_carry_is_a_tool_error(
+    web_search, search, engine_replies
+):
+    tool = web_search(engine="duckduckgo")
+    settings = {"engine": "brave", "apiKey": "sk-caf\u00e9"}
+    with pytest.raises(ToolError) as info:
+        search(tool, settings=settings, roles=["user"])
+    assert info.value.message.startswith("The Brave API key holds 'é', which an HTTP header")
 
 
 def test_an_unreachable_engine_is_a_tool_error_naming_it(web_search, search, loopback):

@@ -7,20 +7,12 @@ from typing import Any
 from marshmallow import Schema, ValidationError, fields, validate, validates, validates_schema
 
 from core.models.providers import DEFAULT_CONTEXT_TOKENS, DEFAULT_MAX_TOKENS
+from tools.settings import header_safe_key
 
 KINDS = ["openai-compatible"]
 MOST_TOKENS = 10_000_000
-
-
-def header_safe_key(value: str | None) -> None:
-    """A key travels in an HTTP header, which carries ASCII alone: refuse any other character
-    here, in words, rather than as a failed request at every model call."""
-    odd = next((c for c in value or "" if not " " <= c <= "~"), None)
-    if odd is not None:
-        raise ValidationError(
-            f"The API key holds {odd!r}, which an HTTP header cannot carry: a key is ASCII "
-            "letters, digits and punctuation. Copy it again from the provider's page."
-        )
+# Said where a key holds a character an HTTP header cannot carry.
+PROVIDER_KEY = header_safe_key("the provider's page")
 
 
 class ModelSchema(Schema):
@@ -96,7 +88,7 @@ class ProviderSchema(Schema):
         metadata={"title": "Base URL"},
     )
     apiKey = fields.String(
-        allow_none=True, validate=header_safe_key, metadata={"secret": True, "title": "API key"}
+        allow_none=True, validate=PROVIDER_KEY, metadata={"secret": True, "title": "API key"}
     )
     models = fields.List(
         fields.Nested(ModelSchema), load_default=list, metadata={"title": "Models"}
@@ -154,7 +146,7 @@ class ConnectionSettingsSchema(Schema):
         required=True, schemes={"http", "https"}, require_tld=False, metadata={"title": "Base URL"}
     )
     apiKey = fields.String(
-        allow_none=True, validate=header_safe_key, metadata={"secret": True, "title": "API key"}
+        allow_none=True, validate=PROVIDER_KEY, metadata={"secret": True, "title": "API key"}
     )
 
 
