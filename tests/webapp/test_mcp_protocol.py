@@ -116,3 +116,19 @@ def test_mcp_calls_past_the_limit_are_refused_and_a_dead_calls_place_frees_at_it
         start_mcp_call(user.id, "mcp-died", -1)  # its deadline has passed: its process died
         start_mcp_call(user.id, "mcp-next", 600)
         assert running_mcp_calls(user.id) == 1
+
+
+def test_half_a_pair_in_a_message_is_read_as_a_replacement_character(client, make_user, bearer):
+    """A lone surrogate ("\\ud83d", half an emoji a client cut) is read as U+FFFD, as every
+    JSON body is (webapp.api.bodies.BodyJSON): the answer is JSON-RPC, never a 500."""
+    headers = {**bearer(make_user("ivy")), "Content-Type": "application/json"}
+    unknown = '{"jsonrpc": "2.0", "id": "a\\ud83d", "method": "ping\\ud83d"}'
+    call = '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "x\\ud83d"}}'
+
+    answered = client.post("/mcp", data=unknown, headers=headers)
+    called = client.post("/mcp", data=call, headers=headers)
+
+    assert answered.status_code == 200 and answered.json["id"] == "a\ufffd"
+    assert "does not answer ping\ufffd." in answered.json["error"]["message"]
+    assert called.status_code == 200
+    assert called.json["error"]["message"].startswith("The tool x\ufffd is not offered to you.")
