@@ -38,6 +38,8 @@ import threading
 import time
 from pathlib import Path
 
+from flask import Flask
+
 from bench.call_step import Publishes, called_turns, stored_owner, task_app
 from bench.harness import FakeModelProcess, machine, table
 from bench.load import PageServer
@@ -231,6 +233,14 @@ def spread(values: list[float]) -> str:
     return f"{statistics.median(values):.2f} ({each})"
 
 
+def stop_watcher(app: Flask) -> None:
+    """Stop the cancel watcher's threads before Redis stops: left reading a stopped Redis, the
+    cancel thread logged a ConnectionError traceback at exit."""
+    watcher = app.extensions.get("lookout_cancel_watcher")
+    if watcher is not None:
+        watcher.close()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Measure and print a fetch call's CPU and counts beside the page's extraction."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -307,6 +317,7 @@ def main(argv: list[str] | None = None) -> None:
                 if args.profile:
                     turns = called_turns(owner, args.calls, "web_fetch")
                     profile = profiled(turns, args.profile, args.profile_tool)
+                stop_watcher(app)
         html = gzip.decompress(args.page.read_bytes()).decode("utf-8", "replace")
         extracted = extraction_ms(html, pages.url)
     n = args.calls * args.rounds
