@@ -66,7 +66,9 @@ def header_unsafe_character(key: str | None) -> str | None:
     A header carries printable ASCII alone: httpx refuses anything else, and requests sends
     "é" as one Latin-1 byte (which no engine reads as the key typed) and fails on "€".
     """
-    return next((c for c in key or "" if not " " <= c <= "~"), None)
+    if not key or (key.isascii() and key.isprintable()):  # printable ASCII: " " to "~"
+        return None
+    return next((c for c in key if not " " <= c <= "~"), None)
 
 
 def header_unsafe_sentence(odd: str, key: str = "The API key") -> str:
