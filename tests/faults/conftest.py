@@ -36,7 +36,7 @@ from tests.support import databases
 from tests.support.chat import ChatClient, parse_sse
 from tests.support.fake_model import FakeModel
 from tests.support.live_server import LiveServer
-from tests.support.processes import signal_group, wait_until
+from tests.support.processes import HANG_SECONDS, signal_group, wait_until
 from tests.support.workers import CeleryWorker, pings
 from tests.workers.conftest import CHAT_SETTINGS, make_chat_app, private_chat
 from tests.workers.test_cancel import EventReader
@@ -65,7 +65,7 @@ class Follower(threading.Thread):
 
     ENDINGS = ("turn.completed", "turn.failed", "turn.cancelled")
 
-    def __init__(self, chat: ChatClient, turn_id: str, timeout: float = 60) -> None:
+    def __init__(self, chat: ChatClient, turn_id: str, timeout: float = HANG_SECONDS) -> None:
         super().__init__(daemon=True)
         self.chat, self.turn_id, self.timeout = chat, turn_id, timeout
         self.events: list = []
@@ -99,11 +99,11 @@ class Follower(threading.Thread):
         """Every text delta seen, joined."""
         return "".join(e.data["text"] for e in self.events if e.name == "text.delta")
 
-    def wait_for_text(self, text: str, timeout: float = 10) -> None:
+    def wait_for_text(self, text: str, timeout: float = HANG_SECONDS) -> None:
         """Wait until ``text`` has streamed."""
         wait_until(lambda: text in self.text(), timeout, f"{text!r} never streamed")
 
-    def wait_for_event(self, name: str, timeout: float = 10) -> None:
+    def wait_for_event(self, name: str, timeout: float = HANG_SECONDS) -> None:
         """Wait until an event named ``name`` arrived."""
         wait_until(
             lambda: any(e.name == name for e in self.events), timeout, f"no {name}: {self.events}"
@@ -167,6 +167,13 @@ class Stack:
     def received(worker: CeleryWorker, task_name: str) -> int:
         """How many deliveries of ``task_name`` the worker's log shows (a retry is one more)."""
         pattern = rf"Task {re.escape(task_name)}\[[^\]]+\] received"
+        return len(re.findall(pattern, worker.log.read_text(errors="replace")))
+
+    @staticmethod
+    def ended(worker: CeleryWorker, task_name: str) -> int:
+        """How many runs of ``task_name`` the worker's log shows ended (succeeded, raised or
+        retried): once each delivery has, nothing it would publish or store is still to come."""
+        pattern = rf"Task {re.escape(task_name)}\[[^\]]+\] (succeeded|raised|retry)"
         return len(re.findall(pattern, worker.log.read_text(errors="replace")))
 
     def pause_workers(self) -> None:

@@ -15,7 +15,7 @@ from core.turn.state import key, turn_state
 from tests.faults.conftest import Stack
 from tests.faults.test_queue_wait import LEFT_TO_WAIT
 from tests.support.fake_model import Reply
-from tests.support.processes import wait_until
+from tests.support.processes import HANG_SECONDS, joined, wait_until
 from tests.support.workers import CeleryWorker
 from webapp import queue
 
@@ -46,7 +46,7 @@ def test_a_turn_cancelled_while_its_first_step_waits_leaves_no_marker_and_is_not
     assert markers(stack, cancelled) == {"step:0"}
     response = stack.chat.call("POST", f"/api/turns/{cancelled}/cancel")
     assert response.status_code == 200 and response.json()["status"] == "cancelled"
-    reader.join(5)
+    joined(reader, "the event stream")
     assert reader.events[-1].name == "turn.cancelled"
     assert markers(stack, cancelled) == set()
     judged = f"turn={waiting} {LEFT_TO_WAIT}"
@@ -88,8 +88,8 @@ def test_a_waiting_step_revoked_unrun_is_sent_again_by_the_reaper_and_answers(ma
             client.control.revoke(task_id, connection=connection)
     stack.resume_workers()
     wait_until(lambda: discarded(worker) == 1, 10, f"the revoke never came: {worker.log}")
-    turn = stack.chat.wait(turn_id, timeout=30)
-    reader.join(5)
+    turn = stack.chat.wait(turn_id, timeout=HANG_SECONDS)
+    joined(reader, "the event stream")
     assert turn["status"] == "completed", turn
     assert reader.events[-1].name == "turn.completed"
     shown = stack.chat.conversation(conversation)
@@ -120,8 +120,8 @@ def test_a_waiting_step_the_worker_cannot_read_is_sent_again_by_the_reaper_and_a
         10,
         f"the worker never rejected the message: {worker.log}",
     )
-    turn = stack.chat.wait(turn_id, timeout=30)
-    reader.join(5)
+    turn = stack.chat.wait(turn_id, timeout=HANG_SECONDS)
+    joined(reader, "the event stream")
     assert turn["status"] == "completed", turn
     shown = stack.chat.conversation(conversation)
     assert shown["messages"][-1]["parts"] == [{"type": "text", "text": "Still here."}]

@@ -12,6 +12,7 @@ import pytest
 from core.plugin_host import save_options
 from tests.faults.conftest import Follower, Stopwatch, record_recovery
 from tests.support.fake_model import Reply
+from tests.support.processes import joined
 from tests.support.sites import Site
 
 # The shared stack's user is no admin, and reads what happened all the same (issue 24): a
@@ -54,7 +55,7 @@ def test_a_hung_engine_ends_at_its_time_limit_or_at_a_stop_and_blocks_no_other_t
 
     clock = Stopwatch()
     assert stack.chat.call("POST", f"/api/turns/{stopping}/cancel").status_code == 200
-    pages[stopping].join(10)
+    joined(pages[stopping], "the stopped turn's event stream")
     record_recovery("search engine hung: Stop to the turn's end event", clock.seconds())
     stopped_reply = stack.chat.reply(stack.chat.turn(stopping))
     assert stopped_reply["status"] == "cancelled"

@@ -11,6 +11,7 @@ import pytest
 from core import broker
 from tests.faults.conftest import Stopwatch, record_recovery
 from tests.support.fake_model import Reply
+from tests.support.processes import HANG_SECONDS, joined
 from tests.workers.test_failed_turns import reloaded
 
 DIED = "The worker answering this turn stopped before it finished."
@@ -36,9 +37,9 @@ def test_a_worker_killed_during_a_tool_call_fails_the_turn_keeping_the_text_and_
     doomed = next(w for w in workers if stack.received(w, broker.RUN_TOOL_CALL))
     clock = Stopwatch()
     stack.kill(doomed)
-    turn = stack.chat.wait(turn_id, timeout=30)
+    turn = stack.chat.wait(turn_id, timeout=HANG_SECONDS)
     record_recovery("worker SIGKILLed during a tool call (reaped)", clock.seconds())
-    reader.join(5)
+    joined(reader, "the event stream")
     reply, failure = reloaded(stack.chat, conversation, turn_id)
     assert turn["status"] == "failed" and reply["status"] == "failed"
     assert DIED in turn["error"] and failure["error"] == turn["error"]

@@ -8,6 +8,7 @@ import json
 
 from tests.faults.conftest import Stopwatch, record_recovery
 from tests.support.fake_model import Reply
+from tests.support.processes import HANG_SECONDS, joined
 from tests.workers.test_failed_turns import (
     PAGE_OUTPUT,
     READ_PAGE,
@@ -21,7 +22,6 @@ UNREADABLE = (
     "The provider fake sent a reply Lookout could not read. Check that it is OpenAI-compatible "
     "and that the base URL points at its API (often ending in /v1)."
 )
-HANG_SECONDS = 120  # a bound only a hang reaches; the turn ends within a second here
 STOP = 'data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}\n\ndata: [DONE]\n\n'
 
 
@@ -34,11 +34,11 @@ def run_to_failure(stack, answer: Reply, shown: str):
     seconds from the last text shown to the stored failure)."""
     stack.fake.script(READ_PAGE, answer)
     conversation, turn_id, reader = stack.start_turn("read it")
-    wait_for_text(reader, shown)
+    wait_for_text(reader, shown, timeout=HANG_SECONDS)
     clock = Stopwatch()
-    turn = stack.chat.wait(turn_id, timeout=30)
+    turn = stack.chat.wait(turn_id, timeout=HANG_SECONDS)
     seconds = clock.seconds()
-    reader.join(5)
+    joined(reader, "the event stream")  # its reader ends with the turn's ending event
     reply, failure = reloaded(stack.chat, conversation, turn_id)
     stack.fake.script(Reply.text("Fine now."))
     after = stack.chat.run(conversation, "again", "fake/m")
@@ -96,8 +96,7 @@ def test_half_an_emoji_mid_answer_is_shown_and_stored_as_a_replacement_character
     shared_stack.fake.script(READ_PAGE, answer)
     conversation, turn_id, reader = shared_stack.start_turn("read it")
     turn = shared_stack.chat.wait(turn_id, timeout=HANG_SECONDS)
-    reader.join(HANG_SECONDS)  # the stream's reader ends with the turn's ending event
-    assert not reader.is_alive(), "the event stream never ended"
+    joined(reader, "the event stream")  # its reader ends with the turn's ending event
     reply, failure = reloaded(shared_stack.chat, conversation, turn_id)
     expected = "The page says Cut \ufffd here and \U0001f600 whole."
     assert turn["status"] == "completed" and failure is None, (turn.get("error"), failure)

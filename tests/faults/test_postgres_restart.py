@@ -16,7 +16,7 @@ from tests.faults.conftest import Follower, Stopwatch, record_recovery
 from tests.faults.test_queue_wait import runs_of, start_waiting_turn
 from tests.support import postgres_server
 from tests.support.fake_model import Reply
-from tests.support.processes import wait_until
+from tests.support.processes import joined, wait_until
 from tests.workers.test_failed_turns import reloaded, streamed_text, wait_for_text
 
 GAVE_UP = (
@@ -57,12 +57,12 @@ def test_postgres_restarted_during_a_tool_call_keeps_every_part_and_the_turn_com
     # Down for longer than the call takes: its reads, or the storing of its result, fail.
     private_postgres.restart(down_seconds=2)
     clock = Stopwatch()
-    turn = stack.chat.wait(turn_id, timeout=30)
+    turn = stack.chat.wait(turn_id)
     record_recovery(
         "PostgreSQL restarted (down 2 s) during a tool call: from back up to turn completed",
         clock.seconds(),
     )
-    page.join(10)
+    joined(page, "the page's event stream")
     assert turn["status"] == "completed", turn
     parts = stack.chat.reply(turn)["parts"]
     assert [p["type"] for p in parts] == ["text", "tool-call", "tool-result", "text"]
@@ -90,7 +90,7 @@ def test_a_tool_call_whose_database_stays_down_gives_up_and_the_reaper_sends_it_
     # The call's task starts while the database is down, and cannot claim its call.
     outage_until_gave_up(private_postgres, worker, "run_tool_call", stack.resume_workers)
     clock = Stopwatch()
-    turn = stack.chat.wait(turn_id, timeout=30)
+    turn = stack.chat.wait(turn_id)
     record_recovery(
         "PostgreSQL down 10 s with a tool call queued: from back up to turn completed",
         clock.seconds(),
@@ -126,11 +126,11 @@ def test_a_step_whose_database_stays_down_ends_its_turn_saying_the_database_stop
     # The answer ends while the database is down, and its step cannot store the ending.
     outage_until_gave_up(private_postgres, worker, "run_turn_step", release.set)
     clock = Stopwatch()
-    turn = stack.chat.wait(turn_id, timeout=30)
+    turn = stack.chat.wait(turn_id)
     record_recovery(
         "PostgreSQL down 10 s as a step ended: from back up to turn failed", clock.seconds()
     )
-    reader.join(10)
+    joined(reader, "the event stream")
     assert (turn["status"], turn["error"]) == ("failed", GAVE_UP)
     reply, failure = reloaded(stack.chat, conversation, turn_id)
     assert streamed_text(reader) == answer

@@ -17,7 +17,7 @@ from core.turn.lifecycle import OPEN_STATUSES
 from tests.faults.conftest import Stack, Stopwatch, record_recovery
 from tests.faults.test_killed_worker import assert_next_turn_completes
 from tests.support.fake_model import Reply
-from tests.support.processes import wait_until
+from tests.support.processes import HANG_SECONDS, joined, wait_until
 from tests.support.workers import CeleryWorker
 from tests.workers.test_cancel import EventReader
 from tests.workers.test_failed_turns import reloaded
@@ -85,11 +85,11 @@ def test_tool_calls_waiting_in_the_queue_past_the_stale_limit_complete_once_take
     assert all(c.started_at is None for c in stored_calls(stack, turn_id))
     clock = Stopwatch()
     stack.resume_workers()
-    turn = stack.chat.wait(turn_id, timeout=30)
+    turn = stack.chat.wait(turn_id, timeout=HANG_SECONDS)
     record_recovery(
         "tool call waited past the stale limit: from a free worker to done", clock.seconds()
     )
-    reader.join(5)
+    joined(reader, "the event stream")
     assert turn["status"] == "completed", turn
     reply, _ = reloaded(stack.chat, conversation, turn_id)
     assert [p["type"] for p in reply["parts"]] == ["text", "tool-call", "tool-result", "text"]
@@ -117,8 +117,8 @@ def test_the_step_after_a_tool_call_does_not_wait_in_a_paused_queue(make_stack):
     conversation, turn_id, reader = stack.start_turn("rest", tools=("nap",))
     reader.wait_for("tool.started")
     stack.pause_workers()  # the call runs on; no task will be taken until the turn ends
-    turn = stack.chat.wait(turn_id, timeout=30)
-    reader.join(5)
+    turn = stack.chat.wait(turn_id, timeout=HANG_SECONDS)
+    joined(reader, "the event stream")
     assert turn["status"] == "completed", turn
     reply, _ = reloaded(stack.chat, conversation, turn_id)
     assert [p["type"] for p in reply["parts"]] == ["text", "tool-call", "tool-result", "text"]
@@ -141,8 +141,8 @@ def test_a_tool_call_delivered_twice_at_once_runs_once(make_stack, tmp_path):
     with stack.app.app_context():
         queue.enqueue(broker.RUN_TOOL_CALL, turn_id, call.call_id)
     stack.resume_workers()
-    turn = stack.chat.wait(turn_id, timeout=30)
-    reader.join(5)
+    turn = stack.chat.wait(turn_id, timeout=HANG_SECONDS)
+    joined(reader, "the event stream")
     assert turn["status"] == "completed", turn
     assert runs_of(runs) == 1
     reply, _ = reloaded(stack.chat, conversation, turn_id)
@@ -159,8 +159,8 @@ def test_a_turn_waiting_longer_than_the_queue_limit_fails_as_too_busy_keeping_it
     stack.worker()
     runs = tmp_path / "runs.txt"
     conversation, turn_id, reader = start_waiting_turn(stack, runs)
-    turn = stack.chat.wait(turn_id, timeout=30)
-    reader.join(5)
+    turn = stack.chat.wait(turn_id, timeout=HANG_SECONDS)
+    joined(reader, "the event stream")
     reply, failure = reloaded(stack.chat, conversation, turn_id)
     assert turn["status"] == "failed" and reply["status"] == "failed"
     assert turn["error"] == f"The answer above was cut off. {BUSY}"
@@ -185,8 +185,8 @@ def test_a_queued_turn_whose_first_step_waits_past_the_queue_limit_fails_as_too_
     stack.pause_workers()
     conversation, turn_id, reader = stack.start_turn("anyone there?")
     wait_for_the_reaper(stack, worker, turn_id, LEFT_TO_WAIT)
-    turn = stack.chat.wait(turn_id, timeout=30)
-    reader.join(5)
+    turn = stack.chat.wait(turn_id, timeout=HANG_SECONDS)
+    joined(reader, "the event stream")
     assert (turn["status"], turn["error"]) == ("failed", BUSY), turn
     assert reader.events[-1].name == "turn.failed"
     assert reader.events[-1].data["error"] == BUSY

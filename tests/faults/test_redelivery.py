@@ -8,14 +8,12 @@ the text the page showed is stored once, and no ``text.delta`` is published agai
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from core import broker
 from tests.faults.conftest import Stopwatch, record_recovery
 from tests.support.fake_model import Reply
-from tests.support.processes import wait_until
+from tests.support.processes import HANG_SECONDS, joined, wait_until
 from tests.workers.test_failed_turns import reloaded, streamed_text, wait_for_text
 
 DIED = "The worker answering this turn stopped before it finished."
@@ -56,10 +54,18 @@ def test_a_redelivered_step_and_the_reaper_end_the_turn_once_without_repeating_t
         visibility_seconds + 10,
         f"Redis did not redeliver the step; see {survivor.log}",
     )
-    turn = stack.chat.wait(turn_id, timeout=30)
+    turn = stack.chat.wait(turn_id, timeout=HANG_SECONDS)
     record_recovery(f"worker SIGKILLed mid-stream, {order}", clock.seconds())
-    time.sleep(1)  # anything the redelivered step would publish or store comes now
-    reader.join(5)
+    # Anything the redelivered step would publish or store has come once its run has ended.
+    wait_until(
+        lambda: (
+            stack.ended(survivor, broker.RUN_TURN_STEP)
+            >= stack.received(survivor, broker.RUN_TURN_STEP)
+        ),
+        HANG_SECONDS,
+        f"the redelivered step never ended; see {survivor.log}",
+    )
+    joined(reader, "the event stream")
     reply, failure = reloaded(stack.chat, conversation, turn_id)
     assert stack.chat.turn(turn_id)["status"] == "failed"
     assert DIED in turn["error"] and failure["error"] == turn["error"]

@@ -9,7 +9,7 @@ import pytest
 from tests.faults.conftest import Follower, Stopwatch, record_recovery
 from tests.faults.test_queue_wait import runs_of, start_waiting_turn
 from tests.support.fake_model import Reply
-from tests.support.processes import wait_until
+from tests.support.processes import joined, wait_until
 from tests.support.redis_server import RedisServer
 from tests.workers.test_failed_turns import reloaded
 
@@ -43,7 +43,7 @@ def test_redis_restarted_mid_stream_keeps_the_turn_its_text_and_its_worker(
     private_redis.restart(down_seconds=1)
     turn = stack.chat.wait(turn_id, timeout=HANG_SECONDS)
     ended = clock.seconds()
-    page.join(15)
+    joined(page, "the page's event stream")
     stack.fake.script(Reply.text("Back."))
     after = stack.chat.run(conversation, "again", "fake/m")
     record_recovery("Redis restarted (down 1 s) mid-stream: the turn ended", ended)

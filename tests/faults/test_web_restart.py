@@ -14,7 +14,7 @@ from tests.support.chat import ChatClient
 from tests.support.chat_page import WAIT_MS, last_reply, open_chat, send, token_for, wait_status
 from tests.support.fake_model import Reply
 from tests.support.fake_model_http import split
-from tests.support.processes import wait_until
+from tests.support.processes import joined, wait_until
 from tests.support.web_process import WebProcess
 
 PIECES = 40
@@ -96,7 +96,7 @@ def test_a_page_and_a_client_following_turns_through_a_web_restart_miss_no_word(
         assert client.connections > 1
 
         wait_status(page, "completed")
-        client.join(15)
+        joined(client, "the API client's event stream")
         assert words(last_reply(page).locator(".markdown").inner_text()) == words(
             ANSWERS["count page"]
         )

@@ -9,6 +9,8 @@ from typing import Any
 
 import requests
 
+from tests.support.processes import HANG_SECONDS
+
 
 @dataclass
 class Event:
@@ -69,8 +71,8 @@ class ChatClient:
         """Return the turn."""
         return self.call("GET", f"/api/turns/{turn_id}").json()
 
-    def wait(self, turn_id: str, timeout: float = 30) -> dict:
-        """Wait until the turn ended and return it."""
+    def wait(self, turn_id: str, timeout: float = HANG_SECONDS) -> dict:
+        """Wait until the turn ended and return it (``timeout`` is a bound only a hang reaches)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             turn = self.turn(turn_id)

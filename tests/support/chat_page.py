@@ -6,11 +6,15 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from playwright.sync_api import expect
+
 from core.extensions import db
 from core.models import ApiToken, User
 from tests.support.pages import sign_in_page
 
-WAIT_MS = 15000
+# A bound only a hang reaches (a reply ends within a second or two here, Chromium and all): a
+# busy machine must not fail a wait that the page would have met.
+WAIT_MS = 60_000
 
 
 def token_for(app, admin=False) -> tuple[User, str]:
@@ -60,5 +64,9 @@ def last_reply(page):
 
 
 def wait_status(page, status: str):
-    """Wait until a reply on the page has this status."""
-    page.wait_for_selector(f".message-assistant[data-status={status}]", timeout=WAIT_MS)
+    """Wait until the last reply on the page has this status.
+
+    Not any reply: a wait that an earlier reply (or the new one, before a redraw) met let the
+    read that followed find the last reply still writing.
+    """
+    expect(last_reply(page)).to_have_attribute("data-status", status, timeout=WAIT_MS)

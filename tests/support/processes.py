@@ -1,4 +1,5 @@
-"""Free ports, waiting for servers, and starting and stopping processes with their children."""
+"""Free ports, waiting for servers and threads, and starting and stopping processes with their
+children."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -14,6 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # Names the test process that started a process (and so its children): one whose test process
 # is gone was left by a run that was killed before its fixtures could stop it.
 OWNER_VARIABLE = "LOOKOUT_TEST_OWNER"
+# A bound only a hang reaches: what a test waits for comes within seconds even on a busy
+# machine, so a wait never decides an outcome by running out, and fails loudly when it does.
+HANG_SECONDS = 120
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -33,6 +38,13 @@ def wait_until(check: Callable[[], object], timeout: float, message: str, interv
         if time.monotonic() > deadline:
             raise TimeoutError(message)
         time.sleep(interval)
+
+
+def joined(thread: threading.Thread, what: str, timeout: float = HANG_SECONDS) -> None:
+    """Wait for ``thread`` to end; AssertionError saying ``what`` never ended past ``timeout``
+    (a join whose result is not checked lets a test read what a running thread half wrote)."""
+    thread.join(timeout)
+    assert not thread.is_alive(), f"{what} never ended within {timeout:g} s"
 
 
 def port_open(host: str, port: int) -> bool:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import psutil
 import pytest
 
+from tests.support.processes import joined
 from tests.support.ticker import Ticker
 from tools import parsers
 from tools.api import Cancelled, IngestError, Signal
@@ -181,7 +182,7 @@ def test_jobs_run_side_by_side_up_to_the_pool_size(pool):
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(10)
+        joined(thread, "a job's thread")
     assert sorted(results) == list(range(6))
 
 
@@ -192,7 +193,7 @@ def test_a_pool_closed_while_it_warms_up_raises_nothing_and_logs_no_traceback(mo
     monkeypatch.setattr(threading, "excepthook", escaped.append)
     parsers = ParserPool(ParserLimits(processes=1))
     parsers.close()
-    parsers.warm().join(30)
+    joined(parsers.warm(), "the warm-up")
     assert escaped == []
     assert not [r for r in caplog.records if r.exc_info or r.levelname == "WARNING"]
 

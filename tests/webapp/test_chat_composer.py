@@ -5,16 +5,35 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.support.chat_page import last_reply, open_chat, send, wait_status
+from tests.support.chat_page import WAIT_MS, last_reply, open_chat, send, wait_status
 from tests.support.fake_model import Reply
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
 
+# window.slowWork counts the slowed frames and conversation reads not yet handled (a read is
+# handled once the page's code that reads its body has run): the test waits for none to be
+# left, rather than for a time that a busy machine may outlast.
 SLOW_FRAMES_AND_READS = """
-window.requestAnimationFrame = callback => setTimeout(callback, 300);
+window.slowWork = 0;
+const done = () => setTimeout(() => { window.slowWork -= 1; }, 0);
+window.requestAnimationFrame = callback => {
+  window.slowWork += 1;
+  return setTimeout(() => { try { callback(); } finally { done(); } }, 300);
+};
 const quickFetch = window.fetch;
+const slowRead = (url, init) => {
+  window.slowWork += 1;
+  return new Promise(wait => setTimeout(wait, 1000)).then(() => quickFetch(url, init)).then(
+    response => {
+      const text = response.text.bind(response);
+      response.text = () => text().finally(done);
+      return response;
+    },
+    error => { done(); throw error; },
+  );
+};
 window.fetch = (url, init) => url.startsWith("/api/conversations/") && init.method === "GET"
-  ? new Promise(done => setTimeout(done, 1000)).then(() => quickFetch(url, init))
+  ? slowRead(url, init)
   : quickFetch(url, init);
 """
 
@@ -37,9 +56,11 @@ def test_a_streamed_turn_ends_without_a_script_error(page, chat_server, user, fa
     send(page, "Count")
     wait_status(page, "completed")
     send(page, "More")
-    page.locator(".message-assistant[data-status=completed]").nth(1).wait_for()
-    page.wait_for_timeout(1500)
-    assert "Six, seven, eight." in last_reply(page).inner_text()
+    expect(last_reply(page)).to_contain_text("Six, seven, eight.", timeout=WAIT_MS)
+    wait_status(page, "completed")
+    # Every slowed frame and read has run (the end's read of the conversation, the frames that
+    # draw it): where the error struck. Polled by a timer, since the page's frames are slowed.
+    page.wait_for_function("window.slowWork === 0", polling=50, timeout=WAIT_MS)
     assert errors == []
 
 

@@ -17,6 +17,7 @@ from core.extensions import db, get_redis
 from core.limits import set_overrides
 from core.models import Conversation, Message, Turn, UsageCount
 from core.quotas import WINDOW_SECONDS, key
+from core.turn.states import ENDED_STATUSES
 from tests.conftest import RUN_ID
 from tests.support.chat import ChatClient
 from tests.support.chat_page import token_for
@@ -31,6 +32,7 @@ from webapp.api.openapi import make_spec
 
 pytestmark = pytest.mark.integration
 MODEL = "fake/m"
+HANG_SECONDS = 120  # a bound only a hang reaches
 ARTICLE = """<html><head><title>Lighthouses of Brittany</title></head><body>
 <article><h1>Lighthouses of Brittany</h1>
 <p>The Phare d'Eckmühl stands sixty-five metres tall on the Penmarc'h peninsula.</p>
@@ -139,16 +141,18 @@ def stored(api_app, turn_id: str) -> tuple[Turn, list[Message]]:
     return turn, branch
 
 
-def wait_for_status(api_app, turn_id: str, wanted: str, timeout: float = 30) -> None:
-    """Wait until the turn's status is ``wanted``; AssertionError naming the status it kept."""
+def wait_for_status(api_app, turn_id: str, wanted: str, timeout: float = HANG_SECONDS) -> None:
+    """Wait until the turn has ended, then assert it ended ``wanted``: ``timeout`` is a bound
+    only a hang reaches (a turn ends within a second here), never one that decides the status."""
     deadline = time.monotonic() + timeout
     while True:
         with api_app.app_context():
             status = db.session.get(Turn, turn_id).status
-        if status == wanted:
-            return
-        assert time.monotonic() < deadline, f"turn {turn_id} is {status}, not {wanted}"
+        if status in ENDED_STATUSES:
+            break
+        assert time.monotonic() < deadline, f"turn {turn_id} is still {status} after {timeout} s"
         time.sleep(0.1)
+    assert status == wanted, f"turn {turn_id} ended {status}, not {wanted}"
 
 
 def test_models_are_listed_with_the_ids_to_send(client):
@@ -267,7 +271,7 @@ def test_leaving_a_whole_answer_cancels_its_turn(server, api_app, person, fake, 
                 f"Content-Length: {len(body.encode())}\r\n\r\n{body}"
             ).encode()
         )
-        fake.wait_for_requests(asked + 1, timeout=30)
+        fake.wait_for_requests(asked + 1, timeout=HANG_SECONDS)
     with api_app.app_context():
         turn = db.session.scalars(
             db.select(Turn).join(Conversation).filter(Conversation.owner_id == person[0].id)

@@ -13,6 +13,7 @@ from core import turn_starts
 from core.extensions import get_redis
 from core.quotas import WINDOW_SECONDS, QuotaExceeded, TurnRunning, key
 from core.turn_starts import check_turn, starting
+from tests.support.processes import joined
 from tests.support.quotas import hold_window
 
 
@@ -76,7 +77,7 @@ def test_a_start_waits_for_the_users_other_start(app, user_id):
             time.sleep(0.3)
             assert waited == []
             check_turn(first)
-        thread.join(5)
+        joined(thread, "the second start")
         assert waited == [1]
 
 

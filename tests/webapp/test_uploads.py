@@ -6,6 +6,7 @@ import io
 
 from core.extensions import db
 from core.models import Message, Provider
+from tests.support.processes import joined
 from tests.tools.pdf.documents import encrypt_pdf, make_pdf
 
 
@@ -148,7 +149,7 @@ def test_a_hostile_pdf_is_refused_in_time_while_the_web_process_keeps_answering(
         response = send("bomb.pdf", hostile)
         elapsed = time.monotonic() - started
         done.set()
-        asker.join(10)
+        joined(asker, "the asking thread")
     assert response.status_code == 422
     assert response.json()["error"]["message"] == (
         f"Reading bomb.pdf took longer than {seconds} seconds. Attach a smaller or simpler "

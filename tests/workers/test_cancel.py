@@ -11,6 +11,7 @@ from core.turn.state import TurnState
 from tests.support.chat import ChatClient
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.live_server import LiveServer
+from tests.support.processes import HANG_SECONDS, joined
 from tests.support.workers import CeleryWorker
 from tests.workers.conftest import CHAT_SETTINGS, private_chat
 
@@ -34,7 +35,7 @@ class EventReader(threading.Thread):
             self.events.append(event)
         self.ended_at = time.monotonic()
 
-    def wait_for(self, name: str, count: int = 1, timeout: float = 10) -> None:
+    def wait_for(self, name: str, count: int = 1, timeout: float = HANG_SECONDS) -> None:
         deadline = time.monotonic() + timeout
         while sum(e.name == name for e in self.events) < count:
             assert time.monotonic() < deadline, f"no {count} {name} events: {self.events}"
@@ -68,7 +69,7 @@ def test_cancel_mid_stream_ends_the_stream_fast_and_keeps_partial_text(
     asked = time.monotonic()
     response = chat.call("POST", f"/api/turns/{turn_id}/cancel")
     assert response.status_code == 200 and response.json()["status"] == "cancelled"
-    reader.join(5)
+    joined(reader, "the event stream")
     assert reader.events[-1].name == "turn.cancelled"
     assert reader.ended_at - asked < 1.0
     fake_model.wait_for_disconnects(1)
@@ -96,7 +97,7 @@ def test_cancel_mid_tool_call_stops_the_tool_and_records_it_cancelled(
     reader.start()
     reader.wait_for("tool.started")
     assert chat.call("POST", f"/api/turns/{turn_id}/cancel").status_code == 200
-    reader.join(5)
+    joined(reader, "the event stream")
     assert reader.events[-1].name == "turn.cancelled"
     reply = stored_reply(
         chat, turn_id, lambda reply: any(p["type"] == "tool-result" for p in reply["parts"])
@@ -159,8 +160,8 @@ def test_a_turn_whose_worker_is_killed_is_failed_with_a_reason(make_app, tmp_pat
         doomed.process.kill()
         doomed.process.wait(10)
         with CeleryWorker(app, tmp_path):
-            turn = chat.wait(turn_id, timeout=20)
-        reader.join(5)
+            turn = chat.wait(turn_id)
+        joined(reader, "the event stream")
     assert turn["status"] == "failed"
     assert turn["error"].startswith(
         "The answer above was cut off. The worker answering this turn stopped"

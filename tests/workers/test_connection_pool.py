@@ -14,6 +14,7 @@ import pytest
 from core.extensions import db
 from core.models import ToolCall, Turn
 from tests.support.fake_model import Reply
+from tests.support.processes import joined
 from tests.workers.conftest import make_chat_app
 
 TURNS = 5
@@ -42,7 +43,7 @@ def run_together(chat, model: str, **extra) -> list[dict]:
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(30)
+        joined(thread, "a starting thread")
     assert len(started) == TURNS
     return [chat.wait(s["turn"]["id"], timeout=60) for s in started]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from tests.support.chat import ChatClient
 from tests.support.fake_model import Reply
+from tests.support.processes import joined
 from tests.workers.test_cancel import EventReader
 from tests.workers.test_failed_turns import READ_PAGE, assert_page_result_kept
 from workers.prompts import CONTINUE_INSTRUCTION
@@ -23,7 +24,7 @@ def start_and_stop(chat: ChatClient, start) -> dict:
     reader.start()
     reader.wait_for("text.delta", 3)
     assert chat.call("POST", f"/api/turns/{turn_id}/cancel").status_code == 200
-    reader.join(10)
+    joined(reader, "the event stream")
     return chat.wait(turn_id)
 
 

@@ -12,6 +12,7 @@ import time
 from tests.support.chat import ChatClient
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.live_server import LiveServer
+from tests.support.processes import HANG_SECONDS, joined
 from tests.support.workers import CeleryWorker
 from tests.workers.conftest import CHAT_SETTINGS, private_chat
 from tests.workers.test_cancel import EventReader
@@ -24,7 +25,7 @@ def streamed_text(reader: EventReader) -> str:
     return "".join(e.data["text"] for e in reader.events if e.name == "text.delta")
 
 
-def wait_for_text(reader: EventReader, text: str, timeout: float = 10) -> None:
+def wait_for_text(reader: EventReader, text: str, timeout: float = HANG_SECONDS) -> None:
     deadline = time.monotonic() + timeout
     while text not in streamed_text(reader):
         assert time.monotonic() < deadline, f"{text!r} never streamed: {reader.events}"
@@ -63,7 +64,7 @@ def test_a_model_killed_mid_answer_after_a_tool_step_keeps_the_result_and_the_te
     wait_for_text(reader, "The page says hello. The page")
     fake_model.stop()
     turn = chat.wait(turn_id)
-    reader.join(5)
+    joined(reader, "the event stream")
     reply, failure = reloaded(chat, conversation, turn_id)
     assert turn["status"] == "failed" and reply["status"] == "failed"
     assert turn["error"] == (
@@ -119,8 +120,8 @@ def test_a_silent_model_whose_worker_dies_keeps_the_result_and_the_text_when_rea
         doomed.process.kill()
         doomed.process.wait(10)
         with CeleryWorker(app, tmp_path):
-            turn = chat.wait(turn_id, timeout=20)
-        reader.join(5)
+            turn = chat.wait(turn_id)
+        joined(reader, "the event stream")
         reply, failure = reloaded(chat, conversation, turn_id)
     assert turn["status"] == "failed" and reply["status"] == "failed"
     assert turn["error"].startswith(
@@ -144,7 +145,7 @@ def test_a_stop_after_a_tool_step_shows_the_result_and_the_text_at_once(
     wait_for_text(reader, "more more more")
     assert chat.call("POST", f"/api/turns/{turn_id}/cancel").status_code == 200
     reply, _failure = reloaded(chat, conversation, turn_id)  # at once, as the page does
-    reader.join(5)
+    joined(reader, "the event stream")
     assert reply["status"] == "cancelled"
     assert_page_result_kept(reply["parts"])
     kept = reply["parts"][-1]

@@ -19,6 +19,7 @@ from core.turn.events import TERMINAL_EVENTS
 from core.turn.lifecycle import cancel_turn, claim_step, finish_turn
 from core.turn.replies import StepOutput
 from core.turn.state import key, turn_state
+from tests.support.processes import joined
 from tests.support.turns import stored_turn
 from webapp import queue
 from workers.steps import end
@@ -88,7 +89,7 @@ def test_a_cancel_racing_the_turns_end_has_one_winner_and_a_flag_only_if_cancell
         for thread in threads:
             thread.start()
         for thread in threads:
-            thread.join(30)
+            joined(thread, "a racing thread")
         with app.app_context():
             status = db.session.get(Turn, turn_id).status
             flag = turn_state(turn_id).cancel_requested()
