@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import re
 
-from core.extensions import db
+from core.extensions import db, get_redis
 from core.models import ToolCall, Turn
+from core.turn import events
 from core.turn.events import SOURCE_ADDED
-from core.turn.state import key, turn_state
+from core.turn.state import key, load_pipelined_scripts, turn_state
 from tests.support.fake_model import Reply
+from tests.workers.test_tool_call_stop import Sends
 from tests.workers.test_tool_context import Reads, context_of_a_call
 from tools.api import Citation, Signal, Tool
 from workers.context import make_tool_context
 from workers.offer import Offered
+from workers.runtime import get_watcher
+from workers.steps import read_flags
 
 STEP_CITED = "https://a.example/"  # what ``context_of_a_call``'s step 0 cited
 
@@ -33,15 +37,40 @@ def published(turn_id: str) -> list[str]:
     return [data["url"] for _id, name, data in turn_state(turn_id).read() if name == SOURCE_ADDED]
 
 
-def test_a_call_of_a_seeded_turn_cites_from_redis_alone(app, make_user):
+def seeded_by_the_first_step(turn_id: str) -> None:
+    """Read the flags as the turn's first step does (it offers tools, and its records cite
+    ``STEP_CITED``): ``turn.started`` published and the cited set seeded with them."""
+    with get_watcher().watching(turn_id, Signal(), read=False):
+        read_flags(turn_state(turn_id), events.started_event("reply"), {STEP_CITED})
+
+
+def test_a_call_of_a_seeded_turn_cites_from_redis_alone(app, make_user, monkeypatch):
     """Issue 29: each call whose result cited read what the reply cites from the database (a
-    tenth of the call's CPU), where the step had read it already."""
+    tenth of the call's CPU), when the turn's cited set answered it already. The first step
+    seeds the set in the round trip that reads the flags and publishes ``turn.started``."""
     with app.app_context():
         (_ctx, sources, _collected), _reads = context_of_a_call(app, make_user("ada").id)
-        turn_state(sources.turn.id).seed_cited({STEP_CITED})  # as the turn's first step did
+        turn_id = sources.turn.id
+        load_pipelined_scripts(get_redis())  # as the worker's watcher did when it started
+        sends = Sends(monkeypatch)
+        seeded_by_the_first_step(turn_id)
+        [trip] = sends.with_event(events.TURN_STARTED)
+        assert b"MGET" in trip and STEP_CITED.encode() in trip
+        assert sends.with_event(STEP_CITED) == [trip]
         kept, reads = claimed(sources, [STEP_CITED, "https://b.example/"])
         assert (kept, reads) == ([STEP_CITED, "https://b.example/"], 0)
-        assert published(sources.turn.id) == ["https://b.example/"]
+        assert published(turn_id) == ["https://b.example/"]
+
+
+def test_a_first_step_seeds_the_cited_set_of_a_redis_that_forgot_the_scripts(app, make_user):
+    """The seed rides in a pipeline by the script's SHA, which a restarted Redis does not know:
+    the step then sends it alone, giving Redis the script."""
+    with app.app_context():
+        (_ctx, sources, _collected), _reads = context_of_a_call(app, make_user("ada").id)
+        get_redis().script_flush()
+        seeded_by_the_first_step(sources.turn.id)
+        assert claimed(sources, [STEP_CITED]) == ([STEP_CITED], 0)
+        assert published(sources.turn.id) == []
 
 
 def test_a_call_reads_the_database_once_when_redis_lost_the_seeded_set(app, make_user):
@@ -50,7 +79,7 @@ def test_a_call_reads_the_database_once_when_redis_lost_the_seeded_set(app, make
     with app.app_context():
         (_ctx, sources, _collected), _reads = context_of_a_call(app, make_user("ada").id)
         state = turn_state(sources.turn.id)
-        state.seed_cited({STEP_CITED})
+        seeded_by_the_first_step(state.turn_id)
         state.client.delete(key(state.turn_id, "cited"))  # what a restart loses with it
         kept, reads = claimed(sources, [STEP_CITED, "https://b.example/"])
         assert (kept, reads) == ([STEP_CITED, "https://b.example/"], 1)
@@ -77,7 +106,7 @@ def test_a_seed_after_the_turn_ended_makes_no_set_and_its_calls_cite_nothing(app
         (_ctx, sources, _collected), _reads = context_of_a_call(app, make_user("ada").id)
         state = turn_state(sources.turn.id)
         state.end(stream_ttl_seconds=600)
-        state.seed_cited({STEP_CITED})
+        seeded_by_the_first_step(state.turn_id)
         assert not state.exists("cited")
         assert claimed(sources, ["https://b.example/"]) == ([], 0)
         assert not state.exists("cited")
