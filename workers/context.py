@@ -37,18 +37,17 @@ def make_trial_context(user_id: str, roles: list[str], seconds: float) -> ToolCo
 
 
 class CallSources:
-    """The reply's sources as a tool call's ``ok`` result cites into them: read (``Sources``,
-    the turn's cited URLs) only when that result cites, after the call has run; a call that
-    failed, timed out or cited nothing reads nothing."""
+    """The reply's sources as a tool call's ``ok`` result cites into them (``Sources``): the
+    turn's cited set answers what the reply cites already; the database is read only when
+    Redis lost that set (``TurnState.cite``'s ``known``)."""
 
     def __init__(self, turn: Turn, state: TurnState) -> None:
         self.turn = turn
-        self.state = state
+        self.sources = Sources(state, known=lambda: cited_urls(turn.id, turn))
 
     def claim_all(self, citations: Iterable[Citation]) -> list[dict[str, Any]]:
-        """Return ``Sources.claim_all(citations)`` of the turn's sources as they are now."""
-        sources = Sources(self.state, cited_urls(self.turn.id, self.turn))
-        return sources.claim_all(citations)
+        """Return ``Sources.claim_all(citations)`` of the turn's sources."""
+        return self.sources.claim_all(citations)
 
 
 def make_tool_context(

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from flask import current_app
+from redis.client import Pipeline
 from redis.exceptions import NoScriptError
 from sqlalchemy import Row, bindparam, inspect
 from sqlalchemy.exc import OperationalError
@@ -184,8 +187,13 @@ def model_step(
     # add to it and what it cites, and serve the step's write of its calls or its ending.
     continuing = records is not None and records.continued
     offers = [] if continuing else offered_tools(turn, model, host, user_id)
-    cited = cited_in(records) if records is not None and (step > 0 or continuing) else ()
+    cited = cited_in(records) if records is not None and (step > 0 or continuing) else set()
     sources = Sources(state, cited)
+    # A first step that offers tools seeds the turn's cited set with what it starts from (a
+    # new reply's first step: nothing), so its calls' claims need no read of the database. Only
+    # an offered tool's call cites (a continuation is offered none); a later step's calls find
+    # the set seeded, or read the database once if Redis lost it meanwhile.
+    seed = cited if step == 0 and offers and records is not None else None
     last_step = step >= config["TURN_MAX_STEPS"] - 1
     history = [
         StoredMessage(m.role, parts)
@@ -211,7 +219,7 @@ def model_step(
     message_id = turn.assistant_message_id
     if db.session().in_transaction():  # no connection held while the model streams
         db.session.commit()
-    read_flags(state, events.started_event(message_id) if announce else None)
+    read_flags(state, events.started_event(message_id) if announce else None, seed)
     started = time.monotonic()
     streamed = stream_reply(state, provider, model["name"], messages, specs, sources, answer_tokens)
     counted = streamed.usage
@@ -243,19 +251,35 @@ def model_step(
         end(turn_id, "completed", usage=usage, output=output, records=records)
 
 
-def read_flags(state: TurnState, event: tuple[str, dict[str, Any]] | None = None) -> None:
+def read_flags(
+    state: TurnState,
+    event: tuple[str, dict[str, Any]] | None = None,
+    cited: set[str] | None = None,
+) -> None:
     """Read the watched turns' cancel flags (the caller registered its turn unread) and, with
     ``event`` (a name and its data), publish it in the same round trip: each was a round trip
     of its own. A step's first event is ``turn.started`` when it announces the turn, a tool
-    call's is ``tool.started`` (``workers.toolcalls``); a turn ended meanwhile publishes none."""
-    queue = (lambda pipe: state.publish_in(pipe, *event)) if event is not None else None
-    answers = get_watcher().check_once(queue)
-    if not answers:
-        return
-    if isinstance(answers[0], NoScriptError):  # a new or restarted server: publish it alone,
-        state.publish(*event)  # which gives the server the script
-    elif isinstance(answers[0], Exception):
-        raise answers[0]
+    call's is ``tool.started`` (``workers.toolcalls``); a turn ended meanwhile publishes none.
+    With ``cited`` (what the reply cites, as the step read it), the turn's cited set is seeded
+    with it in the same round trip too (``TurnState.seed_cited``)."""
+    alone: list[Callable[[], object]] = []
+    if event is not None:
+        alone.append(partial(state.publish, *event))
+    if cited is not None:
+        alone.append(partial(state.seed_cited, cited))
+
+    def queue(pipe: Pipeline) -> None:
+        if event is not None:
+            state.publish_in(pipe, *event)
+        if cited is not None:
+            state.seed_cited_in(pipe, cited)
+
+    answers = get_watcher().check_once(queue if alone else None)
+    for answer, send in zip(answers, alone, strict=True):
+        if isinstance(answer, NoScriptError):  # a new or restarted server: sent alone, which
+            send()  # gives the server the script
+        elif isinstance(answer, Exception):
+            raise answer
 
 
 def follow_up(

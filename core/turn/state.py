@@ -5,7 +5,9 @@ Keys, all under ``lookout:turn:<id>:``
     cancel   raised when the turn ends cancelled; every step and tool call watches it
     tasks    the ids of the turn's queued Celery tasks, revoked on cancel
     queued   the turn's work whose task waits in the queue (``core.turn.queued``)
-    cited    the URLs the reply cites, so parallel tool calls add each source once
+    cited    the URLs the reply cites, so parallel tool calls add each source once; with the
+             member '' once a step seeded it with every URL the reply cited (``seed_cited``),
+             which spares a tool call the database's answer (``cite``'s ``known``)
     cache    a hash of JSON values, one field per ``<tool>\\0<key>``
     ended    set when the turn ends: later events, cache writes, tasks and markers are dropped
     database_gave_up  when a task of the turn gave up on the database (``workers.turn_task``)
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from typing import Any
 
 import redis
@@ -115,14 +117,25 @@ end
 """
 
 
-# KEYS: the cited set, the event stream, the ended marker; ARGV: the safety TTL, the event,
-# then each URL and its event's data. Claims each URL and appends its event when the claim is
-# new, in order; answers false once the turn has ended, else a 1 or 0 for each URL. One round
-# trip where the turn's end check, each claim and each event were one each.
+# KEYS: the cited set, the event stream, the ended marker; ARGV: the safety TTL, the event, the
+# mode, the number of URLs to seed, those URLs, then each URL to claim and its event's data.
+# The mode: 'claim' claims; 'seed' first adds the URLs and the member '' that marks the set
+# whole (every URL the reply cites is in it); 'whole' claims only in a set so marked, else
+# answers -1, claiming nothing (Redis lost the set since it was seeded, or nothing seeded it).
+# Claims each URL and appends its event when the claim is new, in order; answers false once
+# the turn has ended, else a 1 or 0 for each URL. One round trip where the turn's end check,
+# each claim and each event were one each.
 _CITE = LuaScript("""
 if redis.call('exists', KEYS[3]) == 1 then return false end
+local seeded = 4 + tonumber(ARGV[4])
+if ARGV[3] == 'seed' then
+  redis.call('sadd', KEYS[1], '')
+  for i = 5, seeded do redis.call('sadd', KEYS[1], ARGV[i]) end
+elseif ARGV[3] == 'whole' and redis.call('sismember', KEYS[1], '') == 0 then
+  return -1
+end
 local claimed = {}
-for i = 3, #ARGV, 2 do
+for i = seeded + 1, #ARGV, 2 do
   local added = redis.call('sadd', KEYS[1], ARGV[i])
   if added == 1 then
     redis.call('xadd', KEYS[2], '*', 'event', ARGV[2], 'data', ARGV[i + 1])
@@ -147,9 +160,10 @@ return 1
 
 def load_pipelined_scripts(client: redis.Redis) -> None:
     """Give the server the scripts a pipeline or a packed command runs (``TurnState.publish_in``,
-    ``publish_command``): they answer NoScriptError where a lone call loads the script and runs
-    it again."""
+    ``publish_command``, ``seed_cited_in``): they answer NoScriptError where a lone call loads
+    the script and runs it again."""
     _PUBLISH.load(client)
+    _CITE.load(client)
 
 
 def raise_cancel(pipe: Pipeline, turn_id: str, ttl_seconds: int) -> None:
@@ -299,16 +313,48 @@ class TurnState:
                 return found[::-1]
             upper = "(" + entries[-1][0].decode()
 
-    def cite(self, event: str, sources: list[tuple[str, dict[str, Any]]]) -> list[bool] | None:
+    def cite(
+        self,
+        event: str,
+        sources: list[tuple[str, dict[str, Any]]],
+        known: Callable[[], Iterable[str]] | None = None,
+    ) -> list[bool] | None:
         """Record that the reply cites each URL of ``sources`` (a URL and its event's data)
         and publish ``event`` for each one no parallel call cited first, in one round trip;
-        return whether each was new, or None once the turn has ended (nothing recorded)."""
-        keys = [key(self.turn_id, "cited"), key(self.turn_id, "events"), key(self.turn_id, "ended")]
-        args: list[Any] = [SAFETY_TTL_SECONDS, event]
+        return whether each was new, or None once the turn has ended (nothing recorded).
+
+        ``known``, for a caller that does not know what the reply cites (a tool call): its
+        claims count only in a set a step seeded (``seed_cited``); in one Redis lost since
+        (a restart), ``known()`` (the database's answer) seeds it again in a second round
+        trip, with the claims, so a URL the reply cited before is never published again."""
+        claims: list[Any] = []
         for url, data in sources:
-            args += [url, json.dumps(data, ensure_ascii=False)]
-        claimed = _CITE(self.client, keys, args)
+            claims += [url, json.dumps(data, ensure_ascii=False)]
+        mode = "claim" if known is None else "whole"
+        claimed = _CITE(self.client, self._citing(), [*self._cite_args(event, mode, ()), *claims])
+        if claimed == -1:
+            seed = self._cite_args(event, "seed", known())
+            claimed = _CITE(self.client, self._citing(), [*seed, *claims])
         return None if claimed is None else [bool(new) for new in claimed]
+
+    def seed_cited_in(self, pipe: Pipeline, cited: Iterable[str]) -> None:
+        """Queue ``seed_cited`` in ``pipe``, a pipeline of this turn's client; its answer
+        there is a list, None once the turn ended, or the error (a NoScriptError until
+        ``load_pipelined_scripts``)."""
+        _CITE.queue(pipe, self._citing(), self._cite_args("", "seed", cited))
+
+    def seed_cited(self, cited: Iterable[str]) -> None:
+        """Add ``cited``, every URL the reply cites, to the turn's cited set and mark it whole,
+        so a tool call's claim needs no other answer (``cite``'s ``known``); nothing once the
+        turn has ended."""
+        _CITE(self.client, self._citing(), self._cite_args("", "seed", cited))
+
+    def _citing(self) -> list[str]:
+        return [key(self.turn_id, "cited"), key(self.turn_id, "events"), key(self.turn_id, "ended")]
+
+    def _cite_args(self, event: str, mode: str, seed: Iterable[str]) -> list[Any]:
+        seed = list(seed)
+        return [SAFETY_TTL_SECONDS, event, mode, len(seed), *seed]
 
     def remember_task(self, task_id: str) -> None:
         """Record a queued task of the turn, so a cancel can revoke it; nothing once the turn
