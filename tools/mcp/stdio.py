@@ -5,16 +5,17 @@ a newline: a line that never ends was held (and copied again with every chunk) u
 deadline, and a line with half a UTF-16 pair failed the call as a server that could not be
 reached. It offers no hook for the stream, so the spawn it calls is wrapped once, and a
 process spawned inside ``bounded_stdout(limit)`` hands the SDK a stdout that passes on whole
-lines (``guard.BoundedLines``). Past a limit, that stdout closes the pipe and ends: the SDK
-then ends the session as a server that hung up, and the caller reads ``limit.exceeded``.
+lines (``guard.BoundedLines``). Past a limit, the server is killed and that stdout ends: the
+SDK then ends the session as a server that hung up, and the caller reads ``limit.exceeded``.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
-from signal import Signals
+from signal import SIGKILL, Signals
 from typing import Any
 
 import anyio
@@ -28,16 +29,19 @@ _LIMIT: ContextVar[AnswerLimit | None] = ContextVar("mcp_stdio_limit", default=N
 
 
 class _BoundedStdout(ByteReceiveStream):
-    """A server's stdout passed on a whole line at a time, held to ``limit``."""
+    """A server's stdout passed on a whole line at a time, held to ``limit``; past it, the
+    server (``pid``, which leads its process group) is killed."""
 
-    def __init__(self, stream: ByteReceiveStream, limit: AnswerLimit) -> None:
+    def __init__(self, stream: ByteReceiveStream, limit: AnswerLimit, pid: int) -> None:
         self.stream = stream
         self.lines = BoundedLines(limit, events=False)
+        self.pid = pid
         self.ended = False
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         """Return the next complete lines; raise ``anyio.EndOfStream`` at the end, and once a
-        limit was passed (the pipe is closed: a server still writing gets SIGPIPE)."""
+        limit was passed (a server blocked writing would hold the SDK's shutdown two seconds
+        until its SIGTERM: it is killed at once, with its group)."""
         while not self.ended:
             try:
                 if lines := self.lines.feed(await self.stream.receive()):
@@ -48,7 +52,8 @@ class _BoundedStdout(ByteReceiveStream):
                     return rest
             except AnswerTooLarge:
                 self.ended = True
-                await self.stream.aclose()
+                with suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.pid, SIGKILL)
         raise anyio.EndOfStream
 
     async def aclose(self) -> None:
@@ -61,7 +66,7 @@ class _BoundedProcess(Process):
     def __init__(self, process: Process, limit: AnswerLimit) -> None:
         self.process = process
         assert process.stdout is not None, "the SDK spawns its servers with pipes"
-        self._stdout = _BoundedStdout(process.stdout, limit)
+        self._stdout = _BoundedStdout(process.stdout, limit, process.pid)
 
     def __getattr__(self, name: str) -> Any:  # what the SDK reads of its own process
         return getattr(self.process, name)

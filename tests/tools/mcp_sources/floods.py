@@ -51,8 +51,9 @@ def _unknown(message: dict[str, Any]) -> bytes:
 
 def _endless_text(message: dict[str, Any]) -> Iterator[bytes]:
     """A tool result whose text runs to ``FLOOD_BYTES`` and is never closed."""
-    yield b'{"jsonrpc": "2.0", "id": %d, "result": {"content": [{"type": "text", "text": "' % (
-        message["id"]
+    yield (
+        b'{"jsonrpc": "2.0", "id": %d, "result": {"content": [{"type": "text", "text": "'
+        % (message["id"])
     )
     for _ in range(FLOOD_BYTES // len(BLOCK)):
         yield BLOCK

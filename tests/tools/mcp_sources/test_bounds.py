@@ -16,7 +16,7 @@ import pytest
 from tests.tools.mcp_sources.floods import MANY_TOOLS, FloodServer
 from tests.tools.mcp_sources.test_half_pairs import READ
 from tools.mcp import list_server_tools
-from tools.mcp.guard import BoundedLines
+from tools.mcp.guard import BoundedLines, mend_json
 from tools.mcp.limits import ANSWER_BYTES, LISTED_TOOLS, SESSION_BYTES, AnswerLimit
 
 # Only a hang runs this out: a bounded call ends within seconds.
@@ -87,3 +87,9 @@ def test_events_each_under_the_limit_pass_unchanged_however_they_are_cut():
     cuts = [0, *range(len(event) - 2, len(stream), len(event)), len(stream)]
     passed = b"".join(lines.feed(stream[a:b]) for a, b in zip(cuts, cuts[1:], strict=False))
     assert passed + lines.rest() == stream
+
+
+def test_json_nested_deeper_than_python_reads_is_passed_on_for_the_sdk_to_refuse():
+    """Regression: mending such a body raised RecursionError out of the transport."""
+    deep = b"[" * 100_000 + b'"\\ud83d"' + b"]" * 100_000
+    assert mend_json(deep) == deep
