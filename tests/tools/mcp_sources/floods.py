@@ -1,5 +1,6 @@
 """Hand-written MCP servers that answer without end: over streamable HTTP on loopback, or a
-command over stdio (``python -m tests.tools.mcp_sources.floods KIND``).
+command over stdio (``python -m tests.tools.mcp_sources.floods KIND``). ``... floods probe
+SECONDS [KIND ...]`` calls each from a child process and prints what it read (docs/benchmarks.md).
 
 Each answers ``initialize`` as a server should, then floods the answer named by its kind:
 
@@ -203,8 +204,28 @@ def measure_call(where: str, seconds: float) -> dict[str, Any]:
     return said
 
 
+def probe(seconds: float, kinds: list[str]) -> None:
+    """Print, for each kind (HTTP kinds and stdio ``flood``/``halves``), what a call read,
+    how long it took and how far its child process grew."""
+    import subprocess
+    import time
+    from contextlib import nullcontext
+
+    for kind in kinds:
+        started = time.monotonic()
+        server = None if kind in ("flood", "halves") else FloodServer(kind)
+        with server or nullcontext():
+            target = server.url if server else kind
+            command = [sys.executable, "-m", __spec__.name, "measure", target, str(seconds)]
+            said = subprocess.run(command, capture_output=True, text=True).stdout.strip()
+        load = open("/proc/loadavg").read().split()[:3]
+        print(kind, f"{time.monotonic() - started:.1f}s", said, "load", *load)
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["measure"]:
         print(json.dumps(measure_call(sys.argv[2], float(sys.argv[3]))))
+    elif sys.argv[1:2] == ["probe"]:
+        probe(float(sys.argv[2]), sys.argv[3:] or ["json", "line", "events", "tools", "flood"])
     else:
         serve_stdio(sys.argv[1])
