@@ -81,7 +81,7 @@ def mend_json(data: bytes) -> bytes:
         return data
     try:
         value = loads_json(data)
-    except (ValueError, RecursionError):  # nested too deep for json: the SDK refuses it too
+    except (ValueError, RecursionError):  # nested deeper than json reads: passed on as it came
         return data
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
