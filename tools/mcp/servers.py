@@ -23,6 +23,8 @@ from mcp.client.streamable_http import streamable_http_client
 from tools.addresses import AddressPolicy, address_allowed
 from tools.api import Cancelled, Signal, ToolError, ToolRefused
 from tools.mcp.guard import GuardedBackend, make_http_client
+from tools.mcp.limits import ANSWER_BYTES, LISTED_TOOLS, AnswerLimit
+from tools.mcp.stdio import bounded_stdout
 
 # How often a call looks at its signal: a cancel reaches the server within this.
 POLL_SECONDS = 0.05
@@ -59,23 +61,35 @@ def _policy(spec: ServerSpec, policy: AddressPolicy) -> AddressPolicy:
 
 @asynccontextmanager
 async def _connect(
-    spec: ServerSpec, backend: GuardedBackend, read_seconds: float
+    spec: ServerSpec, backend: GuardedBackend, limit: AnswerLimit, read_seconds: float
 ) -> AsyncIterator[Client]:
     if spec.command:
         params = StdioServerParameters(command=spec.command[0], args=list(spec.command[1:]))
-        async with Client(stdio_client(params), read_timeout_seconds=read_seconds) as client:
-            yield client
+        with bounded_stdout(limit):
+            async with Client(stdio_client(params), read_timeout_seconds=read_seconds) as client:
+                yield client
         return
     if not spec.url:
         raise ToolError(f"The MCP server {spec.name} has neither a URL nor a command.")
-    async with make_http_client(dict(spec.headers), backend, read_seconds) as http:
-        transport = streamable_http_client(spec.url, http_client=http)
+    async with make_http_client(dict(spec.headers), backend, read_seconds, limit) as http:
+        # The guard's transport bounds each event first, in the words of ``_failure``.
+        transport = streamable_http_client(
+            spec.url, http_client=http, max_sse_event_size=ANSWER_BYTES
+        )
         async with Client(transport, read_timeout_seconds=read_seconds) as client:
             yield client
 
 
-def _failure(spec: ServerSpec, exc: BaseException, backend: GuardedBackend) -> ToolError:
+def _failure(
+    spec: ServerSpec, exc: BaseException, backend: GuardedBackend, limit: AnswerLimit
+) -> ToolError:
     """Return the sentence for a session that failed with ``exc``."""
+    if limit.exceeded:
+        return ToolError(
+            f"The MCP server {spec.name} sent {limit.exceeded}, more than Lookout reads from "
+            "a server, so Lookout stopped reading it. Ask it for less (other input), or answer "
+            "without it; if this keeps happening, ask an admin to check the server."
+        )
     if backend.refusal:
         return ToolRefused(
             f"Lookout did not connect to the MCP server {spec.name}: {backend.refusal}. An admin "
@@ -95,19 +109,20 @@ async def _run(spec: ServerSpec, policy: AddressPolicy, signal: Signal, work: An
     then, and ``ToolError`` with a sentence when the server fails."""
     box: dict[str, Any] = {}
     backend = GuardedBackend(_policy(spec, policy))
+    limit = AnswerLimit()
     remaining = signal.remaining()
     read_seconds = 300.0 if math.isinf(remaining) else max(0.1, remaining)
 
     async def session(scope: anyio.CancelScope) -> None:
         try:
-            async with _connect(spec, backend, read_seconds) as client:
+            async with _connect(spec, backend, limit, read_seconds) as client:
                 box["result"] = await work(client)
         except anyio.get_cancelled_exc_class():
             raise
         except ToolError as exc:
             box["error"] = exc
         except Exception as exc:  # noqa: BLE001 — any SDK or network failure becomes a sentence
-            box["error"] = _failure(spec, exc, backend)
+            box["error"] = _failure(spec, exc, backend, limit)
         scope.cancel()
 
     async with anyio.create_task_group() as group:
@@ -125,8 +140,9 @@ async def _run(spec: ServerSpec, policy: AddressPolicy, signal: Signal, work: An
 def list_server_tools(
     spec: ServerSpec, timeout_seconds: float, policy: AddressPolicy = address_allowed
 ) -> list[ListedTool]:
-    """Return the tools the server lists now; raise ``ToolError`` (a sentence) when it cannot
-    be reached or does not answer within ``timeout_seconds``."""
+    """Return the tools the server lists now, the first ``LISTED_TOOLS`` of them (a server
+    that lists more is asked for no further page); raise ``ToolError`` (a sentence) when it
+    cannot be reached or does not answer within ``timeout_seconds``."""
 
     async def work(client: Client) -> list[ListedTool]:
         listed: list[ListedTool] = []
@@ -135,10 +151,10 @@ def list_server_tools(
             page = await client.list_tools(cursor=cursor)
             listed += [
                 ListedTool(t.name, t.description or "", dict(t.input_schema or {}))
-                for t in page.tools
+                for t in page.tools[: LISTED_TOOLS - len(listed)]
             ]
             cursor = page.next_cursor
-            if cursor is None:
+            if cursor is None or len(listed) == LISTED_TOOLS:
                 break
         return listed
 
