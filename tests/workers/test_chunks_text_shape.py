@@ -154,3 +154,21 @@ def test_a_read_of_whole_events_is_split_as_its_lines_would_be():
         by_line = list(EventStream().batches([case[:1], case[1:]]))
         assert whole == by_line, case
     assert list(EventStream().batches([cases[1]])) == [["a", DONE]]
+
+
+def test_a_reads_tokens_read_unparsed_come_as_one_text_and_a_failure_after_them():
+    reply = ReplyAssembler(WHO)
+    first = reply.add_read([text("a"), text("b")], join=True)  # parsed: the shape's proof
+    assert first == ([TextDelta("a"), TextDelta("b")], None)
+    assert reply.add_read([text("c"), text("d")], join=True) == ([TextDelta("cd")], None)
+    events, failure = reply.add_read(
+        [text("e"), text("<think>"), text("hm"), "{", text("f")], join=True
+    )
+    assert events == [TextDelta("e"), ReasoningDelta("hm")]
+    assert failure is not None and "could not read" in str(failure)
+
+
+def test_a_reads_events_are_one_a_chunk_unless_joined():
+    reply = ReplyAssembler(WHO)
+    reply.add_read([text("a"), text("b")])
+    assert reply.add_read([text("c"), text("d")]) == ([TextDelta("c"), TextDelta("d")], None)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from tools.charset import loads_json
 from workers.providers.base import (
     Finished,
+    ProviderError,
     ProviderEvent,
     ReasoningDelta,
     SourceEvent,
@@ -187,10 +188,44 @@ class ReplyAssembler:
         if payload == DONE:
             return []
         text = self._shape.text(payload)
-        if text is not None:
-            events = self._thinking.add(text)
-            self._count(events)
-            return events
+        return self._parsed(payload) if text is None else self._text(text)
+
+    def add_read(
+        self, payloads: list[str], join: bool = False
+    ) -> tuple[list[ProviderEvent], ProviderError | None]:
+        """The events of one read's chunks, as ``add`` gives them one by one, and the error of
+        the chunk that failed (None if none did; the chunks after it are not read).
+
+        With ``join``, the tokens of a run of chunks read unparsed go on as one text: the
+        caller joins a read's runs of text anyway, and one text costs one event, not one a
+        token (the think tags split the same, as a tag cut between tokens is held).
+        """
+        events: list[ProviderEvent] = []
+        tokens: list[str] = []
+        for payload in payloads:
+            text = self._shape.text(payload) if join else None
+            if text is not None:
+                tokens.append(text)
+                continue
+            if tokens:
+                events += self._text("".join(tokens))
+                tokens = []
+            try:
+                events += self.add(payload)
+            except ProviderError as error:
+                return events, error
+        if tokens:
+            events += self._text("".join(tokens))
+        return events, None
+
+    def _text(self, text: str) -> list[ProviderEvent]:
+        """The events of a chunk's text (or a run's) when it holds nothing else."""
+        events = self._thinking.add(text)
+        self._count(events)
+        return events  # type: ignore[return-value]  # a list of two kinds of event
+
+    def _parsed(self, payload: str) -> list[ProviderEvent]:
+        """The events of a chunk, parsed."""
         try:
             chunk = loads_json(payload)
         except ValueError as exc:
@@ -289,7 +324,7 @@ class ReplyAssembler:
         events.append(Finished(self._reason))
         return events
 
-    def _count(self, events: list[ProviderEvent]) -> None:
+    def _count(self, events: Sequence[ProviderEvent]) -> None:
         for event in events:
             if isinstance(event, TextDelta):
                 self._answer_chars += len(event.text)
