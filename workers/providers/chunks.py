@@ -371,21 +371,21 @@ class TextShape:
         self.before = ""
         self.after = ""
         self.proved: bool | None = None  # None: seen once, not yet tried
+        self.stop = 0  # where a token's JSON after starts, from the end (-len(after))
 
     def text(self, payload: str) -> str | None:
         """Return the token ``payload`` holds when it is written in the proved shape, else
         None (then it must be parsed)."""
-        if not self.proved:
-            return None
-        before, after = self.before, self.after
         if (
-            len(payload) <= len(before) + len(after)
-            or not payload.startswith(before)
-            or not payload.endswith(after)
+            self.proved
+            and len(payload) > len(self.before) - self.stop
+            and payload.startswith(self.before)
+            and payload.endswith(self.after)
         ):
-            return None
-        token = payload[len(before) : len(payload) - len(after)]
-        return token if _plain(token) else None
+            token = payload[len(self.before) : self.stop]
+            if token.isprintable() and '"' not in token and "\\" not in token:  # _plain
+                return token
+        return None
 
     def learn(self, payload: str, token: str | None) -> None:
         """Learn from a parsed chunk: ``token`` is its text when it holds text alone."""
@@ -397,6 +397,7 @@ class TextShape:
         before, after = payload[: at + 1], payload[at + 1 + len(token) :]
         if before != self.before or after != self.after:
             self.before, self.after, self.proved = before, after, None
+            self.stop = -len(after)
         elif self.proved is None:
             self.proved = _proved(before, after, token)
 
