@@ -112,6 +112,18 @@ def test_chunks_split_across_reads_or_sharing_one_read_give_the_bodys_bytes(serv
     assert b"".join(read(server.url, client)) == b"hello abcwxyz"
 
 
+def test_a_body_read_with_no_read_timeout_waits_for_its_pieces_below_httpx(serve):
+    """Without a timeout the socket blocks: it is read by ``recv``, which waits for each
+    piece, not by the ``os.read`` a timeout's non-blocking socket is read by first."""
+    pieces = [b"5\r\nhel", b"lo\r\n", b"3\r\nabc\r\n", b"0\r\n\r\n"]
+    server = serve(CHUNKED, pieces)
+    with httpx2.Client(timeout=None) as client, client.stream("GET", server.url) as response:
+        body = body_chunks(response)
+        assert isinstance(body, ChunkedBody)
+        assert b"".join(body) == b"helloabc"
+        assert not body.direct
+
+
 def test_a_body_read_to_its_end_leaves_its_connection_to_the_pool(serve, client):
     server = serve(CHUNKED, [b"5\r\nhello\r\n", b"0\r\nX-Trailer: 1\r\n\r\n"])
     for _ in range(3):

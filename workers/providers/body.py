@@ -20,6 +20,7 @@ or framed wrong.
 
 from __future__ import annotations
 
+import os
 import re
 import select
 import socket
@@ -88,6 +89,7 @@ class ChunkedBody:
         self.ending: bytes | None = None  # what h11 needs after ``head`` to see the body end
         self.rest_until: float | None = None  # set by ``finish``
         self.rest_bytes = 0
+        self.direct = False  # read by os.read first (``_ready_bytes``)
         self._reading = self._chunks_then_close()
 
     @classmethod
@@ -146,6 +148,11 @@ class ChunkedBody:
         waits ``read_interval`` between reads) gets a read's tokens in one piece.
         """
         self.sock.settimeout(self.timeout)
+        # A plain socket (TLS must go through its object) that its timeout made non-blocking
+        # (without one, os.read would wait with no bound).
+        self.direct = not isinstance(self.sock, ssl.SSLSocket) and not os.get_blocking(
+            self.sock.fileno()
+        )
         buffer, at = self.head, 0
         whole: list[bytes] = []
         while True:
@@ -210,7 +217,7 @@ class ChunkedBody:
                 raise _TooLong
             self.sock.settimeout(left)
         try:
-            data = self.sock.recv(size)
+            data = self._ready_bytes(size) or self.sock.recv(size)
         except TimeoutError as exc:
             raise httpx2.ReadTimeout(str(exc) or "timed out") from exc
         except OSError as exc:
@@ -225,6 +232,20 @@ class ChunkedBody:
         if self.kept is not None:
             self._keep(data)
         return buffer + data if buffer else data
+
+    def _ready_bytes(self, size: int) -> bytes | None:
+        """Return up to ``size`` bytes the socket holds already (b"" at its end), else None.
+
+        A socket with a timeout is non-blocking underneath, and its ``recv`` polls before
+        every read: one system call more a read, though a paced read finds its tokens waiting.
+        ``os.read`` reads it at once. The descriptor is asked for each time (-1 once closed:
+        the read fails as ``recv`` would, never on a descriptor reused since)."""
+        if not self.direct:
+            return None
+        try:
+            return os.read(self.sock.fileno(), size)
+        except BlockingIOError:
+            return None
 
     def _keep(self, data: bytes) -> None:
         """Keep a first read until the kept reads hold ``ending``, or more than KEPT_BYTES."""

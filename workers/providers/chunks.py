@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from tools.charset import loads_json
 from workers.providers.base import (
     Finished,
+    ProviderError,
     ProviderEvent,
     ReasoningDelta,
     SourceEvent,
@@ -34,6 +36,9 @@ FINISHED = ("stop", "tool_calls", "function_call")
 # Where servers put streamed reasoning: DeepSeek, vLLM and llama.cpp say reasoning_content,
 # OpenRouter and Ollama's OpenAI endpoint say reasoning.
 REASONING_FIELDS = ("reasoning_content", "reasoning")
+# JSON up to a quote that opens a string: text outside strings (which holds no quote) and
+# whole strings (escapes and all), then the opening quote.
+_OPENS_STRING = re.compile(r'(?:[^"]++|"(?:[^"\\]++|\\.)*+")*+"', re.DOTALL)
 
 
 def sse_lines(chunks: Iterable[bytes]) -> Iterator[str]:
@@ -111,6 +116,11 @@ class EventStream:
         events of one ``data`` line each; else None, and the lines are read one by one."""
         if not chunk.endswith(b"\n\n") or b"\r" in chunk:
             return None
+        if chunk.startswith(b"data: ") and b"[DONE]" not in chunk:  # most reads: decoded once
+            payloads = chunk[6:-2].decode("utf-8", "replace").split("\n\ndata: ")
+            if chunk.count(b"\n") == 2 * len(payloads):  # no line but these
+                self.spoke = True
+                return payloads
         parts = chunk[:-2].split(b"\n\n")
         for part in parts:
             if not part.startswith(b"data:") or b"\n" in part:
@@ -147,7 +157,9 @@ class ReplyAssembler:
     """Turns chat.completion.chunk payloads into events, assembling tool calls by index.
 
     Chunks are parsed as plain JSON rather than SDK models: it costs a tenth of the CPU, which
-    is what lets one worker process hold hundreds of streams.
+    is what lets one worker process hold hundreds of streams. Most chunks are a token of text,
+    each written as the one before it but for the token: ``TextShape`` reads those without
+    parsing them, and every other chunk is parsed.
     """
 
     def __init__(
@@ -165,6 +177,7 @@ class ReplyAssembler:
         self._calls: dict[object, dict[str, str]] = {}
         self._usage: Usage | None = None
         self._reason: str | None = None
+        self._shape = TextShape()
 
     def add(self, payload: str) -> list[ProviderEvent]:
         """The events in one chunk (none for ``DONE``); tool-call fragments are kept until
@@ -174,6 +187,45 @@ class ReplyAssembler:
         """
         if payload == DONE:
             return []
+        text = self._shape.text(payload)
+        return self._parsed(payload) if text is None else self._text(text)
+
+    def add_read(
+        self, payloads: list[str], join: bool = False
+    ) -> tuple[list[ProviderEvent], ProviderError | None]:
+        """The events of one read's chunks, as ``add`` gives them one by one, and the error of
+        the chunk that failed (None if none did; the chunks after it are not read).
+
+        With ``join``, the tokens of a run of chunks read unparsed go on as one text: the
+        caller joins a read's runs of text anyway, and one text costs one event, not one a
+        token (the think tags split the same, as a tag cut between tokens is held).
+        """
+        events: list[ProviderEvent] = []
+        tokens: list[str] = []
+        for payload in payloads:
+            text = self._shape.text(payload) if join else None
+            if text is not None:
+                tokens.append(text)
+                continue
+            if tokens:
+                events += self._text("".join(tokens))
+                tokens = []
+            try:
+                events += self.add(payload)
+            except ProviderError as error:
+                return events, error
+        if tokens:
+            events += self._text("".join(tokens))
+        return events, None
+
+    def _text(self, text: str) -> list[ProviderEvent]:
+        """The events of a chunk's text (or a run's) when it holds nothing else."""
+        events = self._thinking.add(text)
+        self._count(events)
+        return events  # type: ignore[return-value]  # a list of two kinds of event
+
+    def _parsed(self, payload: str) -> list[ProviderEvent]:
+        """The events of a chunk, parsed."""
         try:
             chunk = loads_json(payload)
         except ValueError as exc:
@@ -216,6 +268,8 @@ class ReplyAssembler:
                 if isinstance(details, dict)
                 else 0,
             )
+        else:
+            self._shape.learn(payload, _text_alone(chunk, choices))
         return events
 
     @property
@@ -270,7 +324,7 @@ class ReplyAssembler:
         events.append(Finished(self._reason))
         return events
 
-    def _count(self, events: list[ProviderEvent]) -> None:
+    def _count(self, events: Sequence[ProviderEvent]) -> None:
         for event in events:
             if isinstance(event, TextDelta):
                 self._answer_chars += len(event.text)
@@ -294,6 +348,91 @@ class ReplyAssembler:
             len(entry["name"]) + len(entry["arguments"]) for entry in self._calls.values()
         )
         return Usage(estimate_tokens(self._prompt_chars()), estimate_tokens(answer), estimated=True)
+
+
+class TextShape:
+    """Reads a chunk that is only a token of text without parsing it, once the chunks before
+    it showed that the server writes each such chunk alike but for the token.
+
+    A parsed chunk of text alone (no reasoning, tool call, source, finish reason, usage or
+    error) whose token is plain (no quote, backslash or unprintable character: written in
+    JSON as itself) gives the JSON before and after its token. When a second such chunk has
+    the same JSON around its token, the shape is proved once: the JSON before ends in a
+    quote that opens a string (``_OPENS_STRING``), so the string is the token (a plain token
+    cannot end it), and the JSON with another token in its place parses to that token as
+    the text. Any plain token there then parses the same way, the rest of the text being
+    the same: a chunk with that JSON around a plain token is that token, and its events are
+    its parse's. A chunk written otherwise is parsed (and may teach a new shape); a token
+    needing an escape, or a server whose chunks vary (a timestamp each), is parsed as before,
+    the shape costing it one search.
+    """
+
+    def __init__(self) -> None:
+        self.before = ""
+        self.after = ""
+        self.proved: bool | None = None  # None: seen once, not yet tried
+        self.stop = 0  # where a token's JSON after starts, from the end (-len(after))
+
+    def text(self, payload: str) -> str | None:
+        """Return the token ``payload`` holds when it is written in the proved shape, else
+        None (then it must be parsed)."""
+        if (
+            self.proved
+            and len(payload) > len(self.before) - self.stop
+            and payload.startswith(self.before)
+            and payload.endswith(self.after)
+        ):
+            token = payload[len(self.before) : self.stop]
+            if token.isprintable() and '"' not in token and "\\" not in token:  # _plain
+                return token
+        return None
+
+    def learn(self, payload: str, token: str | None) -> None:
+        """Learn from a parsed chunk: ``token`` is its text when it holds text alone."""
+        if token is None or not _plain(token):
+            return
+        at = payload.find(f'"{token}"')
+        if at < 0:  # written with an escape after all (a server escaping "/")
+            return
+        before, after = payload[: at + 1], payload[at + 1 + len(token) :]
+        if before != self.before or after != self.after:
+            self.before, self.after, self.proved = before, after, None
+            self.stop = -len(after)
+        elif self.proved is None:
+            self.proved = _proved(before, after, token)
+
+
+def _proved(before: str, after: str, token: str) -> bool:
+    """Whether any plain token between ``before`` and ``after`` is a chunk's text alone, as
+    ``token`` there was."""
+    if _OPENS_STRING.fullmatch(before) is None:
+        return False
+    other = "y" if token == "x" else "x"
+    try:
+        chunk = loads_json(before + other + after)
+    except ValueError:
+        return False
+    choices = chunk.get("choices") if isinstance(chunk, dict) else None
+    return isinstance(choices, list) and _text_alone(chunk, choices) == other
+
+
+def _plain(token: str) -> bool:
+    """Whether ``token`` stands in JSON as itself: no quote, backslash or control character."""
+    return token.isprintable() and '"' not in token and "\\" not in token
+
+
+def _text_alone(chunk: dict[str, Any], choices: list[Any]) -> str | None:
+    """Return the text of a parsed chunk that holds text and nothing else, else None."""
+    if len(choices) != 1 or chunk.get("usage") is not None:
+        return None
+    choice = choices[0]
+    delta = choice.get("delta") if isinstance(choice, dict) else None
+    if not isinstance(delta, dict) or isinstance(choice.get("finish_reason"), str):
+        return None
+    if _reasoning(delta) or delta.get("tool_calls") or delta.get("annotations"):
+        return None
+    content = delta.get("content")
+    return content if isinstance(content, str) and content else None
 
 
 def _reasoning(delta: dict[str, Any]) -> str:

@@ -269,15 +269,9 @@ class OpenAICompatibleProvider:
             for payloads in events.batches(self._bounded(body, clock, signal, body.ready)):
                 if signal.cancelled:
                     raise ProviderCancelled
-                found: list[ProviderEvent] = []
-                failure: ProviderError | None = None
-                for payload in payloads:
-                    seen = seen or payload != DONE
-                    try:
-                        found.extend(reply.add(payload))
-                    except ProviderError as error:  # after what came before it in the read
-                        failure = error
-                        break
+                seen = seen or payloads[0] != DONE  # DONE ends a read's payloads
+                # the error after what came before it in the read
+                found, failure = reply.add_read(payloads, join=bool(self.read_interval))
                 if found:
                     progress.started = clock.answering = clock.paced = True
                     yield from joined(found) if self.read_interval else found
