@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.extensions import db
-from core.models import Conversation
+from core.models import Conversation, Provider
 from tests.conftest import RUN_ID
 from tests.support import loopback
 from tests.support.chat_page import token_for
@@ -340,6 +340,17 @@ HANDMADE = {
     "model without a provider": encoded(valid_body(model="m")),
     "model huge": encoded(valid_body(model="a" * 100_000)),
     "no model": encoded({"messages": [{"role": "user", "content": "a"}]}),
+    "many tool names": encoded(valid_body(lookout={"tools": ["web_search"] * 80_000})),
+    "many unknown tool names": encoded(
+        valid_body(lookout={"tools": [str(n) for n in range(80_000)]})
+    ),
+    "many parts": encoded(
+        valid_body(messages=[{"role": "user", "content": [{"type": "text", "text": "a"}] * 40_000}])
+    ),
+    "many fields": encoded(valid_body(**{f"f{n}": n for n in range(60_000)})),
+    "many messages near the limit": encoded(
+        valid_body(messages=[{"role": "user", "content": "a" * 1_900}] * 500)
+    ),
     "too large": encoded(valid_body(messages=[{"role": "user", "content": "a" * 3_000_000}])),
 }
 
@@ -455,3 +466,42 @@ def test_an_answers_message_sent_back_with_its_null_fields_is_read(server):
 
     assert answered.status_code == 200, answered.text
     assert answered.json()["choices"][0]["message"]["content"] == "Hello from the fake model."
+
+
+def conversations(app) -> int:
+    """Return how many conversations are stored."""
+    with app.app_context():
+        return db.session.scalar(db.select(db.func.count()).select_from(Conversation))
+
+
+def test_a_tool_name_no_plugin_has_is_a_400_before_any_turn(server, fuzz_app):
+    """Fuzzing found lookout.tools naming a tool nobody installed (["nope"]) answered 502
+    server_error once the started turn failed, leaving a failed conversation behind."""
+    before = conversations(fuzz_app)
+
+    refused = send(server, encoded(valid_body(lookout={"tools": ["web_fetch", "nope"]})))
+
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"]["code"] == "tool_not_found"
+    assert refused.json()["error"]["param"] == "lookout.tools"
+    assert refused.json()["error"]["message"].startswith("The tool nope is not available.")
+    assert conversations(fuzz_app) == before
+
+
+def test_tools_named_for_a_model_without_tools_are_a_400_before_any_turn(server, fuzz_app):
+    """As above, for a model that cannot use tools: its turn failed with a 502."""
+    with fuzz_app.app_context():
+        base_url = db.session.scalar(db.select(Provider.base_url).filter_by(name="fake"))
+        db.session.add(Provider(name="plain", base_url=base_url, models=[{"name": "m"}]))
+        db.session.commit()
+    before = conversations(fuzz_app)
+
+    body = valid_body(model="plain/m", lookout={"tools": ["web_fetch"]})
+    refused = send(server, encoded(body))
+    answered = send(server, encoded(valid_body(model="plain/m", lookout={"tools": []})))
+
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"]["code"] == "tools_not_supported"
+    assert "cannot use tools" in refused.json()["error"]["message"]
+    assert answered.status_code == 200, answered.text
+    assert conversations(fuzz_app) == before + 1
