@@ -17,100 +17,43 @@ the connections they make stay on loopback (tests/support/loopback.py).
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import uuid
 from typing import Any
 
 import pytest
 import requests
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from mcp_types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
 
-from core.extensions import db
-from tests.conftest import RUN_ID
-from tests.support import loopback
+from tests.support import fuzzing
 from tests.support.chat import ChatClient
 from tests.support.chat_page import token_for
-from tests.support.live_server import LiveServer
+from tests.support.fuzzing import encoded, nested
 from tests.support.sites import Site
-from tests.support.workers import CeleryWorker
 from tools.charset import loads_json
-from webapp import create_app
 
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "40"))
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(max(300, EXAMPLES * 10))]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(fuzzing.TIMEOUT_SECONDS)]
 HANG_SECONDS = 90  # a bound only a hang reaches: a tool's deadline and the queue's slack
 NOT_SENT = object()
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-    database=None,
-    derandomize=True,
-)
 
 
 @pytest.fixture(scope="module")
-def guard_log(tmp_path_factory):
-    """The loopback guard in this process for the module; yields the file refusals go to."""
-    log = tmp_path_factory.mktemp("guard") / "refused.log"
-    guard = loopback.install(log)
-    yield log
-    loopback.uninstall(guard)
-
-
-@pytest.fixture(scope="module")
-def fuzz_app(tmp_path_factory, redis_url, sqlite_template):
-    """An app with the built-in plugins, on its own database and queue."""
-    path = tmp_path_factory.mktemp("mcp-fuzz") / "lookout.db"
-    shutil.copyfile(sqlite_template, path)
-    app = create_app(
-        {
-            "TESTING": True,
-            "SECRET_KEY": "mcp-fuzz-tests",
-            "DATABASE_URL": f"sqlite:///{path}",
-            "REDIS_URL": redis_url,
-            "CELERY_QUEUE": f"lookout-mcp-fuzz-{RUN_ID}-{uuid.uuid4().hex[:8]}",
-        }
-    )
-    yield app
-    with app.app_context():
-        db.engine.dispose()
-
-
-@pytest.fixture(scope="module")
-def server(fuzz_app, guard_log, tmp_path_factory):
-    """The app over HTTP with a guarded worker, web_search on a loopback SearXNG; yields a
-    session holding a user's chat token, with ``url`` set on it."""
-    with Site() as site:
+def server(tmp_path_factory, redis_url, sqlite_template):
+    """The app over HTTP with a worker, web_search on a loopback SearXNG; yields a session
+    holding a user's chat token, with ``url`` set on it."""
+    directory = tmp_path_factory.mktemp("mcp-fuzz")
+    with fuzzing.fuzzed_app(directory, redis_url, sqlite_template, "mcp") as app, Site() as site:
         found = {"results": [{"title": "A", "url": "https://a.example/", "content": "A"}]}
         site.serve("/search", "application/json", json.dumps(found).encode())
-        env = loopback.environ({}, guard_log)
-        logs = tmp_path_factory.mktemp("worker")
-        with CeleryWorker(fuzz_app, logs, concurrency=2, extra_env=env):
-            with LiveServer(fuzz_app) as live:
-                admin = ChatClient(live.url, token_for(fuzz_app, admin=True)[1])
-                admin.search_with_searxng(site.url(""))
-                with requests.Session() as session:
-                    session.headers["Authorization"] = f"Bearer {token_for(fuzz_app)[1]}"
-                    session.url = live.url
-                    yield session
-    assert not guard_log.exists(), f"Connections outside loopback:\n{guard_log.read_text()}"
+        with fuzzing.guarded_server(app, tmp_path_factory.mktemp("mcp-server")) as session:
+            admin = ChatClient(session.url, token_for(app, admin=True)[1])
+            admin.search_with_searxng(site.url(""))
+            yield session
 
 
-def send(
-    session: requests.Session,
-    body: bytes,
-    content_type: str | None = "application/json",
-    headers: dict[str, str] | None = None,
-) -> requests.Response:
+def send(session: requests.Session, body: bytes, content_type: str | None = "application/json"):
     """POST raw bytes to /mcp and read the whole answer (an event stream to its end)."""
-    sent = {"Accept": "application/json, text/event-stream", **(headers or {})}
-    if content_type is not None:
-        sent["Content-Type"] = content_type
-    return session.post(f"{session.url}/mcp", data=body, headers=sent, timeout=HANG_SECONDS)
+    return fuzzing.send_raw(session, "/mcp", body, content_type, HANG_SECONDS)
 
 
 def answer_of(response: requests.Response) -> Any:
@@ -131,8 +74,7 @@ def check_answer(response: requests.Response, sent_id: Any = NOT_SENT) -> dict[s
     """Assert the answer is 202 and empty, or one JSON-RPC answer (an error for any 4xx) with
     the request's id when it had a valid one; return the answer's JSON-RPC message."""
     text = response.text
-    assert "Traceback" not in text, text
-    assert response.status_code < 500, f"{response.status_code}: {text[:2000]}"
+    fuzzing.assert_no_server_error(response)
     if response.status_code == 202:
         assert text == "", text
         return None
@@ -154,29 +96,8 @@ def check_answer(response: requests.Response, sent_id: Any = NOT_SENT) -> dict[s
     return answer
 
 
-def encoded(message: Any) -> bytes:
-    """Return ``message`` as JSON bytes, lone surrogates escaped (as a client may send them)."""
-    return json.dumps(message).encode()
-
-
-# Hostile JSON: every type, numbers at the edges, texts with NULs and lone surrogates.
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=20),
-    st.sampled_from(["", "\x00", "\ud800", "2.0", "web_search", "web_fetch", "a" * 70_000]),
-)
-KEYS = ["jsonrpc", "id", "method", "params", "name", "arguments", "query", "url", "\x00"]
-hostile = st.recursive(
-    scalars,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4),
-        st.dictionaries(st.sampled_from(KEYS), inner, max_size=4),
-    ),
-    max_leaves=12,
-)
+KEYS = ["jsonrpc", "id", "method", "params", "name", "arguments", "query", "url"]
+hostile = fuzzing.hostile_json(KEYS, ["2.0", "web_search", "web_fetch"])
 METHODS = ["initialize", "ping", "tools/list", "tools/call", "notifications/initialized"]
 ids = st.one_of(hostile, st.integers(), st.text(max_size=10))
 arguments = st.one_of(
@@ -215,7 +136,7 @@ messages = st.fixed_dictionaries(
 )
 
 
-@FUZZ
+@fuzzing.FUZZ
 @given(message=messages)
 def run_hostile_message(server, message):
     check_answer(send(server, encoded(message)), message.get("id", NOT_SENT))
@@ -225,27 +146,11 @@ def test_a_hostile_json_rpc_message_is_answered_in_json_rpc(server):
     run_hostile_message(server)
 
 
-@FUZZ
-@given(body=hostile)
-def run_hostile_body(server, body):
-    check_answer(send(server, encoded(body)))
+def test_a_body_of_any_json_or_bytes_is_answered_in_json_rpc(server):
+    fuzzing.fuzz_bodies(lambda body: check_answer(send(server, body)), hostile)
 
 
-def test_a_body_of_any_json_is_answered_in_json_rpc(server):
-    run_hostile_body(server)
-
-
-@FUZZ
-@given(body=st.binary(max_size=200))
-def run_bytes(server, body):
-    check_answer(send(server, body))
-
-
-def test_a_body_of_any_bytes_is_answered_in_json_rpc(server):
-    run_bytes(server)
-
-
-@FUZZ
+@fuzzing.FUZZ
 @given(
     name=st.sampled_from(["web_search", "web_fetch"]), arguments=arguments, id=st.integers(0, 99)
 )
@@ -269,11 +174,6 @@ def rpc(method: str, params: Any = NOT_SENT, id: Any = 1) -> dict[str, Any]:
     if params is not NOT_SENT:
         message["params"] = params
     return message
-
-
-def nested(depth: int) -> bytes:
-    """Return ``depth`` nested lists as JSON."""
-    return b"[" * depth + b"]" * depth
 
 
 HANDMADE = {
@@ -373,37 +273,12 @@ def test_a_hand_made_hostile_message_is_answered_in_json_rpc(server, body):
     check_answer(send(server, body), sent_id)
 
 
-CONTENT_TYPES = [
-    None,
-    "text/plain",
-    "application/x-www-form-urlencoded",
-    "multipart/form-data; boundary=x",
-    "application/json; charset=latin-1",
-    "application/json; charset=nonsense",
-    "text/event-stream",
-    "*/*",
-]
-
-
-@pytest.mark.parametrize("content_type", CONTENT_TYPES)
+@pytest.mark.parametrize("content_type", fuzzing.CONTENT_TYPES)
 def test_a_body_of_another_content_type_is_answered_in_json_rpc(server, content_type):
     check_answer(send(server, encoded(rpc("ping")), content_type), 1)
 
 
-AUTHORIZATIONS = [
-    None,
-    "",
-    "Bearer",
-    "Bearer ",
-    "Bearer nope",
-    "Basic dXNlcjpwYXNz",
-    "Bearer " + "a" * 10_000,
-    "Bearer lk_\xe9\xff",
-    "Token abc",
-]
-
-
-@pytest.mark.parametrize("authorization", AUTHORIZATIONS)
+@pytest.mark.parametrize("authorization", fuzzing.AUTHORIZATIONS)
 def test_a_missing_or_bad_token_is_a_401_in_json_rpc(server, authorization):
     headers = {"Content-Type": "application/json"}
     if authorization is not None:

@@ -16,108 +16,54 @@ cores). The server, its worker and the connections they make stay on loopback
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import uuid
 from typing import Any
 
 import pytest
 import requests
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from core.extensions import db
 from core.models import Conversation, Provider
-from tests.conftest import RUN_ID
-from tests.support import loopback
-from tests.support.chat_page import token_for
+from tests.support import fuzzing
 from tests.support.fake_model import FakeModel
-from tests.support.live_server import LiveServer
+from tests.support.fuzzing import encoded, nested
 from tests.support.models import add_fake_provider
-from tests.support.workers import CeleryWorker
-from webapp import create_app
 
-EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "40"))
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(max(300, EXAMPLES * 10))]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(fuzzing.TIMEOUT_SECONDS)]
 MODEL = "fake/m"
 HANG_SECONDS = 60  # a bound only a hang reaches: a refusal takes milliseconds, a turn a second
 ERROR_KEYS = {"message", "type", "param", "code"}
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-    database=None,
-    derandomize=True,
-)
-
-
-@pytest.fixture(scope="module")
-def guard_log(tmp_path_factory):
-    """The loopback guard in this process for the module; yields the file refusals go to."""
-    log = tmp_path_factory.mktemp("guard") / "refused.log"
-    guard = loopback.install(log)
-    yield log
-    loopback.uninstall(guard)
 
 
 @pytest.fixture(scope="module")
 def fuzz_app(tmp_path_factory, redis_url, sqlite_template):
-    """An app with the built-in plugins, on its own database and queue."""
-    path = tmp_path_factory.mktemp("v1-fuzz") / "lookout.db"
-    shutil.copyfile(sqlite_template, path)
-    app = create_app(
-        {
-            "TESTING": True,
-            "SECRET_KEY": "v1-fuzz-tests",
-            "DATABASE_URL": f"sqlite:///{path}",
-            "REDIS_URL": redis_url,
-            "CELERY_QUEUE": f"lookout-v1-fuzz-{RUN_ID}-{uuid.uuid4().hex[:8]}",
-            "TURN_MAX_STEPS": 2,
-        }
-    )
-    yield app
-    with app.app_context():
-        db.engine.dispose()
+    """An app with the built-in plugins and the fake model as ``fake/m``."""
+    with FakeModel() as model:
+        directory = tmp_path_factory.mktemp("v1-fuzz")
+        with fuzzing.fuzzed_app(
+            directory, redis_url, sqlite_template, "v1", TURN_MAX_STEPS=2
+        ) as app:
+            add_fake_provider(app, model.base_url)
+            yield app
 
 
 @pytest.fixture(scope="module")
-def server(fuzz_app, guard_log, tmp_path_factory):
-    """The app over HTTP with a guarded worker and the fake model as ``fake/m``; yields a
-    session holding a user's chat token, with ``url`` and ``app`` set on it."""
-    with FakeModel() as model:
-        add_fake_provider(fuzz_app, model.base_url)
-        env = loopback.environ({}, guard_log)
-        with CeleryWorker(
-            fuzz_app, tmp_path_factory.mktemp("worker"), concurrency=2, extra_env=env
-        ):
-            with LiveServer(fuzz_app) as live:
-                with requests.Session() as session:
-                    session.headers["Authorization"] = f"Bearer {token_for(fuzz_app)[1]}"
-                    session.url = live.url
-                    yield session
-    assert not guard_log.exists(), f"Connections outside loopback:\n{guard_log.read_text()}"
+def server(fuzz_app, tmp_path_factory):
+    """The app over HTTP with a worker; a session holding a user's chat token (``url`` set)."""
+    with fuzzing.guarded_server(fuzz_app, tmp_path_factory.mktemp("v1-server")) as session:
+        yield session
 
 
-def send(
-    session: requests.Session,
-    body: bytes,
-    content_type: str | None = "application/json",
-    headers: dict[str, str] | None = None,
-) -> requests.Response:
+def send(session: requests.Session, body: bytes, content_type: str | None = "application/json"):
     """POST raw bytes to /v1/chat/completions and read the whole answer (a stream to its end)."""
-    sent = dict(headers or {})
-    if content_type is not None:
-        sent["Content-Type"] = content_type
-    return session.post(
-        f"{session.url}/v1/chat/completions", data=body, headers=sent, timeout=HANG_SECONDS
-    )
+    return fuzzing.send_raw(session, "/v1/chat/completions", body, content_type, HANG_SECONDS)
 
 
 def check_answer(response: requests.Response) -> None:
     """Assert the answer is a completion (whole or streamed) or a 4xx in OpenAI's shape."""
     text = response.text
-    assert "Traceback" not in text, text
-    assert response.status_code < 500, f"{response.status_code}: {text[:2000]}"
+    fuzzing.assert_no_server_error(response)
     if response.status_code == 200:
         if response.headers["Content-Type"].startswith("text/event-stream"):
             assert text.endswith("data: [DONE]\n\n"), text[-2000:]
@@ -144,32 +90,11 @@ def valid_body(**changes: Any) -> dict[str, Any]:
     return {"model": MODEL, "messages": [{"role": "user", "content": "Hello?"}], **changes}
 
 
-def encoded(body: Any) -> bytes:
-    """Return ``body`` as JSON bytes, lone surrogates escaped as ``\\udxxx`` (as a client may)."""
-    return json.dumps(body).encode()
+hostile = fuzzing.hostile_json(
+    ["role", "content", "type", "text", "tools", "x"], ["fake/m", "user", "text"]
+)
 
 
-# Hostile JSON: every type, numbers at the edges, texts with NULs and lone surrogates.
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=20),
-    st.sampled_from(["", "\x00", "\ud800", "\udfff x", "fake/m", "user", "text", "a" * 70_000]),
-)
-hostile = st.recursive(
-    scalars,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4),
-        st.dictionaries(
-            st.sampled_from(["role", "content", "type", "text", "tools", "x", "\x00", "\ud800"]),
-            inner,
-            max_size=4,
-        ),
-    ),
-    max_leaves=12,
-)
 # Where in a valid request a hostile value goes.
 PLACES = [
     ("model",),
@@ -211,7 +136,7 @@ def replaced(place: tuple, value: Any) -> dict[str, Any]:
     return body
 
 
-@FUZZ
+@fuzzing.FUZZ
 @given(place=st.sampled_from(PLACES), value=hostile)
 def run_hostile_field(server, place, value):
     check_answer(send(server, encoded(replaced(place, value))))
@@ -221,29 +146,8 @@ def test_a_hostile_value_in_any_field_is_answered_or_refused_in_openais_shape(se
     run_hostile_field(server)
 
 
-@FUZZ
-@given(body=hostile)
-def run_hostile_body(server, body):
-    check_answer(send(server, encoded(body)))
-
-
-def test_a_body_of_any_json_is_refused_in_openais_shape(server):
-    run_hostile_body(server)
-
-
-@FUZZ
-@given(body=st.binary(max_size=200))
-def run_bytes(server, body):
-    check_answer(send(server, body))
-
-
-def test_a_body_of_any_bytes_is_refused_in_openais_shape(server):
-    run_bytes(server)
-
-
-def nested(depth: int) -> bytes:
-    """Return ``depth`` nested lists as JSON."""
-    return b"[" * depth + b"]" * depth
+def test_a_body_of_any_json_or_bytes_is_refused_in_openais_shape(server):
+    fuzzing.fuzz_bodies(lambda body: check_answer(send(server, body)), hostile)
 
 
 HANDMADE = {
@@ -360,41 +264,12 @@ def test_a_hand_made_hostile_body_is_refused_in_openais_shape(server, body):
     check_answer(send(server, body))
 
 
-CONTENT_TYPES = [
-    None,
-    "text/plain",
-    "application/x-www-form-urlencoded",
-    "multipart/form-data; boundary=x",
-    "application/json; charset=latin-1",
-    "application/json; charset=utf-16",
-    "application/json; charset=nonsense",
-    "application/xml",
-    "application/json\x00",
-    "*/*",
-]
-
-
-@pytest.mark.parametrize("content_type", CONTENT_TYPES)
+@pytest.mark.parametrize("content_type", fuzzing.CONTENT_TYPES)
 def test_a_body_of_another_content_type_is_refused_in_openais_shape(server, content_type):
     check_answer(send(server, encoded(valid_body()), content_type))
 
 
-AUTHORIZATIONS = [
-    None,
-    "",
-    "Bearer",
-    "Bearer ",
-    "Bearer nope",
-    "bearer nope",
-    "Basic dXNlcjpwYXNz",
-    "Bearer " + "a" * 10_000,
-    "Bearer lk_\xe9\xff",
-    "Bearer a b c",
-    "Token abc",
-]
-
-
-@pytest.mark.parametrize("authorization", AUTHORIZATIONS)
+@pytest.mark.parametrize("authorization", fuzzing.AUTHORIZATIONS)
 @pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/models"])
 def test_a_missing_or_bad_token_is_a_401_in_openais_shape(server, path, authorization):
     headers = {"Content-Type": "application/json"}
@@ -408,6 +283,29 @@ def test_a_missing_or_bad_token_is_a_401_in_openais_shape(server, path, authoriz
         timeout=HANG_SECONDS,
     )
     assert response.status_code == 401, response.text
+    check_error_shape(response.json(), response.text)
+
+
+ROUTES = [
+    ("GET", "/v1/chat/completions", 405),
+    ("PUT", "/v1/chat/completions", 405),
+    ("POST", "/v1/models", 405),
+    ("DELETE", "/v1/models", 405),
+    ("POST", "/v1/embeddings", 404),
+    ("GET", "/v1/", 404),
+    ("POST", "/v1/chat/completions/x", 404),
+    ("GET", "/v1/models/fake%2Fm", 404),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "status"), ROUTES)
+def test_a_route_or_method_it_does_not_serve_is_refused_in_openais_shape(
+    server, method, path, status
+):
+    response = server.request(
+        method, f"{server.url}{path}", data=encoded(valid_body()), timeout=HANG_SECONDS
+    )
+    assert response.status_code == status, response.text
     check_error_shape(response.json(), response.text)
 
 
