@@ -130,6 +130,16 @@ def fuzz_bodies(check: Callable[[bytes], None], hostile: st.SearchStrategy[Any])
         fuzz()
 
 
+def strict_json(text: str) -> Any:
+    """Return the JSON of ``text``; ValueError for NaN or Infinity, which are not JSON (Python's
+    parser reads them, a client's need not)."""
+
+    def refuse(constant: str) -> Any:
+        raise ValueError(f"{constant} is not JSON: {text[:200]}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
 def assert_no_server_error(response: requests.Response) -> None:
     """Assert the answer is no 5xx and shows no traceback."""
     assert "Traceback" not in response.text, response.text

@@ -17,6 +17,7 @@ the connections they make stay on loopback (tests/support/loopback.py).
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import pytest
@@ -61,13 +62,15 @@ def answer_of(response: requests.Response) -> Any:
     if response.headers.get("Content-Type", "").startswith("text/event-stream"):
         data = [line[6:] for line in response.text.splitlines() if line.startswith("data: ")]
         assert len(data) == 1, response.text
-        return json.loads(data[0])
-    return response.json()
+        return fuzzing.strict_json(data[0])
+    return fuzzing.strict_json(response.text)
 
 
 def is_id(value: Any) -> bool:
-    """Return whether ``value`` is an id a request may carry: a string or a number."""
-    return isinstance(value, str | int | float) and not isinstance(value, bool)
+    """Return whether ``value`` is an id a request may carry: a string or a finite number."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, str | int) and not isinstance(value, bool)
 
 
 def check_answer(response: requests.Response, sent_id: Any = NOT_SENT) -> dict[str, Any] | None:
@@ -203,6 +206,8 @@ HANDMADE = {
     "id a list": encoded(rpc("ping", id=[1])),
     "id an object": encoded(rpc("ping", id={"a": 1})),
     "id a float": encoded(rpc("ping", id=1.5)),
+    "id NaN": b'{"jsonrpc": "2.0", "id": NaN, "method": "ping"}',
+    "id Infinity": b'{"jsonrpc": "2.0", "id": -Infinity, "method": "ping"}',
     "id huge": encoded(rpc("ping", id=2**80)),
     "id a long text": encoded(rpc("ping", id="i" * 100_000)),
     "id with a NUL": encoded(rpc("ping", id="a\x00b")),
@@ -304,10 +309,11 @@ def test_nesting_deeper_than_the_stack_is_a_parse_error(client, make_user, beare
     assert (answered.status_code, answered.json["error"]["code"]) == (400, PARSE_ERROR)
 
 
-@pytest.mark.parametrize("id", [None, True, [1], {"a": 1}])
+@pytest.mark.parametrize("id", [None, True, [1], {"a": 1}, float("nan"), float("-inf")])
 def test_an_id_that_is_not_a_string_or_a_number_is_refused(client, make_user, bearer, id):
     """Fuzzing found any JSON accepted as an id and echoed in the answer (a list, an object,
-    true), and null answered as a request: MCP's ids are strings or numbers."""
+    true), null answered as a request, and NaN (which Python's parser reads) echoed as NaN,
+    which is not JSON: MCP's ids are strings or numbers."""
     answered = post(client, bearer(make_user("ivy")), encoded(rpc("ping", id=id)))
 
     assert answered.status_code == 400

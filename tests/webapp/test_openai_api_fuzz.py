@@ -67,11 +67,14 @@ def check_answer(response: requests.Response) -> None:
     if response.status_code == 200:
         if response.headers["Content-Type"].startswith("text/event-stream"):
             assert text.endswith("data: [DONE]\n\n"), text[-2000:]
+            for line in text.splitlines()[:-2]:
+                if line.startswith("data: "):
+                    fuzzing.strict_json(line[6:])
         else:
-            assert response.json()["object"] == "chat.completion", text
+            assert fuzzing.strict_json(text)["object"] == "chat.completion", text
         return
     assert 400 <= response.status_code < 500
-    check_error_shape(response.json(), text)
+    check_error_shape(fuzzing.strict_json(text), text)
 
 
 def check_error_shape(body: Any, text: str) -> None:
@@ -159,6 +162,11 @@ HANDMADE = {
     "a string": b'"hello"',
     "null": b"null",
     "nan": b'{"model": "fake/m", "messages": NaN}',
+    "nan model": b'{"model": NaN, "messages": [{"role": "user", "content": "a"}]}',
+    "infinite n": b'{"model": "fake/m", "n": Infinity, "messages": '
+    b'[{"role": "user", "content": "a"}]}',
+    "nan temperature": b'{"model": "fake/m", "temperature": NaN, "messages": '
+    b'[{"role": "user", "content": "a"}]}',
     "deep lists": nested(10_000),
     "deep in messages": b'{"model": "fake/m", "messages": ' + nested(10_000) + b"}",
     "deep objects": b'{"a":' * 10_000 + b"1" + b"}" * 10_000,

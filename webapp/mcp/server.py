@@ -16,6 +16,7 @@ and is described by MCP itself (tools/list).
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -88,8 +89,11 @@ def unauthorized(message: str) -> Response:
 
 def is_id(value: Any) -> bool:
     """Return whether ``value`` may be a request's id: a string or a number (MCP's ids are
-    never null, and JSON's true and false are not numbers)."""
-    return isinstance(value, str | int | float) and not isinstance(value, bool)
+    never null, JSON's true and false are not numbers, and NaN, which Python's parser reads,
+    could not be sent back as JSON)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, str | int) and not isinstance(value, bool)
 
 
 def message_fault(message: Any) -> str | None:
