@@ -7,7 +7,8 @@ session id is issued: every request stands on its own token. GET (a stream the s
 push on) answers 405, as the transport allows.
 
 Refusals are JSON-RPC errors, with the HTTP status the transport gives them: 401 without a
-valid token, 403 for a token without the chat scope, 400 for a message that is not JSON-RPC.
+valid token, 403 for a token without the chat scope, 415 for a body not sent as JSON, 400 for
+one that is not a JSON-RPC 2.0 message (a batch, an id that is not a string or a number).
 /mcp is left out of the OpenAPI description (/api/openapi.json): it speaks MCP, not REST,
 and is described by MCP itself (tools/list).
 """
@@ -15,6 +16,7 @@ and is described by MCP itself (tools/list).
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -37,6 +39,11 @@ bp = Blueprint("mcp", __name__)
 UNAUTHORIZED = -32001
 HEARTBEAT_SECONDS = 1.0
 GET_REFUSED = "Lookout's MCP server answers POST only: it pushes nothing on a GET stream."
+NOT_ONE_MESSAGE = (
+    'The body must be one JSON-RPC 2.0 message (an object with "jsonrpc": "2.0", and a '
+    '"method", an "id" or both); batches are not accepted.'
+)
+NOT_JSON = "Send the JSON-RPC message as JSON, with the header 'Content-Type: application/json'."
 NO_TOKEN = (
     "Send a Lookout API token as 'Authorization: Bearer <token>'. Create one with the chat "
     "scope under Settings → API tokens, and put it in your MCP client's configuration."
@@ -80,27 +87,59 @@ def unauthorized(message: str) -> Response:
     return response
 
 
+def is_id(value: Any) -> bool:
+    """Return whether ``value`` may be a request's id: a string or a number (MCP's ids are
+    never null, JSON's true and false are not numbers, and NaN, which Python's parser reads,
+    could not be sent back as JSON)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+def message_fault(message: Any) -> str | None:
+    """Return what makes ``message`` other than one JSON-RPC 2.0 request, notification or
+    answer of the client's, as a sentence; None for one of those."""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return NOT_ONE_MESSAGE
+    if "id" in message and not is_id(message["id"]):
+        return "A request's id must be a string or a number, as MCP asks: send one of those."
+    if "method" not in message:
+        if "id" in message and ("result" in message) != ("error" in message):
+            return None  # the client's answer to a request of ours
+        return NOT_ONE_MESSAGE
+    if not isinstance(message["method"], str):
+        return 'method must be a string naming the method, such as "tools/list".'
+    if message.get("params") is not None and not isinstance(message["params"], dict):
+        return 'params must be an object, such as {"name": "web_search"}, or left out.'
+    return None
+
+
+def read_message() -> Any:
+    """Return the body's JSON, None when it does not parse."""
+    try:
+        return request.get_json(silent=True)
+    except RecursionError:  # nesting deeper than Python's stack, which failed the request
+        return None
+
+
 @bp.post("/mcp")
 def mcp_endpoint():
     """Answer one JSON-RPC message from an MCP client, as the token's user."""
     refused = refusal()
     if refused is not None:
         return refused
-    message = request.get_json(silent=True)
+    if not request.is_json:
+        return rpc_error(INVALID_REQUEST, NOT_JSON, status=415)
+    message = read_message()
     if message is None:
         return rpc_error(PARSE_ERROR, "The body must be one JSON-RPC message, as JSON.", status=400)
-    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-        return rpc_error(
-            INVALID_REQUEST,
-            'The body must be one JSON-RPC 2.0 message (an object with "jsonrpc": "2.0"); '
-            "batches are not accepted.",
-            status=400,
-        )
+    fault = message_fault(message)
+    if fault is not None:
+        id = message.get("id") if isinstance(message, dict) else None
+        return rpc_error(INVALID_REQUEST, fault, id if is_id(id) else None, status=400)
     if "method" not in message or "id" not in message:
         return Response(status=202)  # a notification, or a client's answer: nothing to say
     id, method, params = message["id"], message["method"], message.get("params") or {}
-    if not isinstance(method, str) or not isinstance(params, dict):
-        return rpc_error(INVALID_REQUEST, "method must be a string and params an object.", id)
     try:
         if method == "tools/call":
             return stream_call(id, methods.call_tool(current_user, params))

@@ -15,6 +15,7 @@ import redis
 from flask import Flask, Response, current_app, jsonify, request
 from flask_login import current_user
 
+from core import plugin_host
 from core.models import Turn
 from core.models.providers import find_model
 from core.turn import lifecycle
@@ -60,7 +61,8 @@ def read_request() -> dict[str, Any]:
         raise OpenAIError(
             CLIENT_TOOLS.format(what="tool_choice"), 400, "tool_choice", "tools_not_supported"
         )
-    if find_model(data["model"]) is None:
+    found = find_model(data["model"])
+    if found is None:
         raise OpenAIError(
             f"The model {data['model']} does not exist here. List the installed models with "
             "GET /v1/models, and send one of their ids.",
@@ -68,7 +70,36 @@ def read_request() -> dict[str, Any]:
             "model",
             "model_not_found",
         )
+    check_named_tools((data.get("lookout") or {}).get("tools") or [], data["model"], found[1])
     return data
+
+
+def check_named_tools(names: list[str], model_id: str, model: dict[str, Any]) -> None:
+    """Refuse (400) tools named in ``lookout.tools`` that the turn could not offer: a name
+    no plugin or tool source has, or any name for a model that cannot use tools. Started,
+    the turn failed on its first step, a 502 for the client's mistake."""
+    if not names:
+        return
+    if not model.get("tools"):
+        raise OpenAIError(
+            f"The model {model_id} cannot use tools. Pick another model, or leave out "
+            "lookout.tools.",
+            400,
+            "lookout.tools",
+            "tools_not_supported",
+        )
+    host = plugin_host.get_host()
+    unknown = [name for name in dict.fromkeys(names) if host.find_tool(name) is None]
+    sources = host.source_tools() if unknown else {}
+    unknown = [name for name in unknown if name not in sources]
+    if unknown:
+        raise OpenAIError(
+            f"The tool {unknown[0]} is not available. Check the names in lookout.tools, or "
+            "ask an admin whether its plugin is installed and configured.",
+            400,
+            "lookout.tools",
+            "tool_not_found",
+        )
 
 
 def start(data: dict[str, Any]) -> Turn:

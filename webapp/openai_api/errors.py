@@ -3,6 +3,7 @@
     OpenAIError(message, status, param=None, code=None)   raised by the ``/v1/`` views
     any other error under /v1/ (a token refused, a body that does not parse, a 404 route)
         -> ``openai_shape`` of its message, status and per-field messages
+    a POST with no token (so no CSRF token either)   -> 401, as a bad token is
 
 The shape: ``{"error": {"message": ..., "type": ..., "param": ..., "code": ...}}``, where
 ``type`` follows from the status (``KINDS``) and ``param`` names the first field at fault.
@@ -13,8 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Response, jsonify
+from flask_login import current_user
+from flask_wtf.csrf import CSRFError
 
-from webapp.errors import ApiError
+from webapp.errors import MESSAGES, ApiError, handle_http_error
+from webapp.openai_api.routes import bp
 
 # OpenAI's error types, by HTTP status; any other 4xx is an invalid request, any 5xx the server's.
 KINDS = {
@@ -51,9 +55,18 @@ def error_body(
     }
 
 
+def param_of(fields: dict[str, Any]) -> str | None:
+    """Return the request field the first per-field message is about (a nested object's own
+    message, keyed ``messages.0._schema``, is about ``messages.0``), None for the whole body."""
+    key = next(iter(fields), None)
+    if key is None or key == "_schema":
+        return None
+    return key.removesuffix("._schema")
+
+
 def openai_shape(message: str, status: int, fields: dict[str, Any]) -> dict[str, Any]:
     """Return Lookout's error (message, status, per-field messages) in OpenAI's shape."""
-    return error_body(message, status, next(iter(fields), None))
+    return error_body(message, status, param_of(fields))
 
 
 class OpenAIError(ApiError):
@@ -84,3 +97,12 @@ def handle_openai_error(error: OpenAIError) -> tuple[Response, int]:
     if error.retry is not None:
         response.headers["x-should-retry"] = "true" if error.retry else "false"
     return response, error.status
+
+
+@bp.errorhandler(CSRFError)
+def refuse_without_token(error: CSRFError) -> tuple[Response, int]:
+    """Answer a POST without a token as OpenAI's clients expect, 401; a browser's session
+    without the page's security token keeps the CSRF refusal (a 400)."""
+    if current_user.is_authenticated:
+        return handle_http_error(error)
+    return jsonify(error_body(MESSAGES[401], 401)), 401

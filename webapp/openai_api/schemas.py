@@ -19,13 +19,20 @@ class CompletionMessageSchema(Schema):
     class Meta:
         unknown = EXCLUDE
 
+    error_messages = {
+        "type": 'Send each message as an object, such as {"role": "user", "content": "Hello"}.'
+    }
+
     role = fields.String(required=True, validate=validate.OneOf(ROLES))
     content = fields.Raw(
         allow_none=True,
         metadata={"description": "A string, or a list of {type: text, text} parts."},
     )
-    name = fields.String()
-    tool_calls = fields.Raw(metadata={"description": "Refused: Lookout runs its own tools."})
+    # Null as OpenAI's clients send them back in an answer's message (``model_dump()``).
+    name = fields.String(allow_none=True)
+    tool_calls = fields.Raw(
+        allow_none=True, metadata={"description": "Refused: Lookout runs its own tools."}
+    )
 
 
 class StreamOptionsSchema(Schema):
@@ -34,11 +41,20 @@ class StreamOptionsSchema(Schema):
     class Meta:
         unknown = EXCLUDE
 
+    error_messages = {
+        "type": 'Send stream_options as an object, such as {"include_usage": true}, or leave '
+        "it out."
+    }
+
     include_usage = fields.Boolean(load_default=False)
 
 
 class LookoutOptionsSchema(Schema):
     """Lookout's extension of the request: which of its tools the turn may use."""
+
+    error_messages = {
+        "type": 'Send lookout as an object, such as {"tools": ["web_search"]}, or leave it out.'
+    }
 
     tools = fields.List(
         fields.String(),
