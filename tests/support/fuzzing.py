@@ -34,13 +34,21 @@ from webapp import create_app
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "40"))
 TIMEOUT_SECONDS = max(300, EXAMPLES * 10)  # the module's: a bound only a hang reaches
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-    database=None,
-    derandomize=True,
-)
+
+
+def fuzz_settings(examples: int) -> settings:
+    """Return hypothesis's settings for a fuzz test of ``examples`` cases a test: the same
+    cases each run (derandomized, no example database), no deadline on a busy machine."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        database=None,
+        derandomize=True,
+    )
+
+
+FUZZ = fuzz_settings(EXAMPLES)
 # Texts that broke servers before: NUL, half a UTF-16 pair, one over a 65,535 limit.
 HOSTILE_TEXTS = ["", "\x00", "\ud800", "\udfff x", "a" * 70_000]
 

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 import requests
 import schemathesis
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -44,6 +44,7 @@ from core.models import ApiToken, Conversation, Message, Provider, Turn, User
 from tests.conftest import RUN_ID
 from tests.support import accounts, loopback
 from tests.support.fake_model import FakeModel
+from tests.support.fuzzing import fuzz_settings
 from tests.support.live_server import LiveServer
 from tests.support.workers import CeleryWorker
 from webapp import create_app
@@ -227,13 +228,7 @@ def run(case, server, session: requests.Session) -> None:
     case.validate_response(response, checks=CHECKS)
 
 
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-    database=None,
-    derandomize=True,
-)
+FUZZ = fuzz_settings(EXAMPLES)
 
 
 def fuzz_every_operation(app, server, session: requests.Session) -> list[str]:
