@@ -30,11 +30,11 @@ from tests.support import fuzzing
 from tests.support.chat import ChatClient
 from tests.support.chat_page import token_for
 from tests.support.fuzzing import encoded, nested
+from tests.support.processes import HANG_SECONDS
 from tests.support.sites import Site
 from tools.charset import loads_json
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(fuzzing.TIMEOUT_SECONDS)]
-HANG_SECONDS = 90  # a bound only a hang reaches: a tool's deadline and the queue's slack
 NOT_SENT = object()
 
 

@@ -24,6 +24,7 @@ from tests.support.chat_page import token_for
 from tests.support.fake_model import FakeModel, Reply
 from tests.support.live_server import LiveServer
 from tests.support.models import add_fake_provider
+from tests.support.processes import HANG_SECONDS
 from tests.support.quotas import hold_window
 from tests.support.sites import Site
 from tests.support.workers import CeleryWorker
@@ -32,7 +33,6 @@ from webapp.api.openapi import make_spec
 
 pytestmark = pytest.mark.integration
 MODEL = "fake/m"
-HANG_SECONDS = 120  # a bound only a hang reaches
 ARTICLE = """<html><head><title>Lighthouses of Brittany</title></head><body>
 <article><h1>Lighthouses of Brittany</h1>
 <p>The Phare d'Eckmühl stands sixty-five metres tall on the Penmarc'h peninsula.</p>

@@ -29,10 +29,10 @@ from tests.support import fuzzing
 from tests.support.fake_model import FakeModel
 from tests.support.fuzzing import encoded, nested
 from tests.support.models import add_fake_provider
+from tests.support.processes import HANG_SECONDS
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(fuzzing.TIMEOUT_SECONDS)]
 MODEL = "fake/m"
-HANG_SECONDS = 60  # a bound only a hang reaches: a refusal takes milliseconds, a turn a second
 ERROR_KEYS = {"message", "type", "param", "code"}
 
 

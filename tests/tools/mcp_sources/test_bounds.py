@@ -13,14 +13,13 @@ import sys
 
 import pytest
 
+from tests.support.processes import HANG_SECONDS
 from tests.tools.mcp_sources.floods import MANY_TOOLS, FloodServer
 from tests.tools.mcp_sources.test_half_pairs import READ
 from tools.mcp import list_server_tools
 from tools.mcp.guard import BoundedLines, mend_json
 from tools.mcp.limits import ANSWER_BYTES, LISTED_TOOLS, SESSION_BYTES, AnswerLimit
 
-# Only a hang runs this out: a bounded call ends within seconds.
-HANG_SECONDS = 120
 # What a worker may grow by: the answer limit's bytes held, copied and parsed, with margin.
 GROWTH_BYTES = SESSION_BYTES * 4
 TOO_LARGE = "The MCP server flood sent an answer larger than 4 MB, more than Lookout reads"
@@ -75,7 +74,7 @@ def test_half_a_pair_from_a_stdio_server_is_read_as_a_replacement_character():
 
 def test_a_listing_keeps_its_first_tools_up_to_the_limit():
     with FloodServer("tools") as server:
-        listed = list_server_tools(server.spec(), 30)
+        listed = list_server_tools(server.spec(), HANG_SECONDS)
     assert MANY_TOOLS > LISTED_TOOLS
     assert [tool.name for tool in listed] == [f"tool{i}" for i in range(LISTED_TOOLS)]
 
