@@ -24,7 +24,7 @@ from tests.support.chat_page import (
     wait_status,
 )
 from tests.support.fake_model import Reply
-from tests.support.processes import wait_until
+from tests.support.processes import HANG_SECONDS, wait_until
 from webapp.auth import accounts
 
 pytestmark = [pytest.mark.chromium, pytest.mark.integration]
@@ -302,12 +302,16 @@ def test_a_reply_that_ended_before_the_page_read_it_is_not_drawn_running_again(
 
     def read_once_ended(route):
         conversation = route.request.url.rsplit("/", 1)[1]
-        wait_until(lambda: not chat.conversation(conversation)["openTurnId"], 30, "no end")
+        wait_until(
+            lambda: not chat.conversation(conversation)["openTurnId"], HANG_SECONDS, "no end"
+        )
         route.continue_()
 
     page.route("**/api/conversations/*", read_once_ended)
     # The stream of a turn the page read as ended is closed, unread: it would replay the turn.
-    with page.expect_event("requestfailed", lambda request: "/events" in request.url) as closed:
+    with page.expect_event(
+        "requestfailed", lambda request: "/events" in request.url, timeout=WAIT_MS
+    ) as closed:
         send(page, "Hello")
     assert closed.value.url == streams[0].request.url
     expect(last_reply(page)).to_have_attribute("data-status", "completed", timeout=WAIT_MS)
